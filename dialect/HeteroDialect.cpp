@@ -1,0 +1,172 @@
+//===- HeteroDialect.cpp - hetero dialect and attributes ------------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero/Dialect/Hetero.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace hetero;
+
+#include "hetero/Dialect/HeteroDialect.cpp.inc"
+#include "hetero/Dialect/HeteroEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "hetero/Dialect/HeteroAttrs.cpp.inc"
+
+void HeteroDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "hetero/Dialect/HeteroAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "hetero/Dialect/HeteroOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// CompressAttr
+//===----------------------------------------------------------------------===//
+
+bool CompressAttr::isLinear() const {
+  switch (getCompressor()) {
+  case Compressor::none:
+  case Compressor::fp16:
+  case Compressor::bf16:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool isSparsifier(Compressor compressor) {
+  return compressor == Compressor::topk || compressor == Compressor::dgc ||
+         compressor == Compressor::randomk;
+}
+
+LogicalResult
+CompressAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     Compressor compressor, llvm::APFloat ratioValue,
+                     int64_t levels,
+                     bool errorFeedback, Placement placement,
+                     CollectiveScheme scheme) {
+  double ratio = ratioValue.convertToDouble();
+  if (!(ratio > 0.0 && ratio <= 1.0))
+    return emitError() << "compression ratio must be in (0, 1], got "
+                       << ratio;
+  if (ratio != 1.0 && !isSparsifier(compressor))
+    return emitError() << "'ratio' applies only to topk, dgc and randomk, "
+                          "not to '"
+                       << stringifyCompressor(compressor) << "'";
+  if (levels < 1)
+    return emitError() << "qsgd needs at least 1 quantisation level, got "
+                       << levels;
+  if (levels != 256 && compressor != Compressor::qsgd)
+    return emitError() << "'levels' applies only to qsgd, not to '"
+                       << stringifyCompressor(compressor) << "'";
+  if (errorFeedback && compressor == Compressor::none)
+    return emitError() << "error feedback needs a compressor";
+  return success();
+}
+
+Attribute CompressAttr::parse(AsmParser &parser, Type) {
+  MLIRContext *context = parser.getContext();
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseLess() || parser.parseKeyword(&keyword))
+    return {};
+  std::optional<Compressor> compressor = symbolizeCompressor(keyword);
+  if (!compressor) {
+    parser.emitError(loc) << "unknown compressor '" << keyword
+                          << "', expected one of none, fp16, bf16, topk, "
+                             "dgc, randomk, efsignsgd, onebit, qsgd";
+    return {};
+  }
+  double ratio = 1.0;
+  int64_t levels = 256;
+  bool errorFeedback = false;
+  Placement placement = Placement::gpu;
+  CollectiveScheme scheme = CollectiveScheme::allreduce;
+  llvm::SmallDenseSet<StringRef> seen;
+
+  while (succeeded(parser.parseOptionalComma())) {
+    SMLoc keyLoc = parser.getCurrentLocation();
+    StringRef key;
+    if (parser.parseKeyword(&key))
+      return {};
+    if (!seen.insert(key).second) {
+      parser.emitError(keyLoc) << "'" << key << "' is given twice";
+      return {};
+    }
+    if (key == "error_feedback") {
+      errorFeedback = true;
+      continue;
+    }
+    if (parser.parseEqual())
+      return {};
+    if (key == "ratio") {
+      if (parser.parseFloat(ratio))
+        return {};
+    } else if (key == "levels") {
+      if (parser.parseInteger(levels))
+        return {};
+    } else if (key == "placement" || key == "scheme") {
+      SMLoc valueLoc = parser.getCurrentLocation();
+      StringRef value;
+      if (parser.parseKeyword(&value))
+        return {};
+      if (key == "placement") {
+        std::optional<Placement> parsed = symbolizePlacement(value);
+        if (!parsed) {
+          parser.emitError(valueLoc)
+              << "unknown placement '" << value << "', expected cpu or gpu";
+          return {};
+        }
+        placement = *parsed;
+      } else {
+        std::optional<CollectiveScheme> parsed = symbolizeCollectiveScheme(value);
+        if (!parsed) {
+          parser.emitError(valueLoc)
+              << "unknown scheme '" << value
+              << "', expected allreduce, allgather or alltoall";
+          return {};
+        }
+        scheme = *parsed;
+      }
+    } else {
+      parser.emitError(keyLoc)
+          << "unknown compression parameter '" << key
+          << "', expected ratio, levels, error_feedback, placement or scheme";
+      return {};
+    }
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<CompressAttr>(loc, context, *compressor,
+                                         llvm::APFloat(ratio),
+                                         levels, errorFeedback, placement,
+                                         scheme);
+}
+
+void CompressAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyCompressor(getCompressor());
+  if (getRatio().convertToDouble() != 1.0) {
+    printer << ", ratio = ";
+    printer.printFloat(getRatio());
+  }
+  if (getLevels() != 256)
+    printer << ", levels = " << getLevels();
+  if (getErrorFeedback())
+    printer << ", error_feedback";
+  if (getPlacement() != Placement::gpu)
+    printer << ", placement = " << stringifyPlacement(getPlacement());
+  if (getScheme() != CollectiveScheme::allreduce)
+    printer << ", scheme = " << stringifyCollectiveScheme(getScheme());
+  printer << ">";
+}

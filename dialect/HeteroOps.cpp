@@ -1,0 +1,809 @@
+//===- HeteroOps.cpp - hetero operation verifiers and canonicalizers ------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero/Dialect/Hetero.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace hetero;
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+/// Checks that `stageId` names a stage of a pipeline with `numStages` stages.
+static LogicalResult verifyStageInRange(Operation *op, StringRef what,
+                                        int64_t stageId, int64_t numStages) {
+  if (stageId >= 0 && stageId < numStages)
+    return success();
+  return op->emitOpError() << what << " " << stageId
+                           << " is outside the pipeline (stages 0.."
+                           << numStages - 1 << ")";
+}
+
+/// Checks that the ops of `region` have one stage id each, covering
+/// 0..numStages-1 exactly once. `getId` returns the id of an op.
+template <typename StageLikeOp>
+static LogicalResult verifyStageCover(Operation *owner, Region &region,
+                                      int64_t numStages, StringRef kind) {
+  llvm::SmallDenseMap<int64_t, StageLikeOp> byId;
+  for (auto op : region.getOps<StageLikeOp>()) {
+    int64_t id = op.getStageId();
+    if (failed(verifyStageInRange(op, "stage", id, numStages)))
+      return failure();
+    auto [it, inserted] = byId.try_emplace(id, op);
+    if (!inserted)
+      return op.emitOpError() << "stage " << id << " already has a '" << kind
+                              << "' in this " << owner->getName();
+  }
+  for (int64_t id = 0; id < numStages; ++id)
+    if (!byId.count(id))
+      return owner->emitOpError()
+             << "stage " << id << " of " << numStages << " has no '" << kind
+             << "'";
+  return success();
+}
+
+/// Checks that every op in `region` is one of `OpTys`.
+template <typename... OpTys>
+static LogicalResult verifyOnlyContains(Operation *owner, Region &region,
+                                        StringRef expected) {
+  for (Operation &op : region.getOps())
+    if (!isa<OpTys...>(op))
+      return owner->emitOpError() << "may only contain " << expected
+                                  << ", found '" << op.getName() << "'";
+  return success();
+}
+
+/// A compressor whose outputs cannot be summed needs an all-gather or an
+/// all-to-all aggregation scheme, and compressed reductions are sums.
+static LogicalResult verifyCompressedReduction(Operation *op,
+                                               CompressAttr compress,
+                                               Reduction reduction) {
+  if (!compress || compress.getCompressor() == Compressor::none)
+    return success();
+  if (!compress.isLinear() &&
+      compress.getScheme() == CollectiveScheme::allreduce)
+    return op->emitOpError()
+           << "compressor '" << stringifyCompressor(compress.getCompressor())
+           << "' is not linear: its compressed tensors cannot be summed by "
+              "an all-reduce; use scheme = allgather or scheme = alltoall";
+  if (reduction != Reduction::sum && reduction != Reduction::avg)
+    return op->emitOpError() << "a compressed reduction must be sum or avg, "
+                                "not "
+                             << stringifyReduction(reduction);
+  return success();
+}
+
+/// Checks that `axis` is a dimension of `type`.
+static LogicalResult verifyAxis(Operation *op, StringRef name, int64_t axis,
+                                RankedTensorType type) {
+  if (axis >= 0 && axis < type.getRank())
+    return success();
+  return op->emitOpError() << name << " " << axis
+                           << " is not a dimension of " << type;
+}
+
+/// Checks that `a` and `b` agree on every static dimension except the
+/// listed ones.
+static LogicalResult verifySameDimsExcept(Operation *op, RankedTensorType a,
+                                          RankedTensorType b,
+                                          ArrayRef<int64_t> except) {
+  if (a.getRank() != b.getRank())
+    return op->emitOpError() << "expects " << a << " and " << b
+                             << " to have the same rank";
+  for (int64_t dim = 0; dim < a.getRank(); ++dim) {
+    if (llvm::is_contained(except, dim))
+      continue;
+    int64_t x = a.getDimSize(dim), y = b.getDimSize(dim);
+    if (!ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y)
+      return op->emitOpError() << "dimension " << dim << " differs: " << a
+                               << " vs " << b;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Process groups of collectives
+//===----------------------------------------------------------------------===//
+
+/// Resolves the grid of a collective and checks its axes. Returns the static
+/// number of ranks in the group, or std::nullopt when it is only known at run
+/// time (no grid: the whole world; or a dynamic grid dimension).
+static FailureOr<std::optional<int64_t>>
+verifyGroup(Operation *op, FlatSymbolRefAttr gridName,
+            ArrayRef<int16_t> axes, SymbolTableCollection &symbolTable) {
+  if (!gridName) {
+    if (!axes.empty())
+      return op->emitOpError() << "names grid axes but no grid";
+    return std::optional<int64_t>();
+  }
+  auto grid = symbolTable.lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
+  if (!grid)
+    return op->emitOpError() << "'" << gridName.getValue()
+                             << "' does not name a shard.grid";
+  ArrayRef<int64_t> shape = grid.getShape();
+  llvm::SmallSet<int16_t, 4> seen;
+  for (int16_t axis : axes) {
+    if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
+      return op->emitOpError() << "grid axis " << axis << " is outside grid '"
+                               << gridName.getValue() << "' of rank "
+                               << shape.size();
+    if (!seen.insert(axis).second)
+      return op->emitOpError() << "grid axis " << axis << " is named twice";
+  }
+  int64_t size = 1;
+  auto multiply = [&](int64_t extent) {
+    if (ShapedType::isDynamic(extent) || ShapedType::isDynamic(size))
+      size = ShapedType::kDynamic;
+    else
+      size *= extent;
+  };
+  if (axes.empty())
+    llvm::for_each(shape, multiply);
+  else
+    for (int16_t axis : axes)
+      multiply(shape[axis]);
+  if (ShapedType::isDynamic(size))
+    return std::optional<int64_t>();
+  return std::optional<int64_t>(size);
+}
+
+/// Checks a rank number against a static group size.
+static LogicalResult verifyRankInGroup(Operation *op, StringRef what,
+                                       int64_t rank,
+                                       std::optional<int64_t> groupSize) {
+  if (rank < 0)
+    return op->emitOpError() << what << " must be a rank >= 0, got " << rank;
+  if (groupSize && rank >= *groupSize)
+    return op->emitOpError() << what << " " << rank
+                             << " is outside the group of " << *groupSize
+                             << " ranks";
+  return success();
+}
+
+#define HETERO_GROUP_SIZE(OpTy)                                                \
+  std::optional<int64_t> OpTy::getStaticGroupSize(                             \
+      SymbolTableCollection &symbolTable) {                                    \
+    FailureOr<std::optional<int64_t>> size =                                   \
+        verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable);         \
+    return succeeded(size) ? *size : std::nullopt;                             \
+  }
+HETERO_GROUP_SIZE(AllReduceOp)
+HETERO_GROUP_SIZE(AllGatherOp)
+HETERO_GROUP_SIZE(ReduceScatterOp)
+HETERO_GROUP_SIZE(BroadcastOp)
+HETERO_GROUP_SIZE(ReduceOp)
+HETERO_GROUP_SIZE(AllToAllOp)
+HETERO_GROUP_SIZE(SendOp)
+HETERO_GROUP_SIZE(RecvOp)
+HETERO_GROUP_SIZE(BucketOp)
+#undef HETERO_GROUP_SIZE
+
+template <typename OpTy>
+static FailureOr<std::optional<int64_t>>
+verifyGroupOf(OpTy op, SymbolTableCollection &symbolTable) {
+  return verifyGroup(op, op.getGridAttr(), op.getGridAxes(), symbolTable);
+}
+
+//===----------------------------------------------------------------------===//
+// PipelineOp
+//===----------------------------------------------------------------------===//
+
+StageOp PipelineOp::getStage(int64_t stageId) {
+  for (auto stage : getBody().getOps<StageOp>())
+    if (stage.getStageId() == stageId)
+      return stage;
+  return {};
+}
+
+LogicalResult PipelineOp::verify() {
+  if (getNumStages() < 1)
+    return emitOpError() << "needs at least 1 stage, got " << getNumStages();
+  if (getNumMicrobatches() < 1)
+    return emitOpError() << "needs at least 1 micro-batch, got "
+                         << getNumMicrobatches();
+  return success();
+}
+
+LogicalResult PipelineOp::verifyRegions() {
+  if (failed(verifyOnlyContains<StageOp>(*this, getBody(), "'hetero.stage'")))
+    return failure();
+  return verifyStageCover<StageOp>(*this, getBody(), getNumStages(),
+                                   "hetero.stage");
+}
+
+/// Resolves a stage function and reports what is wrong with it.
+static func::FuncOp lookupStageFunction(StageOp stage, StringRef role,
+                                        FlatSymbolRefAttr name,
+                                        SymbolTableCollection &symbolTable) {
+  Operation *found = symbolTable.lookupNearestSymbolFrom(stage, name);
+  auto function = dyn_cast_or_null<func::FuncOp>(found);
+  if (!function) {
+    stage.emitOpError() << role << " function '" << name.getValue() << "' "
+                        << (found ? "is not a func.func" : "is not defined");
+    return {};
+  }
+  return function;
+}
+
+LogicalResult
+PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (FlatSymbolRefAttr grid = getGridAttr())
+    if (!symbolTable.lookupNearestSymbolFrom<shard::GridOp>(*this, grid))
+      return emitOpError() << "'" << grid.getValue()
+                           << "' does not name a shard.grid";
+
+  SmallVector<func::FuncOp> forwards(getNumStages());
+  for (auto stage : getBody().getOps<StageOp>()) {
+    func::FuncOp forward = lookupStageFunction(stage, "forward",
+                                               stage.getForwardAttr(),
+                                               symbolTable);
+    func::FuncOp backward = lookupStageFunction(stage, "backward",
+                                                stage.getBackwardAttr(),
+                                                symbolTable);
+    if (!forward || !backward)
+      return failure();
+    forwards[stage.getStageId()] = forward;
+  }
+  // Consecutive stages agree on the activation they exchange.
+  for (int64_t s = 0; s + 1 < getNumStages(); ++s) {
+    FunctionType producer = forwards[s].getFunctionType();
+    FunctionType consumer = forwards[s + 1].getFunctionType();
+    if (producer.getNumResults() == 0)
+      return getStage(s).emitOpError()
+             << "forward function '" << forwards[s].getSymName()
+             << "' returns nothing, but stage " << s + 1
+             << " needs its activation";
+    if (consumer.getNumInputs() == 0)
+      return getStage(s + 1).emitOpError()
+             << "forward function '" << forwards[s + 1].getSymName()
+             << "' takes no activation from stage " << s;
+    if (producer.getResult(0) != consumer.getInput(0))
+      return getStage(s + 1).emitOpError()
+             << "takes an activation of type " << consumer.getInput(0)
+             << ", but stage " << s << " produces "
+             << producer.getResult(0);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ScheduleOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScheduleOp::verify() {
+  if (getGroupSize() < 1)
+    return emitOpError() << "group_size must be at least 1, got "
+                         << getGroupSize();
+  if (std::optional<int64_t> size = getMicrobatchSize(); size && *size < 1)
+    return emitOpError() << "microbatch_size must be at least 1, got "
+                         << *size;
+  return success();
+}
+
+LogicalResult ScheduleOp::verifyRegions() {
+  return verifyOnlyContains<StageProgramOp>(*this, getBody(),
+                                            "'hetero.stage_program'");
+}
+
+LogicalResult StageProgramOp::verifyRegions() {
+  return verifyOnlyContains<FwdOp, BwdOp, SendTaskOp, RecvTaskOp>(
+      *this, getBody(),
+      "'hetero.fwd', 'hetero.bwd', 'hetero.send_task' and "
+      "'hetero.recv_task'");
+}
+
+/// Checks that a transfer of `payload` between `stage` and `peer` moves in
+/// the direction of the data flow.
+static LogicalResult verifyTransferDirection(Operation *task, Payload payload,
+                                             bool isSend, int64_t stage,
+                                             int64_t peer,
+                                             int64_t numStages) {
+  if (failed(verifyStageInRange(task, "peer stage", peer, numStages)))
+    return failure();
+  // Activations flow to higher stages, gradients to lower ones.
+  int64_t downstream = payload == Payload::activation ? 1 : -1;
+  int64_t expected = isSend ? stage + downstream : stage - downstream;
+  if (peer != expected)
+    return task->emitOpError()
+           << "stage " << stage << " " << (isSend ? "sends" : "receives")
+           << " " << stringifyPayload(payload) << "s "
+           << (isSend ? "to" : "from") << " stage " << expected
+           << ", not stage " << peer;
+  return success();
+}
+
+LogicalResult
+ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto pipeline =
+      symbolTable.lookupNearestSymbolFrom<PipelineOp>(*this, getPipelineAttr());
+  if (!pipeline)
+    return emitOpError() << "'" << getPipeline()
+                         << "' does not name a hetero.pipeline";
+  int64_t numStages = pipeline.getNumStages();
+  int64_t numMicrobatches = pipeline.getNumMicrobatches();
+  if (failed(verifyStageCover<StageProgramOp>(*this, getBody(), numStages,
+                                              "hetero.stage_program")))
+    return failure();
+
+  for (auto program : getBody().getOps<StageProgramOp>()) {
+    int64_t stage = program.getStageId();
+    for (Operation &task : program.getBody().getOps()) {
+      int64_t microbatch = cast<IntegerAttr>(task.getAttr("microbatch")).getInt();
+      if (microbatch >= numMicrobatches)
+        return task.emitOpError()
+               << "names micro-batch " << microbatch << ", but pipeline '"
+               << getPipeline() << "' has " << numMicrobatches
+               << " micro-batches";
+      LogicalResult direction =
+          TypeSwitch<Operation *, LogicalResult>(&task)
+              .Case([&](SendTaskOp send) {
+                return verifyTransferDirection(send, send.getPayload(),
+                                               /*isSend=*/true, stage,
+                                               send.getPeer(), numStages);
+              })
+              .Case([&](RecvTaskOp recv) {
+                return verifyTransferDirection(recv, recv.getPayload(),
+                                               /*isSend=*/false, stage,
+                                               recv.getPeer(), numStages);
+              })
+              .Default([](Operation *) { return success(); });
+      if (failed(direction))
+        return failure();
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PlanSetOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PlanSetOp::verify() {
+  if (getPlans().empty())
+    return emitOpError() << "needs at least one plan";
+  llvm::SmallDenseSet<Attribute> seen;
+  for (Attribute plan : getPlans())
+    if (!seen.insert(plan).second)
+      return emitOpError() << "lists plan "
+                           << cast<FlatSymbolRefAttr>(plan) << " twice";
+  if (!seen.contains(getDefaultPlanAttr()))
+    return emitOpError() << "default plan " << getDefaultPlanAttr()
+                         << " is not one of its plans";
+  return success();
+}
+
+LogicalResult PlanSetOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (!symbolTable.lookupNearestSymbolFrom<PipelineOp>(*this,
+                                                       getPipelineAttr()))
+    return emitOpError() << "'" << getPipeline()
+                         << "' does not name a hetero.pipeline";
+  for (auto plan : getPlans().getAsRange<FlatSymbolRefAttr>()) {
+    auto schedule =
+        symbolTable.lookupNearestSymbolFrom<ScheduleOp>(*this, plan);
+    if (!schedule)
+      return emitOpError() << "plan '" << plan.getValue()
+                           << "' does not name a hetero.schedule";
+    if (schedule.getPipeline() != getPipeline())
+      return emitOpError() << "plan '" << plan.getValue()
+                           << "' schedules pipeline '"
+                           << schedule.getPipeline() << "', not '"
+                           << getPipeline() << "'";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor parallelism
+//===----------------------------------------------------------------------===//
+
+LogicalResult PrunableMatmulOp::verify() {
+  RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
+  RankedTensorType result = getResult().getType();
+  if (getTp() < 1)
+    return emitOpError() << "tensor-parallel degree must be at least 1, got "
+                         << getTp();
+  if (getLayer().empty())
+    return emitOpError() << "needs a non-empty layer key";
+  if (lhs.getRank() < 2 || rhs.getRank() != 2)
+    return emitOpError() << "expects an lhs of rank >= 2 and a rank-2 rhs, "
+                            "got "
+                         << lhs << " and " << rhs;
+  int64_t k = lhs.getShape().back();
+  if (!ShapedType::isDynamic(k) && !ShapedType::isDynamic(rhs.getDimSize(0)) &&
+      k != rhs.getDimSize(0))
+    return emitOpError() << "contraction sizes differ: lhs " << lhs
+                         << " has " << k << ", rhs " << rhs << " has "
+                         << rhs.getDimSize(0);
+  SmallVector<int64_t> expected(lhs.getShape().drop_back());
+  expected.push_back(rhs.getDimSize(1));
+  if (failed(verifyCompatibleShape(result.getShape(), expected)))
+    return emitOpError() << "result " << result << " does not match "
+                         << lhs << " x " << rhs;
+  bool byColumns = getMode() == PruneMode::col;
+  int64_t sharded = byColumns ? rhs.getDimSize(1) : rhs.getDimSize(0);
+  if (!ShapedType::isDynamic(sharded) && sharded % getTp() != 0)
+    return emitOpError() << stringifyPruneMode(getMode())
+                         << "-mode sharding splits the " << sharded << " "
+                         << (byColumns ? "output columns" : "rows")
+                         << " of the weight over tp = " << getTp()
+                         << " ranks, which does not divide them";
+  return success();
+}
+
+LogicalResult PrunePlanOp::verify() {
+  if (getColumns() < 1)
+    return emitOpError() << "layer '" << getLayer()
+                         << "' must have at least 1 column, got "
+                         << getColumns();
+  int64_t kept = getKept().getType().getDimSize(0);
+  if (!ShapedType::isDynamic(kept) && kept > getColumns())
+    return emitOpError() << "keeps " << kept << " of only " << getColumns()
+                         << " columns";
+  return success();
+}
+
+/// Shared by select_cols and impute_cols: `narrow` holds as many slices along
+/// `axis` as there are indices, `wide` at least as many.
+static LogicalResult verifyColumnMove(Operation *op, RankedTensorType narrow,
+                                      RankedTensorType wide,
+                                      TypedValue<RankedTensorType> indices,
+                                      int64_t axis) {
+  if (failed(verifyAxis(op, "axis", axis, wide)) ||
+      failed(verifySameDimsExcept(op, narrow, wide, {axis})))
+    return failure();
+  int64_t count = indices.getType().getDimSize(0);
+  int64_t slices = narrow.getDimSize(axis);
+  if (!ShapedType::isDynamic(count) && !ShapedType::isDynamic(slices) &&
+      count != slices)
+    return op->emitOpError() << "has " << count << " indices but "
+                             << slices << " slices along axis " << axis;
+  int64_t width = wide.getDimSize(axis);
+  if (!ShapedType::isDynamic(width) && !ShapedType::isDynamic(slices) &&
+      slices > width)
+    return op->emitOpError() << "moves " << slices << " slices along axis "
+                             << axis << " of a tensor that has only "
+                             << width;
+  return success();
+}
+
+LogicalResult SelectColsOp::verify() {
+  return verifyColumnMove(*this, getResult().getType(), getSource().getType(),
+                          getIndices(), getAxis());
+}
+
+LogicalResult ImputeColsOp::verify() {
+  return verifyColumnMove(*this, getSource().getType(), getResult().getType(),
+                          getIndices(), getAxis());
+}
+
+//===----------------------------------------------------------------------===//
+// AllReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::verify() {
+  if (failed(verifyCompressedReduction(*this, getCompressAttr(),
+                                       getReduction())))
+    return failure();
+  if (getSparse() != SparseFormat::dense) {
+    if (getCompressAttr() &&
+        getCompressAttr().getCompressor() != Compressor::none)
+      return emitOpError() << "sparse format '"
+                           << stringifySparseFormat(getSparse())
+                           << "' cannot be combined with a compressor";
+    if (getReduction() != Reduction::sum && getReduction() != Reduction::avg)
+      return emitOpError() << "sparse format '"
+                           << stringifySparseFormat(getSparse())
+                           << "' needs a sum or avg reduction, not "
+                           << stringifyReduction(getReduction());
+  }
+  return success();
+}
+
+LogicalResult
+AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyGroupOf(*this, symbolTable);
+}
+
+namespace {
+/// `compress #hetero.compress<none>` says nothing: drop it.
+template <typename OpTy>
+struct DropNoneCompression : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    CompressAttr compress = op.getCompressAttr();
+    if (!compress || compress.getCompressor() != Compressor::none)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] { op.removeCompressAttr(); });
+    return success();
+  }
+};
+
+/// A bucket of one tensor is a plain all-reduce.
+struct SingleTensorBucket : OpRewritePattern<BucketOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BucketOp bucket,
+                                PatternRewriter &rewriter) const override {
+    if (bucket.getInputs().size() != 1)
+      return failure();
+    rewriter.replaceOpWithNewOp<AllReduceOp>(
+        bucket, bucket.getInputs()[0].getType(), bucket.getGridAttr(),
+        bucket.getGridAxesAttr(), bucket.getInputs()[0],
+        bucket.getReductionAttr(), bucket.getCompressAttr(),
+        SparseFormatAttr::get(getContext(), SparseFormat::dense));
+    return success();
+  }
+};
+} // namespace
+
+void AllReduceOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<DropNoneCompression<AllReduceOp>>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// AllGatherOp, ReduceScatterOp, AllToAllOp
+//===----------------------------------------------------------------------===//
+
+/// `large` is `small` concatenated `factor` times along `axis`; factor is
+/// std::nullopt when it is not statically known.
+static LogicalResult verifyConcatenation(Operation *op, RankedTensorType small,
+                                         RankedTensorType large, int64_t axis,
+                                         std::optional<int64_t> factor) {
+  if (failed(verifyAxis(op, "axis", axis, small)) ||
+      failed(verifySameDimsExcept(op, small, large, {axis})))
+    return failure();
+  int64_t part = small.getDimSize(axis), whole = large.getDimSize(axis);
+  if (ShapedType::isDynamic(part) || ShapedType::isDynamic(whole))
+    return success();
+  if (factor && whole != part * *factor)
+    return op->emitOpError() << "expects dimension " << axis << " to be "
+                             << part << " x " << *factor << " ranks = "
+                             << part * *factor << ", got " << whole;
+  if (part == 0 ? whole != 0 : whole % part != 0)
+    return op->emitOpError() << "dimension " << axis << " of " << large
+                             << " is not a multiple of the " << part
+                             << " of " << small;
+  return success();
+}
+
+LogicalResult AllGatherOp::verify() {
+  return verifyConcatenation(*this, getInput().getType(),
+                             getResult().getType(), getAxis(), std::nullopt);
+}
+
+LogicalResult
+AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<std::optional<int64_t>> size = verifyGroupOf(*this, symbolTable);
+  if (failed(size))
+    return failure();
+  return verifyConcatenation(*this, getInput().getType(),
+                             getResult().getType(), getAxis(), *size);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  if (failed(verifyCompressedReduction(*this, getCompressAttr(),
+                                       getReduction())))
+    return failure();
+  return verifyConcatenation(*this, getResult().getType(),
+                             getInput().getType(), getAxis(), std::nullopt);
+}
+
+LogicalResult
+ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<std::optional<int64_t>> size = verifyGroupOf(*this, symbolTable);
+  if (failed(size))
+    return failure();
+  return verifyConcatenation(*this, getResult().getType(),
+                             getInput().getType(), getAxis(), *size);
+}
+
+/// The result of an all-to-all over `factor` ranks: the split dimension is
+/// divided by the group size, the concatenated one multiplied by it.
+static LogicalResult verifyAllToAllShapes(AllToAllOp op,
+                                          std::optional<int64_t> factor) {
+  RankedTensorType input = op.getInput().getType();
+  RankedTensorType result = op.getResult().getType();
+  int64_t split = op.getSplitAxis(), concat = op.getConcatAxis();
+  if (failed(verifyAxis(op, "split_axis", split, input)) ||
+      failed(verifyAxis(op, "concat_axis", concat, input)) ||
+      failed(verifySameDimsExcept(op, input, result, {split, concat})))
+    return failure();
+  if (split == concat)
+    return verifySameDimsExcept(op, input, result, {});
+  int64_t inSplit = input.getDimSize(split), outSplit = result.getDimSize(split);
+  int64_t inConcat = input.getDimSize(concat);
+  int64_t outConcat = result.getDimSize(concat);
+  if (llvm::any_of(ArrayRef<int64_t>{inSplit, outSplit, inConcat, outConcat},
+                   ShapedType::isDynamic))
+    return success();
+  if (inConcat == 0 || outConcat % inConcat != 0)
+    return op.emitOpError() << "concat_axis size " << outConcat
+                            << " is not a multiple of " << inConcat;
+  int64_t ranks = outConcat / inConcat;
+  if (factor && ranks != *factor)
+    return op.emitOpError() << "concatenates " << ranks
+                            << " slices, but the group has " << *factor
+                            << " ranks";
+  if (inSplit != outSplit * ranks)
+    return op.emitOpError() << "splits dimension " << split << " of size "
+                            << inSplit << " into " << ranks
+                            << " slices of " << outSplit
+                            << ", which do not add up";
+  return success();
+}
+
+LogicalResult AllToAllOp::verify() {
+  return verifyAllToAllShapes(*this, std::nullopt);
+}
+
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<std::optional<int64_t>> size = verifyGroupOf(*this, symbolTable);
+  if (failed(size))
+    return failure();
+  return verifyAllToAllShapes(*this, *size);
+}
+
+//===----------------------------------------------------------------------===//
+// Rooted and point-to-point collectives
+//===----------------------------------------------------------------------===//
+
+LogicalResult BroadcastOp::verify() {
+  return verifyRankInGroup(*this, "root", getRoot(), std::nullopt);
+}
+
+LogicalResult
+BroadcastOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<std::optional<int64_t>> size = verifyGroupOf(*this, symbolTable);
+  if (failed(size))
+    return failure();
+  return verifyRankInGroup(*this, "root", getRoot(), *size);
+}
+
+LogicalResult ReduceOp::verify() {
+  return verifyRankInGroup(*this, "root", getRoot(), std::nullopt);
+}
+
+LogicalResult ReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<std::optional<int64_t>> size = verifyGroupOf(*this, symbolTable);
+  if (failed(size))
+    return failure();
+  return verifyRankInGroup(*this, "root", getRoot(), *size);
+}
+
+LogicalResult SendOp::verify() {
+  return verifyRankInGroup(*this, "peer", getPeer(), std::nullopt);
+}
+
+LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<std::optional<int64_t>> size = verifyGroupOf(*this, symbolTable);
+  if (failed(size))
+    return failure();
+  return verifyRankInGroup(*this, "peer", getPeer(), *size);
+}
+
+LogicalResult RecvOp::verify() {
+  return verifyRankInGroup(*this, "peer", getPeer(), std::nullopt);
+}
+
+LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<std::optional<int64_t>> size = verifyGroupOf(*this, symbolTable);
+  if (failed(size))
+    return failure();
+  return verifyRankInGroup(*this, "peer", getPeer(), *size);
+}
+
+//===----------------------------------------------------------------------===//
+// BucketOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BucketOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  llvm::append_range(inferredReturnTypes, operands.getTypes());
+  return success();
+}
+
+LogicalResult BucketOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one gradient";
+  Type elementType =
+      cast<RankedTensorType>(getInputs()[0].getType()).getElementType();
+  for (auto [index, input] : llvm::enumerate(getInputs())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (type.getElementType() != elementType)
+      return emitOpError() << "fuses tensors into one buffer, so they need one "
+                              "element type: operand "
+                           << index << " is " << type << ", operand 0 has "
+                           << elementType;
+    if (!type.hasStaticShape())
+      return emitOpError() << "operand " << index << " (" << type
+                           << ") needs a static shape to be fused";
+  }
+  return verifyCompressedReduction(*this, getCompressAttr(), getReduction());
+}
+
+LogicalResult BucketOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyGroupOf(*this, symbolTable);
+}
+
+void BucketOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                           MLIRContext *context) {
+  patterns.add<DropNoneCompression<BucketOp>, SingleTensorBucket>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// Fault tolerance
+//===----------------------------------------------------------------------===//
+
+LogicalResult CheckpointOp::verify() {
+  if (getTensors().empty())
+    return emitOpError() << "needs at least one tensor to checkpoint";
+  if (getWorld() < 1)
+    return emitOpError() << "world size must be at least 1, got "
+                         << getWorld();
+  if (getReplicas() < 1)
+    return emitOpError() << "needs at least 1 replica, got " << getReplicas();
+  if (getReplicas() > getWorld())
+    return emitOpError() << "asks for " << getReplicas()
+                         << " replicas, but the world has only " << getWorld()
+                         << " machines";
+  if (getPlacement() == ReplicaPlacement::group &&
+      getWorld() % getReplicas() != 0)
+    return emitOpError() << "group placement splits " << getWorld()
+                         << " machines into groups of " << getReplicas()
+                         << ", which does not divide them; use ring or mixed";
+  if (getEvery() < 1)
+    return emitOpError() << "checkpoint interval must be at least 1 "
+                            "iteration, got "
+                         << getEvery();
+  return success();
+}
+
+LogicalResult CkptChunkOp::verify() {
+  if (getChunks() < 1)
+    return emitOpError() << "needs at least 1 chunk, got " << getChunks();
+  if (getChunk() >= getChunks())
+    return emitOpError() << "chunk " << getChunk() << " is outside 0.."
+                         << getChunks() - 1;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GroupSyncOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GroupSyncOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  llvm::append_range(inferredReturnTypes, operands.getTypes());
+  return success();
+}
+
+LogicalResult GroupSyncOp::verify() {
+  if (getParams().empty())
+    return emitOpError() << "needs at least one parameter tensor";
+  if (getWindow() < 0)
+    return emitOpError() << "window must be >= 0 iterations, got "
+                         << getWindow();
+  if (getPeriod() < 1)
+    return emitOpError() << "connectivity period must be at least 1 "
+                            "iteration, got "
+                         << getPeriod();
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "hetero/Dialect/HeteroOps.cpp.inc"

@@ -1,0 +1,150 @@
+//===- HeteroAttrs.td - hetero enums and attributes --------*- tablegen -*-===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERO_DIALECT_HETEROATTRS_TD
+#define HETERO_DIALECT_HETEROATTRS_TD
+
+include "hetero/Dialect/HeteroBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+// An enum used only as a parameter of a hetero attribute.
+class Hetero_I32Enum<string name, string summary, list<I32EnumAttrCase> cases>
+    : I32EnumAttr<name, summary, cases> {
+  let cppNamespace = "::hetero";
+  let genSpecializedAttr = 0;
+}
+
+// An enum attribute of ops; it prints as a bare keyword: `activation`.
+class Hetero_I32EnumAttr<string name, string summary,
+                         list<I32EnumAttrCase> cases>
+    : I32EnumAttr<name, summary, cases> {
+  let cppNamespace = "::hetero";
+}
+
+def Hetero_Compressor : Hetero_I32Enum<"Compressor", "gradient compressor", [
+  I32EnumAttrCase<"none", 0>,
+  I32EnumAttrCase<"fp16", 1>,
+  I32EnumAttrCase<"bf16", 2>,
+  I32EnumAttrCase<"topk", 3>,
+  I32EnumAttrCase<"dgc", 4>,
+  I32EnumAttrCase<"randomk", 5>,
+  I32EnumAttrCase<"efsignsgd", 6>,
+  I32EnumAttrCase<"onebit", 7>,
+  I32EnumAttrCase<"qsgd", 8>
+]>;
+
+def Hetero_Placement : Hetero_I32Enum<"Placement",
+    "device that runs compression", [
+  I32EnumAttrCase<"gpu", 0>,
+  I32EnumAttrCase<"cpu", 1>
+]>;
+
+def Hetero_CollectiveScheme : Hetero_I32Enum<"CollectiveScheme",
+    "how a compressed tensor is aggregated", [
+  I32EnumAttrCase<"allreduce", 0>,
+  I32EnumAttrCase<"allgather", 1>,
+  I32EnumAttrCase<"alltoall", 2>
+]>;
+
+def Hetero_SparseFormat : Hetero_I32EnumAttr<"SparseFormat",
+    "wire format of a gradient", [
+  I32EnumAttrCase<"dense", 0>,
+  I32EnumAttrCase<"coo", 1>,
+  I32EnumAttrCase<"hash_bitmap", 2>
+]>;
+
+def Hetero_Reduction : Hetero_I32EnumAttr<"Reduction", "reduction kind", [
+  I32EnumAttrCase<"sum", 0>,
+  I32EnumAttrCase<"avg", 1>,
+  I32EnumAttrCase<"max", 2>,
+  I32EnumAttrCase<"min", 3>,
+  I32EnumAttrCase<"prod", 4>
+]>;
+
+def Hetero_PruneMode : Hetero_I32EnumAttr<"PruneMode",
+    "which dimension of a tensor-parallel matmul is sharded", [
+  I32EnumAttrCase<"col", 0>,
+  I32EnumAttrCase<"row", 1>
+]>;
+
+def Hetero_Imputation : Hetero_I32EnumAttr<"Imputation",
+    "value written in place of pruned columns", [
+  I32EnumAttrCase<"zero", 0>,
+  I32EnumAttrCase<"mean", 1>
+]>;
+
+def Hetero_Payload : Hetero_I32EnumAttr<"Payload",
+    "what a pipeline transfer carries", [
+  I32EnumAttrCase<"activation", 0>,
+  I32EnumAttrCase<"gradient", 1>
+]>;
+
+def Hetero_ReplicaPlacement : Hetero_I32EnumAttr<"ReplicaPlacement",
+    "where checkpoint replicas live", [
+  I32EnumAttrCase<"group", 0>,
+  I32EnumAttrCase<"ring", 1>,
+  I32EnumAttrCase<"mixed", 2>
+]>;
+
+def Hetero_SyncPolicy : Hetero_I32EnumAttr<"SyncPolicy",
+    "data-parallel synchronisation policy", [
+  I32EnumAttrCase<"allreduce", 0>,
+  I32EnumAttrCase<"dynamic", 1>
+]>;
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def Hetero_CompressAttr : Hetero_Attr<"Compress", "compress"> {
+  let summary = "How a gradient is compressed before it is communicated";
+  let description = [{
+    Names a compressor and its parameters. Only the compressor is required;
+    every other parameter has a default and is printed only when it differs
+    from it.
+
+    * `ratio`: fraction of the elements kept by sparsifiers (`topk`, `dgc`,
+      `randomk`), in (0, 1]; default 1.
+    * `levels`: quantisation levels of `qsgd`; default 256.
+    * `error_feedback`: keep the compression residual and add it to the next
+      gradient; default off.
+    * `placement`: `gpu` (default) or `cpu`, where compression runs.
+    * `scheme`: `allreduce` (default; only for linear compressors), or
+      `allgather` (indivisible) / `alltoall` (divisible) aggregation for
+      compressors whose outputs cannot be summed.
+
+    Example:
+
+    ```mlir
+    #hetero.compress<topk, ratio = 0.01, error_feedback, scheme = allgather>
+    #hetero.compress<qsgd, levels = 16, placement = cpu, scheme = alltoall>
+    #hetero.compress<fp16>
+    ```
+  }];
+  let parameters = (ins
+    "::hetero::Compressor":$compressor,
+    DefaultValuedParameter<"::llvm::APFloat", "::llvm::APFloat(1.0)">:$ratio,
+    DefaultValuedParameter<"int64_t", "256">:$levels,
+    DefaultValuedParameter<"bool", "false">:$errorFeedback,
+    DefaultValuedParameter<"::hetero::Placement",
+                           "::hetero::Placement::gpu">:$placement,
+    DefaultValuedParameter<"::hetero::CollectiveScheme",
+                           "::hetero::CollectiveScheme::allreduce">:$scheme
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// True when compressed tensors of different ranks can be summed
+    /// element-wise, so that a plain all-reduce aggregates them.
+    bool isLinear() const;
+  }];
+}
+
+#endif // HETERO_DIALECT_HETEROATTRS_TD

@@ -1,0 +1,736 @@
+//===- HeteroOps.td - hetero operations --------------------*- tablegen -*-===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERO_DIALECT_HETEROOPS_TD
+#define HETERO_DIALECT_HETEROOPS_TD
+
+include "hetero/Dialect/HeteroBase.td"
+include "hetero/Dialect/HeteroAttrs.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// A signed 64-bit integer attribute (upstream I64Attr reads back unsigned).
+def Hetero_I64Attr : TypedSignlessIntegerAttrBase<I64, "int64_t",
+                                                  "64-bit integer attribute"> {
+  let convertFromStorage = "$_self.getValue().getSExtValue()";
+}
+def Hetero_NonNegativeI64 : ConfinedAttr<Hetero_I64Attr, [IntNonNegative]>;
+def Hetero_GridAxesAttr
+    : DenseArrayAttrBase<"DenseI16ArrayAttr", "int16_t", "i16">;
+
+//===----------------------------------------------------------------------===//
+// Pipeline parallelism
+//===----------------------------------------------------------------------===//
+
+def Hetero_PipelineOp : Hetero_Op<"pipeline", [
+    Symbol, NoTerminator, SingleBlock, NoRegionArguments,
+    GraphRegionNoTerminator,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "A model split into pipeline stages";
+  let description = [{
+    Declares a pipeline of `stages` stages that processes `microbatches`
+    micro-batches per training step. The body holds exactly one
+    `hetero.stage` per stage id `0 .. stages-1`. An optional `shard.grid`
+    names the devices the pipeline runs on.
+
+    Stage functions follow one calling convention: the forward function of
+    stage `s` takes the activation produced by stage `s-1` (the micro-batch
+    input for stage 0) as its first argument and returns the activation for
+    stage `s+1` (the loss for the last stage) as its first result, so the
+    verifier checks that consecutive stages agree on the activation type.
+
+    Example:
+
+    ```mlir
+    shard.grid @devices(shape = 2x4)
+    hetero.pipeline @gpt stages = 2 microbatches = 8 on @devices {
+      hetero.stage 0 forward @stage0_fwd backward @stage0_bwd
+      hetero.stage 1 forward @stage1_fwd backward @stage1_bwd on "a100"
+    }
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    Hetero_I64Attr:$num_stages,
+    Hetero_I64Attr:$num_microbatches,
+    OptionalAttr<FlatSymbolRefAttr>:$grid
+  );
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `stages` `=` $num_stages `microbatches` `=` $num_microbatches
+    (`on` $grid^)? attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The stage with the given id, or null.
+    StageOp getStage(int64_t stageId);
+  }];
+}
+
+def Hetero_StageOp : Hetero_Op<"stage", [HasParent<"PipelineOp">]> {
+  let summary = "One pipeline stage: its forward and backward functions";
+  let description = [{
+    Binds stage `id` of the enclosing pipeline to a forward and a backward
+    `func.func`. The optional device string names the accelerator kind the
+    stage is placed on (pipelines may mix kinds).
+
+    Example:
+
+    ```mlir
+    hetero.stage 1 forward @stage1_fwd backward @stage1_bwd on "v100"
+    ```
+  }];
+  let arguments = (ins
+    Hetero_I64Attr:$stage_id,
+    FlatSymbolRefAttr:$forward,
+    FlatSymbolRefAttr:$backward,
+    OptionalAttr<StrAttr>:$device
+  );
+  let assemblyFormat = [{
+    $stage_id `forward` $forward `backward` $backward (`on` $device^)?
+    attr-dict
+  }];
+}
+
+def Hetero_ScheduleOp : Hetero_Op<"schedule", [
+    Symbol, NoTerminator, SingleBlock, NoRegionArguments,
+    GraphRegionNoTerminator,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "The ordered task program of every stage of a pipeline";
+  let description = [{
+    A pipeline schedule: one `hetero.stage_program` per stage of the
+    pipeline named by `for`, each an ordered list of forward and backward
+    tasks and the transfers between neighbouring stages. `group_size` is the
+    k of a kFkB schedule (1 for 1F1B) and `microbatch_size` the number of
+    samples in one micro-batch.
+
+    Example:
+
+    ```mlir
+    hetero.schedule @gpt_1f1b for @gpt group_size = 1 {
+      hetero.stage_program 0 {
+        hetero.fwd 0
+        hetero.send_task activation 0 to 1
+        hetero.recv_task gradient 0 from 1
+        hetero.bwd 0
+      }
+      hetero.stage_program 1 {
+        hetero.recv_task activation 0 from 0
+        hetero.fwd 0
+        hetero.bwd 0
+        hetero.send_task gradient 0 to 0
+      }
+    }
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    FlatSymbolRefAttr:$pipeline,
+    Hetero_I64Attr:$group_size,
+    OptionalAttr<Hetero_I64Attr>:$microbatch_size
+  );
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `for` $pipeline `group_size` `=` $group_size
+    (`microbatch_size` `=` $microbatch_size^)? attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Hetero_StageProgramOp : Hetero_Op<"stage_program", [
+    HasParent<"ScheduleOp">, NoTerminator, SingleBlock, NoRegionArguments]> {
+  let summary = "The ordered tasks of one stage in a schedule";
+  let description = [{
+    Holds the tasks of stage `id` in execution order: `hetero.fwd`,
+    `hetero.bwd`, `hetero.send_task` and `hetero.recv_task`.
+
+    Example:
+
+    ```mlir
+    hetero.stage_program 0 {
+      hetero.fwd 0
+      hetero.send_task activation 0 to 1
+    }
+    ```
+  }];
+  let arguments = (ins Hetero_I64Attr:$stage_id);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$stage_id attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+}
+
+class Hetero_ComputeTaskOp<string mnemonic, string what>
+    : Hetero_Op<mnemonic, [HasParent<"StageProgramOp">]> {
+  let summary = "Runs the " # what # " pass of one micro-batch";
+  let description = [{
+    A task of a stage program: the }] # what # [{ pass of micro-batch
+    `microbatch` on this stage.
+
+    Example:
+
+    ```mlir
+    hetero.}] # mnemonic # [{ 3
+    ```
+  }];
+  let arguments = (ins Hetero_NonNegativeI64:$microbatch);
+  let assemblyFormat = "$microbatch attr-dict";
+}
+
+def Hetero_FwdOp : Hetero_ComputeTaskOp<"fwd", "forward">;
+def Hetero_BwdOp : Hetero_ComputeTaskOp<"bwd", "backward">;
+
+def Hetero_SendTaskOp : Hetero_Op<"send_task", [HasParent<"StageProgramOp">]> {
+  let summary = "Sends an activation or a gradient to a neighbouring stage";
+  let description = [{
+    Sends the activation (forward) or input gradient (backward) of one
+    micro-batch to stage `to`. Activations flow to the next stage, gradients
+    to the previous one.
+
+    Example:
+
+    ```mlir
+    hetero.send_task activation 2 to 1
+    ```
+  }];
+  let arguments = (ins Hetero_Payload:$payload,
+                       Hetero_NonNegativeI64:$microbatch,
+                       Hetero_I64Attr:$peer);
+  let assemblyFormat = "$payload $microbatch `to` $peer attr-dict";
+}
+
+def Hetero_RecvTaskOp : Hetero_Op<"recv_task", [HasParent<"StageProgramOp">]> {
+  let summary = "Receives an activation or a gradient from a neighbouring stage";
+  let description = [{
+    Blocks until the activation or gradient of one micro-batch arrives from
+    stage `from`.
+
+    Example:
+
+    ```mlir
+    hetero.recv_task gradient 2 from 1
+    ```
+  }];
+  let arguments = (ins Hetero_Payload:$payload,
+                       Hetero_NonNegativeI64:$microbatch,
+                       Hetero_I64Attr:$peer);
+  let assemblyFormat = "$payload $microbatch `from` $peer attr-dict";
+}
+
+def Hetero_PlanSetOp : Hetero_Op<"plan_set", [
+    Symbol, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Candidate schedules the runtime chooses from";
+  let description = [{
+    Keeps several schedules of one pipeline (for instance the Pareto set of
+    kFkB schedules over group size and micro-batch size) so that the runtime
+    can switch between them at an iteration boundary. `default` is the plan
+    used until the runtime has measured anything.
+
+    Example:
+
+    ```mlir
+    hetero.plan_set @gpt_plans for @gpt [@gpt_k1, @gpt_k2] default @gpt_k2
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    FlatSymbolRefAttr:$pipeline,
+    TypedArrayAttrBase<FlatSymbolRefAttr, "schedule symbols">:$plans,
+    FlatSymbolRefAttr:$default_plan
+  );
+  let assemblyFormat = [{
+    $sym_name `for` $pipeline $plans `default` $default_plan attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor parallelism with straggler pruning
+//===----------------------------------------------------------------------===//
+
+def Hetero_PrunableMatmulOp : Hetero_Op<"prunable_matmul", [
+    Pure, AllElementTypesMatch<["lhs", "rhs", "result"]>]> {
+  let summary = "A tensor-parallel matmul whose shard may be pruned";
+  let description = [{
+    `result = lhs x rhs` where `rhs` is sharded over `tp` tensor-parallel
+    ranks by columns (`col`: each rank computes a slice of the output
+    columns) or by rows (`row`: each rank computes a partial sum over a slice
+    of the contraction dimension). Shapes are global: the sharded dimension
+    must be divisible by `tp`.
+
+    When a rank straggles, the runtime may prune columns of its shard
+    (ZERO-resizing); `layer` is the key under which the pruned columns are
+    tracked and `impute` the value written in their place.
+
+    Example:
+
+    ```mlir
+    %y = hetero.prunable_matmul col %x, %w layer "l0.fc1" tp = 4
+        : tensor<16x64xf32>, tensor<64x256xf32> -> tensor<16x256xf32>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$lhs,
+    AnyRankedTensor:$rhs,
+    Hetero_PruneMode:$mode,
+    StrAttr:$layer,
+    Hetero_I64Attr:$tp,
+    DefaultValuedAttr<Hetero_Imputation, "::hetero::Imputation::zero">
+        :$imputation
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $mode $lhs `,` $rhs `layer` $layer `tp` `=` $tp
+    (`impute` $imputation^)? attr-dict
+    `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Hetero_PrunePlanOp : Hetero_Op<"prune_plan", [
+    MemoryEffects<[MemRead]>]> {
+  let summary = "The columns of a layer kept in this iteration";
+  let description = [{
+    Asks the runtime's straggler planner which of the `columns` columns of
+    layer `layer` this rank computes in the current iteration. The result is
+    a sorted list of kept column indices; its length varies per iteration.
+
+    Example:
+
+    ```mlir
+    %kept = hetero.prune_plan layer "l0.fc1" columns = 256 : tensor<?xindex>
+    ```
+  }];
+  let arguments = (ins StrAttr:$layer, Hetero_I64Attr:$columns);
+  let results = (outs 1DTensorOf<[Index, AnySignlessInteger]>:$kept);
+  let assemblyFormat = [{
+    `layer` $layer `columns` `=` $columns attr-dict `:` type($kept)
+  }];
+  let hasVerifier = 1;
+}
+
+def Hetero_SelectColsOp : Hetero_Op<"select_cols", [
+    Pure, AllElementTypesMatch<["source", "result"]>]> {
+  let summary = "Gathers the kept slices of a tensor along one axis";
+  let description = [{
+    `result` holds the slices `source[..., indices[i], ...]` along `axis`,
+    in the order of `indices`. Used to shrink a weight shard to the columns a
+    straggler still computes.
+
+    Example:
+
+    ```mlir
+    %ws = hetero.select_cols %w[%kept] axis = 1
+        : tensor<64x256xf32>, tensor<?xindex> -> tensor<64x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$source,
+                       1DTensorOf<[Index, AnySignlessInteger]>:$indices,
+                       Hetero_I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $source `[` $indices `]` `axis` `=` $axis attr-dict
+    `:` type($source) `,` type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Hetero_ImputeColsOp : Hetero_Op<"impute_cols", [
+    Pure, AllElementTypesMatch<["source", "result"]>]> {
+  let summary = "Scatters computed slices back and imputes the pruned ones";
+  let description = [{
+    The inverse of `hetero.select_cols`: slice `i` of `source` along `axis`
+    is written to position `indices[i]` of the result; every other position
+    is filled according to `impute` (zeros, or the running column mean the
+    runtime keeps per layer).
+
+    Example:
+
+    ```mlir
+    %y = hetero.impute_cols zero %ys[%kept] axis = 1
+        : tensor<16x?xf32>, tensor<?xindex> -> tensor<16x256xf32>
+    ```
+  }];
+  let arguments = (ins Hetero_Imputation:$imputation,
+                       AnyRankedTensor:$source,
+                       1DTensorOf<[Index, AnySignlessInteger]>:$indices,
+                       Hetero_I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $imputation $source `[` $indices `]` `axis` `=` $axis attr-dict
+    `:` type($source) `,` type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+class Hetero_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Hetero_Op<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
+  // The process group: the ranks of `grid` along `grid_axes`, or the whole
+  // world when no grid is named.
+  dag groupArgs = (ins
+    OptionalAttr<FlatSymbolRefAttr>:$grid,
+    DefaultValuedAttr<Hetero_GridAxesAttr, "{}">:$grid_axes
+  );
+  string groupFormat = "(`on` $grid^ (`axes` `=` $grid_axes^)?)?";
+  code groupDecl = [{
+    /// The number of ranks in the group, when the grid makes it static.
+    std::optional<int64_t> getStaticGroupSize(
+        ::mlir::SymbolTableCollection &symbolTable);
+  }];
+  let extraClassDeclaration = groupDecl;
+}
+
+def Hetero_AllReduceOp : Hetero_CollectiveOp<"all_reduce", [
+    Pure, SameOperandsAndResultType]> {
+  let summary = "All-reduce, optionally compressed or sparse";
+  let description = [{
+    Reduces `input` over the group and returns the result on every rank.
+    A compressor whose outputs cannot be summed (sparsifiers, sign and 1-bit
+    compressors, QSGD) needs `scheme = allgather` or `scheme = alltoall`. A
+    sparse wire format (`coo`, `hash_bitmap`, as in Zen) applies to sum and
+    average reductions of uncompressed gradients.
+
+    Example:
+
+    ```mlir
+    %g = hetero.all_reduce %dw on @devices axes = [0] reduction = avg
+        compress #hetero.compress<topk, ratio = 0.01, scheme = allgather>
+        : tensor<64x256xf32>
+    %e = hetero.all_reduce %demb sparse = hash_bitmap : tensor<1024x64xf32>
+    ```
+  }];
+  let arguments = !con(groupArgs, (ins
+    AnyRankedTensor:$input,
+    DefaultValuedAttr<Hetero_Reduction, "::hetero::Reduction::sum">
+        :$reduction,
+    OptionalAttr<Hetero_CompressAttr>:$compress,
+    DefaultValuedAttr<Hetero_SparseFormat, "::hetero::SparseFormat::dense">
+        :$sparse
+  ));
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input " # groupFormat # [{
+    (`reduction` `=` $reduction^)? (`compress` $compress^)?
+    (`sparse` `=` $sparse^)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Hetero_AllGatherOp : Hetero_CollectiveOp<"all_gather", [
+    Pure, AllElementTypesMatch<["input", "result"]>,
+    AllRanksMatch<["input", "result"]>]> {
+  let summary = "Concatenates the tensors of all ranks along one axis";
+  let description = [{
+    Every rank receives the concatenation, along `axis`, of the inputs of all
+    ranks of the group in rank order.
+
+    Example:
+
+    ```mlir
+    %all = hetero.all_gather %x on @devices axes = [1] axis = 0
+        : tensor<4x8xf32> -> tensor<16x8xf32>
+    ```
+  }];
+  let arguments = !con(groupArgs, (ins
+    AnyRankedTensor:$input,
+    Hetero_I64Attr:$axis,
+    OptionalAttr<Hetero_CompressAttr>:$compress
+  ));
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input " # groupFormat # [{
+    `axis` `=` $axis (`compress` $compress^)? attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Hetero_ReduceScatterOp : Hetero_CollectiveOp<"reduce_scatter", [
+    Pure, AllElementTypesMatch<["input", "result"]>,
+    AllRanksMatch<["input", "result"]>]> {
+  let summary = "Reduces over the group and leaves one slice on each rank";
+  let description = [{
+    Reduces `input` over the group and splits the result along `axis`; rank
+    `r` keeps slice `r`.
+
+    Example:
+
+    ```mlir
+    %part = hetero.reduce_scatter %g axis = 0 : tensor<16x8xf32> -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = !con(groupArgs, (ins
+    AnyRankedTensor:$input,
+    Hetero_I64Attr:$axis,
+    DefaultValuedAttr<Hetero_Reduction, "::hetero::Reduction::sum">
+        :$reduction,
+    OptionalAttr<Hetero_CompressAttr>:$compress
+  ));
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input " # groupFormat # [{
+    `axis` `=` $axis (`reduction` `=` $reduction^)? (`compress` $compress^)?
+    attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Hetero_BroadcastOp : Hetero_CollectiveOp<"broadcast", [
+    Pure, SameOperandsAndResultType]> {
+  let summary = "Copies the tensor of the root rank to every rank";
+  let description = [{
+    Example:
+
+    ```mlir
+    %w0 = hetero.broadcast %w root = 0 : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = !con(groupArgs, (ins
+    AnyRankedTensor:$input,
+    Hetero_NonNegativeI64:$root
+  ));
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input " # groupFormat # [{
+    `root` `=` $root attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Hetero_ReduceOp : Hetero_CollectiveOp<"reduce", [
+    Pure, SameOperandsAndResultType]> {
+  let summary = "Reduces over the group onto the root rank";
+  let description = [{
+    The root receives the reduction; the result on other ranks is
+    unspecified.
+
+    Example:
+
+    ```mlir
+    %sum = hetero.reduce %g root = 0 reduction = max : tensor<8xf32>
+    ```
+  }];
+  let arguments = !con(groupArgs, (ins
+    AnyRankedTensor:$input,
+    Hetero_NonNegativeI64:$root,
+    DefaultValuedAttr<Hetero_Reduction, "::hetero::Reduction::sum">
+        :$reduction
+  ));
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input " # groupFormat # [{
+    `root` `=` $root (`reduction` `=` $reduction^)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Hetero_AllToAllOp : Hetero_CollectiveOp<"all_to_all", [
+    Pure, AllElementTypesMatch<["input", "result"]>,
+    AllRanksMatch<["input", "result"]>]> {
+  let summary = "Splits along one axis, exchanges, concatenates along another";
+  let description = [{
+    Rank `r` sends slice `q` of `input` along `split_axis` to rank `q` and
+    concatenates what it receives along `concat_axis`.
+
+    Example:
+
+    ```mlir
+    %y = hetero.all_to_all %x split_axis = 0 concat_axis = 1
+        : tensor<8x4xf32> -> tensor<2x16xf32>
+    ```
+  }];
+  let arguments = !con(groupArgs, (ins
+    AnyRankedTensor:$input,
+    Hetero_I64Attr:$split_axis,
+    Hetero_I64Attr:$concat_axis,
+    OptionalAttr<Hetero_CompressAttr>:$compress
+  ));
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input " # groupFormat # [{
+    `split_axis` `=` $split_axis `concat_axis` `=` $concat_axis
+    (`compress` $compress^)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Hetero_SendOp : Hetero_CollectiveOp<"send"> {
+  let summary = "Point-to-point send of a tensor";
+  let description = [{
+    Sends `input` to rank `peer` of the group with message tag `tag`.
+
+    Example:
+
+    ```mlir
+    hetero.send %act to 1 tag = 7 : tensor<16x64xf32>
+    ```
+  }];
+  let arguments = !con(groupArgs, (ins
+    AnyRankedTensor:$input,
+    Hetero_I64Attr:$peer,
+    DefaultValuedAttr<Hetero_NonNegativeI64, "0">:$tag
+  ));
+  let assemblyFormat = "$input `to` $peer " # groupFormat # [{
+    (`tag` `=` $tag^)? attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Hetero_RecvOp : Hetero_CollectiveOp<"recv"> {
+  let summary = "Point-to-point receive of a tensor";
+  let description = [{
+    Receives a tensor of the result type from rank `peer` with tag `tag`.
+
+    Example:
+
+    ```mlir
+    %act = hetero.recv from 0 tag = 7 : tensor<16x64xf32>
+    ```
+  }];
+  let arguments = !con(groupArgs, (ins
+    Hetero_I64Attr:$peer,
+    DefaultValuedAttr<Hetero_NonNegativeI64, "0">:$tag
+  ));
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "`from` $peer " # groupFormat # [{
+    (`tag` `=` $tag^)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Hetero_BucketOp : Hetero_CollectiveOp<"bucket", [
+    Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "All-reduce of several gradients fused into one buffer";
+  let description = [{
+    Fuses its operands into one buffer, compresses it once (if `compress` is
+    given), all-reduces it and splits it back (Cupcake tensor fusion). Result
+    `i` has the type of operand `i`. All operands share an element type.
+
+    Example:
+
+    ```mlir
+    %a, %b = hetero.bucket %ga, %gb reduction = avg
+        compress #hetero.compress<fp16> : tensor<64xf32>, tensor<8x8xf32>
+    ```
+  }];
+  let arguments = !con(groupArgs, (ins
+    Variadic<AnyRankedTensor>:$inputs,
+    DefaultValuedAttr<Hetero_Reduction, "::hetero::Reduction::sum">
+        :$reduction,
+    OptionalAttr<Hetero_CompressAttr>:$compress
+  ));
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = "$inputs " # groupFormat # [{
+    (`reduction` `=` $reduction^)? (`compress` $compress^)? attr-dict
+    `:` type($inputs)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Fault tolerance
+//===----------------------------------------------------------------------===//
+
+def Hetero_CheckpointOp : Hetero_Op<"checkpoint"> {
+  let summary = "In-memory checkpoint of training state (Gemini)";
+  let description = [{
+    Every `every` iterations, copies `tensors` into the CPU memory of
+    `replicas` machines out of a world of `world` machines (the local one
+    included). `group` placement splits the world into groups of `replicas`
+    machines that hold each other's checkpoints (it needs `world` divisible
+    by `replicas`); `ring` places replicas on the next machines around a
+    ring; `mixed` combines the two when the world does not divide.
+
+    Example:
+
+    ```mlir
+    hetero.checkpoint %w0, %w1 replicas = 2 of 8 placement = group every = 1
+        : tensor<64x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins
+    Variadic<AnyRankedTensor>:$tensors,
+    Hetero_I64Attr:$replicas,
+    Hetero_I64Attr:$world,
+    Hetero_ReplicaPlacement:$placement,
+    DefaultValuedAttr<Hetero_I64Attr, "1">:$every
+  );
+  let assemblyFormat = [{
+    $tensors `replicas` `=` $replicas `of` $world `placement` `=` $placement
+    (`every` `=` $every^)? attr-dict `:` type($tensors)
+  }];
+  let hasVerifier = 1;
+}
+
+def Hetero_CkptChunkOp : Hetero_Op<"ckpt_chunk"> {
+  let summary = "Sends one chunk of a checkpoint tensor to a replica";
+  let description = [{
+    Checkpoint traffic is split into `chunks` chunks that are interleaved
+    into idle spans of the training network; this op sends chunk `chunk` of
+    `tensor` to the replica on rank `peer`.
+
+    Example:
+
+    ```mlir
+    hetero.ckpt_chunk %w chunk 0 of 4 to 3 : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$tensor,
+    Hetero_NonNegativeI64:$chunk,
+    Hetero_I64Attr:$chunks,
+    Hetero_NonNegativeI64:$peer
+  );
+  let assemblyFormat = [{
+    $tensor `chunk` $chunk `of` $chunks `to` $peer attr-dict `:` type($tensor)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Semi-decentralised synchronisation
+//===----------------------------------------------------------------------===//
+
+def Hetero_GroupSyncOp : Hetero_Op<"group_sync", [
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "Averages parameters within a dynamic sync group (SDPipe)";
+  let description = [{
+    Synchronises data-parallel replicas. `allreduce` averages over all
+    replicas every iteration. `dynamic` lets a central coordinator form sync
+    groups of the replicas that are ready within a window of `window`
+    iterations and averages within each group decentrally; every `period`
+    iterations the groups must have connected all replicas.
+
+    Example:
+
+    ```mlir
+    %w0n, %w1n = hetero.group_sync %w0, %w1 policy = dynamic window = 2
+        period = 8 : tensor<64x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins
+    Variadic<AnyRankedTensor>:$params,
+    Hetero_SyncPolicy:$policy,
+    Hetero_I64Attr:$window,
+    Hetero_I64Attr:$period
+  );
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $params `policy` `=` $policy `window` `=` $window `period` `=` $period
+    attr-dict `:` type($params)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // HETERO_DIALECT_HETEROOPS_TD

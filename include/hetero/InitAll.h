@@ -1,0 +1,38 @@
+//===- InitAll.h - register everything hetero provides ----------*- C++ -*-===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// One call each for embedders: a tool or compiler that wants the hetero
+// dialect, the upstream dialects hetero programs use, and every hetero pass
+// and pipeline calls registerAllDialects() on its registry and
+// registerAllPasses() once at start-up.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERO_INITALL_H
+#define HETERO_INITALL_H
+
+namespace mlir {
+class DialectRegistry;
+class MLIRContext;
+} // namespace mlir
+
+namespace hetero {
+
+/// Adds the hetero dialect and the upstream dialects that hetero programs
+/// are written in (func, arith, math, tensor, linalg, shard) to `registry`.
+void registerAllDialects(mlir::DialectRegistry &registry);
+
+/// Registers the dialects of registerAllDialects() with `context` and loads
+/// them.
+void registerAndLoadAllDialects(mlir::MLIRContext &context);
+
+/// Registers every hetero pass and pass pipeline with the global registry,
+/// so that they can be named on a command line or in a pipeline string.
+void registerAllPasses();
+
+} // namespace hetero
+
+#endif // HETERO_INITALL_H

@@ -1,0 +1,43 @@
+//===- InitAll.cpp - register everything hetero provides ------------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero/InitAll.h"
+
+#include "hetero/Dialect/Hetero.h"
+#include "hetero/Passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Transforms/Passes.h"
+
+void hetero::registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<hetero::HeteroDialect, mlir::arith::ArithDialect,
+                  mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
+                  mlir::math::MathDialect, mlir::shard::ShardDialect,
+                  mlir::tensor::TensorDialect>();
+}
+
+void hetero::registerAndLoadAllDialects(mlir::MLIRContext &context) {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+}
+
+void hetero::registerAllPasses() {
+  static bool once = [] {
+    hetero::registerHeteroPasses();
+    return true;
+  }();
+  (void)once;
+}

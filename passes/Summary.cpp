@@ -1,0 +1,227 @@
+//===- Summary.cpp - print what a training step distributes ---------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero/Dialect/Hetero.h"
+#include "hetero/Passes/Passes.h"
+#include "hetero/Support/WireSize.h"
+
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace hetero {
+#define GEN_PASS_DEF_HETEROSUMMARY
+#include "hetero/Passes/Passes.h.inc"
+} // namespace hetero
+
+using namespace mlir;
+using namespace hetero;
+
+namespace {
+
+/// Bytes of a statically shaped tensor; 0 for dynamic shapes.
+int64_t tensorBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  int64_t bits = tensor.getElementTypeBitWidth();
+  return tensor.getNumElements() * ((bits + 7) / 8);
+}
+
+/// What the wire carries for `type` under `compress` (which may be null).
+int64_t wireBytes(Type type, CompressAttr compress) {
+  int64_t bytes = tensorBytes(type);
+  if (!compress || bytes == 0)
+    return bytes;
+  auto tensor = cast<RankedTensorType>(type);
+  wire::Compression compression;
+  compression.compressor =
+      *wire::parseCompressor(stringifyCompressor(compress.getCompressor()));
+  compression.ratio = compress.getRatio().convertToDouble();
+  compression.levels = compress.getLevels();
+  int64_t elementBytes = (tensor.getElementTypeBitWidth() + 7) / 8;
+  return wire::compressedBytes(tensor.getNumElements(), elementBytes,
+                               compression);
+}
+
+struct CollectiveTally {
+  int64_t count = 0;
+  int64_t bytes = 0;
+  int64_t wire = 0;
+  int64_t compressed = 0;
+};
+
+struct HeteroSummaryPass
+    : public hetero::impl::HeteroSummaryBase<HeteroSummaryPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+  void summarizePipeline(PipelineOp pipeline, SymbolTable &symbols,
+                         raw_ostream &os);
+  void summarizeFunctions(ArrayRef<func::FuncOp> functions, raw_ostream &os);
+};
+
+void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
+                                          SymbolTable &symbols,
+                                          raw_ostream &os) {
+  os << "pipeline @" << pipeline.getSymName() << ": "
+     << pipeline.getNumStages() << " stages, "
+     << pipeline.getNumMicrobatches() << " micro-batches";
+  if (FlatSymbolRefAttr gridName = pipeline.getGridAttr()) {
+    os << ", grid " << gridName;
+    if (auto grid = symbols.lookup<shard::GridOp>(gridName.getValue())) {
+      os << " (";
+      llvm::interleave(grid.getShape(), os, "x");
+      os << ")";
+    }
+  }
+  os << "\n";
+
+  SmallVector<func::FuncOp> functions;
+  for (int64_t s = 0; s < pipeline.getNumStages(); ++s) {
+    StageOp stage = pipeline.getStage(s);
+    auto forward = symbols.lookup<func::FuncOp>(stage.getForward());
+    auto backward = symbols.lookup<func::FuncOp>(stage.getBackward());
+    int64_t paramBytes = 0, params = 0;
+    for (Type input : forward.getFunctionType().getInputs().drop_front()) {
+      paramBytes += tensorBytes(input);
+      ++params;
+    }
+    int64_t layers = 0;
+    forward.walk([&](PrunableMatmulOp) { ++layers; });
+    os << "  stage " << s << ": forward @" << forward.getSymName()
+       << ", backward @" << backward.getSymName();
+    if (std::optional<StringRef> device = stage.getDevice())
+      os << ", on " << *device;
+    os << "\n    " << params << " parameter tensors ("
+       << wire::formatBytes(paramBytes) << "), " << layers
+       << " prunable matmuls";
+    if (forward.getNumResults() > 0)
+      os << ", sends " << forward.getFunctionType().getResult(0) << " ("
+         << wire::formatBytes(tensorBytes(forward.getFunctionType().getResult(0)))
+         << ") per micro-batch";
+    os << "\n";
+    functions.push_back(forward);
+    functions.push_back(backward);
+  }
+  summarizeFunctions(functions, os);
+}
+
+void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
+                                           raw_ostream &os) {
+  llvm::MapVector<StringRef, CollectiveTally> collectives;
+  int64_t colMatmuls = 0, rowMatmuls = 0, maxTp = 1;
+  int64_t checkpointBytes = 0;
+  SmallVector<CheckpointOp> checkpoints;
+  auto tally = [&](Operation *op, ValueRange tensors, CompressAttr compress) {
+    CollectiveTally &entry = collectives[op->getName().stripDialect()];
+    ++entry.count;
+    for (Value tensor : tensors) {
+      entry.bytes += tensorBytes(tensor.getType());
+      entry.wire += wireBytes(tensor.getType(), compress);
+    }
+    if (compress && compress.getCompressor() != Compressor::none)
+      ++entry.compressed;
+  };
+  for (func::FuncOp function : functions) {
+    function.walk([&](Operation *op) {
+      TypeSwitch<Operation *>(op)
+          .Case([&](PrunableMatmulOp matmul) {
+            (matmul.getMode() == PruneMode::col ? colMatmuls : rowMatmuls)++;
+            maxTp = std::max(maxTp, matmul.getTp());
+          })
+          .Case([&](AllReduceOp op) {
+            tally(op, op.getInput(), op.getCompressAttr());
+          })
+          .Case([&](BucketOp op) {
+            tally(op, op.getInputs(), op.getCompressAttr());
+          })
+          .Case([&](AllGatherOp op) {
+            tally(op, op.getInput(), op.getCompressAttr());
+          })
+          .Case([&](ReduceScatterOp op) {
+            tally(op, op.getInput(), op.getCompressAttr());
+          })
+          .Case([&](AllToAllOp op) {
+            tally(op, op.getInput(), op.getCompressAttr());
+          })
+          .Case<BroadcastOp, ReduceOp, SendOp>([&](Operation *op) {
+            tally(op, op->getOperands(), nullptr);
+          })
+          .Case([&](CheckpointOp op) {
+            checkpoints.push_back(op);
+            for (Value tensor : op.getTensors())
+              checkpointBytes += tensorBytes(tensor.getType());
+          });
+    });
+  }
+  os << "  tensor parallel: " << colMatmuls + rowMatmuls
+     << " prunable matmuls (" << colMatmuls << " col, " << rowMatmuls
+     << " row), tp = " << maxTp << "\n";
+  if (collectives.empty())
+    os << "  collectives: none\n";
+  for (auto &[name, entry] : collectives) {
+    os << "  " << name << ": " << entry.count << " ops, "
+       << wire::formatBytes(entry.bytes) << " of tensors, "
+       << wire::formatBytes(entry.wire) << " on the wire";
+    if (entry.compressed)
+      os << " (" << entry.compressed << " compressed, "
+         << llvm::format("%.1f", entry.wire ? double(entry.bytes) / entry.wire
+                                             : 0.0)
+         << "x smaller)";
+    os << "\n";
+  }
+  for (CheckpointOp checkpoint : checkpoints)
+    os << "  checkpoint: " << checkpoint.getTensors().size() << " tensors, "
+       << wire::formatBytes(checkpointBytes) << ", "
+       << checkpoint.getReplicas() << " replicas of " << checkpoint.getWorld()
+       << " machines, " << stringifyReplicaPlacement(checkpoint.getPlacement())
+       << " placement, every " << checkpoint.getEvery() << " iterations\n";
+}
+
+void HeteroSummaryPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  std::string errorMessage;
+  std::unique_ptr<llvm::ToolOutputFile> file =
+      openOutputFile(outputFile, &errorMessage);
+  if (!file) {
+    module.emitError() << "cannot open summary output '" << outputFile
+                       << "': " << errorMessage;
+    return signalPassFailure();
+  }
+  raw_ostream &os = file->os();
+  SymbolTable symbols(module);
+  int64_t pipelines = 0;
+  for (auto pipeline : module.getOps<PipelineOp>()) {
+    summarizePipeline(pipeline, symbols, os);
+    ++pipelines;
+  }
+  if (pipelines == 0) {
+    os << "module without a pipeline\n";
+    summarizeFunctions(llvm::to_vector(module.getOps<func::FuncOp>()), os);
+  }
+  for (auto schedule : module.getOps<ScheduleOp>()) {
+    int64_t tasks = 0;
+    schedule.walk([&](Operation *op) {
+      if (isa<FwdOp, BwdOp>(op))
+        ++tasks;
+    });
+    os << "schedule @" << schedule.getSymName() << " for @"
+       << schedule.getPipeline() << ": group size " << schedule.getGroupSize()
+       << ", " << tasks << " compute tasks\n";
+  }
+  for (auto plans : module.getOps<PlanSetOp>())
+    os << "plan set @" << plans.getSymName() << ": " << plans.getPlans().size()
+       << " candidate schedules, default " << plans.getDefaultPlanAttr()
+       << "\n";
+  file->keep();
+  markAllAnalysesPreserved();
+}
+
+} // namespace

@@ -1,0 +1,77 @@
+// RUN: hetero-opt %s | FileCheck %s
+// RUN: hetero-opt %s | hetero-opt | FileCheck %s
+// RUN: hetero-opt -mlir-print-op-generic %s | hetero-opt | FileCheck %s
+
+shard.grid @devices(shape = 2x2)
+
+func.func @stage0_fwd(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  return %x : tensor<4x8xf32>
+}
+func.func @stage0_bwd(%dy: tensor<4x8xf32>) -> tensor<8x8xf32> {
+  %0 = tensor.empty() : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+func.func @stage1_fwd(%x: tensor<4x8xf32>) -> tensor<f32> {
+  %0 = tensor.empty() : tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func @stage1_bwd() -> tensor<4x8xf32> {
+  %0 = tensor.empty() : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: hetero.pipeline @gpt stages = 2 microbatches = 4 on @devices {
+// CHECK-NEXT:    hetero.stage 0 forward @stage0_fwd backward @stage0_bwd
+// CHECK-NEXT:    hetero.stage 1 forward @stage1_fwd backward @stage1_bwd on "a100"
+// CHECK-NEXT:  }
+hetero.pipeline @gpt stages = 2 microbatches = 4 on @devices {
+  hetero.stage 0 forward @stage0_fwd backward @stage0_bwd
+  hetero.stage 1 forward @stage1_fwd backward @stage1_bwd on "a100"
+}
+
+// CHECK-LABEL: hetero.schedule @gpt_1f1b for @gpt group_size = 1 microbatch_size = 8 {
+// CHECK-NEXT:    hetero.stage_program 0 {
+// CHECK-NEXT:      hetero.fwd 0
+// CHECK-NEXT:      hetero.send_task activation 0 to 1
+// CHECK-NEXT:      hetero.recv_task gradient 0 from 1
+// CHECK-NEXT:      hetero.bwd 0
+// CHECK-NEXT:    }
+// CHECK-NEXT:    hetero.stage_program 1 {
+// CHECK-NEXT:      hetero.recv_task activation 0 from 0
+// CHECK-NEXT:      hetero.fwd 0
+// CHECK-NEXT:      hetero.bwd 0
+// CHECK-NEXT:      hetero.send_task gradient 0 to 0
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+hetero.schedule @gpt_1f1b for @gpt group_size = 1 microbatch_size = 8 {
+  hetero.stage_program 0 {
+    hetero.fwd 0
+    hetero.send_task activation 0 to 1
+    hetero.recv_task gradient 0 from 1
+    hetero.bwd 0
+  }
+  hetero.stage_program 1 {
+    hetero.recv_task activation 0 from 0
+    hetero.fwd 0
+    hetero.bwd 0
+    hetero.send_task gradient 0 to 0
+  }
+}
+
+// A schedule whose programs are listed out of stage order.
+// CHECK-LABEL: hetero.schedule @gpt_gpipe for @gpt group_size = 4 {
+// CHECK:         hetero.stage_program 1 {
+// CHECK:         hetero.stage_program 0 {
+hetero.schedule @gpt_gpipe for @gpt group_size = 4 {
+  hetero.stage_program 1 {
+    hetero.fwd 0
+    hetero.bwd 0
+  }
+  hetero.stage_program 0 {
+    hetero.fwd 0
+    hetero.bwd 0
+  }
+}
+
+// CHECK-LABEL: hetero.plan_set @gpt_plans for @gpt [@gpt_1f1b, @gpt_gpipe] default @gpt_gpipe
+hetero.plan_set @gpt_plans for @gpt [@gpt_1f1b, @gpt_gpipe] default @gpt_gpipe
