@@ -99,13 +99,14 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
        << ", backward @" << backward.getSymName();
     if (std::optional<StringRef> device = stage.getDevice())
       os << ", on " << *device;
-    os << "\n    " << params << " parameter tensors ("
+    os << "\n    " << params << " tensor inputs besides the activation ("
        << wire::formatBytes(paramBytes) << "), " << layers
        << " prunable matmuls";
+    bool last = s + 1 == pipeline.getNumStages();
     if (forward.getNumResults() > 0)
-      os << ", sends " << forward.getFunctionType().getResult(0) << " ("
+      os << (last ? ", returns " : ", sends ") << forward.getFunctionType().getResult(0) << " ("
          << wire::formatBytes(tensorBytes(forward.getFunctionType().getResult(0)))
-         << ") per micro-batch";
+         << ")" << (last ? "" : " per micro-batch");
     os << "\n";
     functions.push_back(forward);
     functions.push_back(backward);
@@ -117,7 +118,6 @@ void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
                                            raw_ostream &os) {
   llvm::MapVector<StringRef, CollectiveTally> collectives;
   int64_t colMatmuls = 0, rowMatmuls = 0, maxTp = 1;
-  int64_t checkpointBytes = 0;
   SmallVector<CheckpointOp> checkpoints;
   auto tally = [&](Operation *op, ValueRange tensors, CompressAttr compress) {
     CollectiveTally &entry = collectives[op->getName().stripDialect()];
@@ -154,11 +154,7 @@ void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
           .Case<BroadcastOp, ReduceOp, SendOp>([&](Operation *op) {
             tally(op, op->getOperands(), nullptr);
           })
-          .Case([&](CheckpointOp op) {
-            checkpoints.push_back(op);
-            for (Value tensor : op.getTensors())
-              checkpointBytes += tensorBytes(tensor.getType());
-          });
+          .Case([&](CheckpointOp op) { checkpoints.push_back(op); });
     });
   }
   os << "  tensor parallel: " << colMatmuls + rowMatmuls
@@ -177,12 +173,16 @@ void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
          << "x smaller)";
     os << "\n";
   }
-  for (CheckpointOp checkpoint : checkpoints)
+  for (CheckpointOp checkpoint : checkpoints) {
+    int64_t checkpointBytes = 0;
+    for (Value tensor : checkpoint.getTensors())
+      checkpointBytes += tensorBytes(tensor.getType());
     os << "  checkpoint: " << checkpoint.getTensors().size() << " tensors, "
        << wire::formatBytes(checkpointBytes) << ", "
        << checkpoint.getReplicas() << " replicas of " << checkpoint.getWorld()
        << " machines, " << stringifyReplicaPlacement(checkpoint.getPlacement())
        << " placement, every " << checkpoint.getEvery() << " iterations\n";
+  }
 }
 
 void HeteroSummaryPass::runOnOperation() {
@@ -220,6 +220,7 @@ void HeteroSummaryPass::runOnOperation() {
     os << "plan set @" << plans.getSymName() << ": " << plans.getPlans().size()
        << " candidate schedules, default " << plans.getDefaultPlanAttr()
        << "\n";
+  os.flush();
   file->keep();
   markAllAnalysesPreserved();
 }

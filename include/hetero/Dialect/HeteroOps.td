@@ -409,7 +409,7 @@ def Hetero_AllReduceOp : Hetero_CollectiveOp<"all_reduce", [
 
     ```mlir
     %g = hetero.all_reduce %dw on @devices axes = [0] reduction = avg
-        compress #hetero.compress<topk, ratio = 0.01, scheme = allgather>
+        compress <topk, ratio = 0.01, scheme = allgather>
         : tensor<64x256xf32>
     %e = hetero.all_reduce %demb sparse = hash_bitmap : tensor<1024x64xf32>
     ```
@@ -620,7 +620,7 @@ def Hetero_BucketOp : Hetero_CollectiveOp<"bucket", [
 
     ```mlir
     %a, %b = hetero.bucket %ga, %gb reduction = avg
-        compress #hetero.compress<fp16> : tensor<64xf32>, tensor<8x8xf32>
+        compress <fp16> : tensor<64xf32>, tensor<8x8xf32>
     ```
   }];
   let arguments = !con(groupArgs, (ins

@@ -1,0 +1,62 @@
+//===- Gpt.h - a GPT-like training step written in the hetero dialect -----===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// MLIR-free: emits the textual IR of a GPT-like model split into pipeline
+// stages, so that hetero-gen, the tests and the benchmarks share one model.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERO_MODELS_GPT_H
+#define HETERO_MODELS_GPT_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hetero::models {
+
+/// Shape and distribution of a GPT-like model.
+struct GptConfig {
+  int64_t layers = 2;
+  int64_t hidden = 32;
+  int64_t heads = 2;
+  /// Tokens per sequence; one micro-batch holds `batch` sequences.
+  int64_t seq = 16;
+  int64_t batch = 1;
+  int64_t stages = 2;
+  int64_t microbatches = 4;
+  /// Tensor-parallel degree of the prunable linears.
+  int64_t tp = 1;
+  /// Data-parallel replicas (gradient all-reduce group and checkpoint world).
+  int64_t dataParallel = 2;
+  /// Compressor of the gradient all-reduces: none, fp16, bf16, topk, ...
+  std::string compressor = "fp16";
+  /// Kept fraction for sparsifying compressors.
+  double ratio = 0.01;
+  /// In-memory checkpoint replicas (Gemini); 0 disables the checkpoint.
+  int64_t checkpointReplicas = 2;
+};
+
+/// Returns a list of problems with `config` (empty when it is valid), each a
+/// sentence naming the option and the expected values.
+std::vector<std::string> validate(const GptConfig &config);
+
+/// The layers each stage holds: stage s gets layers
+/// [first[s], first[s] + count[s]), with the remainder spread over the first
+/// stages so that counts differ by at most one.
+struct StagePartition {
+  std::vector<int64_t> first;
+  std::vector<int64_t> count;
+};
+StagePartition partitionLayers(int64_t layers, int64_t stages);
+
+/// Emits the module: a shard.grid, the hetero.pipeline, and the forward and
+/// backward functions of every stage. `config` must be valid.
+std::string emitGpt(const GptConfig &config);
+
+} // namespace hetero::models
+
+#endif // HETERO_MODELS_GPT_H

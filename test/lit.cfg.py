@@ -1,0 +1,49 @@
+# -*- Python -*-
+# lit configuration of the hetero test suite.
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "HETERO"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".c", ".sh"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.hetero_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "Inputs", "consumer"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%hetero_src", config.hetero_src_root))
+config.substitutions.append(("%hetero_obj", config.hetero_obj_root))
+config.substitutions.append(("%mlir_dir", config.mlir_cmake_dir))
+config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%c_compiler", config.c_compiler))
+config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+# Captured FileCheck variables do not leak from one CHECK-LABEL to the next.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.hetero_tools_dir, append_path=True)
+
+tools = ["hetero-opt", "hetero-gen"]
+llvm_config.add_tool_substitutions(tools, [config.hetero_tools_dir])
+
+# Features that gate tests.
+if config.hetero_enable_mpi and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+if config.hetero_ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.hetero_ptxas))
+if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
+    config.available_features.add("cuda-device")
+if config.hetero_fuzzer:
+    config.available_features.add("fuzzer")
