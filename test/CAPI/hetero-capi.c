@@ -5,6 +5,9 @@
 \*===----------------------------------------------------------------------===*/
 
 /* RUN: hetero-capi-test 2>&1 | FileCheck %s
+ *
+ * CHECK: hetero version: 0.1.0
+ * CHECK: dialect namespace: hetero
  */
 
 #include "hetero-c/Hetero.h"
@@ -116,11 +119,9 @@ static int testRunPass(void) {
 }
 
 int main(void) {
-  // CHECK: hetero version: 0.1.0
   printf("hetero version: %s\n", heteroGetVersion());
   MlirDialectHandle handle = mlirGetDialectHandle__hetero__();
   MlirStringRef ns = mlirDialectHandleGetNamespace(handle);
-  // CHECK: dialect namespace: hetero
   printf("dialect namespace: %.*s\n", (int)ns.length, ns.data);
   fflush(stdout);
   int failures = testParseAndVerify();

@@ -1,0 +1,37 @@
+// RUN: hetero-opt %s -canonicalize -split-input-file | FileCheck %s
+
+// A bucket of one gradient is a plain all-reduce.
+// CHECK-LABEL: func.func @single_bucket
+// CHECK-SAME:    (%[[G:.*]]: tensor<8xf32>)
+// CHECK:         %[[R:.*]] = hetero.all_reduce %[[G]] reduction = avg compress <fp16> : tensor<8xf32>
+// CHECK-NOT:     hetero.bucket
+// CHECK:         return %[[R]]
+func.func @single_bucket(%g: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = hetero.bucket %g reduction = avg compress <fp16> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// `compress <none>` is dropped.
+// CHECK-LABEL: func.func @drop_none
+// CHECK:         hetero.all_reduce %{{.*}} : tensor<8xf32>
+// CHECK:         hetero.bucket %{{.*}}, %{{.*}} : tensor<8xf32>, tensor<4xf32>
+// CHECK-NOT:     compress
+func.func @drop_none(%g: tensor<8xf32>, %h: tensor<4xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<4xf32>) {
+  %0 = hetero.all_reduce %g compress <none> : tensor<8xf32>
+  %1:2 = hetero.bucket %g, %h compress <none> : tensor<8xf32>, tensor<4xf32>
+  return %0, %1#0, %1#1 : tensor<8xf32>, tensor<8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Unused collectives disappear on every rank alike (they are pure).
+// CHECK-LABEL: func.func @dead_collective
+// CHECK-NOT:     hetero.all_reduce
+// CHECK:         hetero.send
+func.func @dead_collective(%g: tensor<8xf32>) {
+  %0 = hetero.all_reduce %g : tensor<8xf32>
+  hetero.send %g to 1 : tensor<8xf32>
+  return
+}

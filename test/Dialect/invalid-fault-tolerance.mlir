@@ -1,0 +1,87 @@
+// RUN: hetero-opt %s -split-input-file -verify-diagnostics
+
+func.func @f(%w: tensor<8xf32>) {
+  // expected-error @+1 {{'hetero.checkpoint' op asks for 9 replicas, but the world has only 8 machines}}
+  hetero.checkpoint %w replicas = 9 of 8 placement = ring : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<8xf32>) {
+  // expected-error @+1 {{'hetero.checkpoint' op needs at least 1 replica, got 0}}
+  hetero.checkpoint %w replicas = 0 of 8 placement = ring : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<8xf32>) {
+  // expected-error @+1 {{'hetero.checkpoint' op world size must be at least 1, got 0}}
+  hetero.checkpoint %w replicas = 1 of 0 placement = ring : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<8xf32>) {
+  // expected-error @+1 {{'hetero.checkpoint' op group placement splits 8 machines into groups of 3, which does not divide them; use ring or mixed}}
+  hetero.checkpoint %w replicas = 3 of 8 placement = group : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<8xf32>) {
+  // expected-error @+1 {{'hetero.checkpoint' op checkpoint interval must be at least 1 iteration, got 0}}
+  hetero.checkpoint %w replicas = 2 of 8 placement = group every = 0 : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'hetero.checkpoint' op needs at least one tensor to checkpoint}}
+  "hetero.checkpoint"() <{replicas = 1 : i64, world = 1 : i64, placement = 1 : i32}> : () -> ()
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<8xf32>) {
+  // expected-error @+1 {{'hetero.ckpt_chunk' op chunk 4 is outside 0..3}}
+  hetero.ckpt_chunk %w chunk 4 of 4 to 1 : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<8xf32>) {
+  // expected-error @+1 {{'hetero.ckpt_chunk' op needs at least 1 chunk, got 0}}
+  hetero.ckpt_chunk %w chunk 0 of 0 to 1 : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<8xf32>) {
+  // expected-error @+1 {{'hetero.group_sync' op window must be >= 0 iterations, got -1}}
+  %0 = hetero.group_sync %w policy = dynamic window = -1 period = 4 : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<8xf32>) {
+  // expected-error @+1 {{'hetero.group_sync' op connectivity period must be at least 1 iteration, got 0}}
+  %0 = hetero.group_sync %w policy = dynamic window = 2 period = 0 : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'hetero.group_sync' op needs at least one parameter tensor}}
+  "hetero.group_sync"() <{policy = 1 : i32, window = 1 : i64, period = 1 : i64}> : () -> ()
+  return
+}

@@ -1,0 +1,113 @@
+// RUN: hetero-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+// expected-error @+1 {{'hetero.pipeline' op needs at least 1 stage, got 0}}
+hetero.pipeline @p stages = 0 microbatches = 4 {
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+// expected-error @+1 {{'hetero.pipeline' op needs at least 1 micro-batch, got 0}}
+hetero.pipeline @p stages = 1 microbatches = 0 {
+  hetero.stage 0 forward @f backward @f
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+hetero.pipeline @p stages = 2 microbatches = 4 {
+  hetero.stage 0 forward @f backward @f
+  // expected-error @+1 {{'hetero.stage' op stage 2 is outside the pipeline (stages 0..1)}}
+  hetero.stage 2 forward @f backward @f
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+hetero.pipeline @p stages = 2 microbatches = 4 {
+  hetero.stage 0 forward @f backward @f
+  // expected-error @+1 {{'hetero.stage' op stage 0 already has a 'hetero.stage' in this hetero.pipeline}}
+  hetero.stage 0 forward @f backward @f
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+// expected-error @+1 {{'hetero.pipeline' op stage 1 of 2 has no 'hetero.stage'}}
+hetero.pipeline @p stages = 2 microbatches = 4 {
+  hetero.stage 0 forward @f backward @f
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'hetero.stage' op expects parent op 'hetero.pipeline'}}
+  hetero.stage 0 forward @f backward @f
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+// expected-error @+1 {{'hetero.pipeline' op may only contain 'hetero.stage', found 'test.op'}}
+hetero.pipeline @p stages = 1 microbatches = 4 {
+  hetero.stage 0 forward @f backward @f
+  "test.op"() : () -> ()
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+hetero.pipeline @p stages = 1 microbatches = 4 {
+  // expected-error @+1 {{'hetero.stage' op backward function 'missing' is not defined}}
+  hetero.stage 0 forward @f backward @missing
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+shard.grid @g(shape = 2)
+hetero.pipeline @p stages = 1 microbatches = 4 {
+  // expected-error @+1 {{'hetero.stage' op forward function 'g' is not a func.func}}
+  hetero.stage 0 forward @g backward @f
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+// expected-error @+1 {{'hetero.pipeline' op 'nowhere' does not name a shard.grid}}
+hetero.pipeline @p stages = 1 microbatches = 4 on @nowhere {
+  hetero.stage 0 forward @f backward @f
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @g(%x: tensor<8xf32>) -> tensor<8xf32> { return %x : tensor<8xf32> }
+hetero.pipeline @p stages = 2 microbatches = 4 {
+  hetero.stage 0 forward @f backward @f
+  // expected-error @+1 {{'hetero.stage' op takes an activation of type 'tensor<8xf32>', but stage 0 produces 'tensor<4xf32>'}}
+  hetero.stage 1 forward @g backward @g
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @sink(%x: tensor<4xf32>) { return }
+hetero.pipeline @p stages = 2 microbatches = 4 {
+  // expected-error @+1 {{'hetero.stage' op forward function 'sink' returns nothing, but stage 1 needs its activation}}
+  hetero.stage 0 forward @sink backward @f
+  hetero.stage 1 forward @f backward @f
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @source() -> tensor<4xf32> { %0 = tensor.empty() : tensor<4xf32>
+  return %0 : tensor<4xf32> }
+hetero.pipeline @p stages = 2 microbatches = 4 {
+  hetero.stage 0 forward @f backward @f
+  // expected-error @+1 {{'hetero.stage' op forward function 'source' takes no activation from stage 0}}
+  hetero.stage 1 forward @source backward @f
+}
