@@ -194,6 +194,17 @@ verifyGroupOf(OpTy op, SymbolTableCollection &symbolTable) {
   return verifyGroup(op, op.getGridAttr(), op.getGridAxes(), symbolTable);
 }
 
+/// Checks a root or peer rank against the static size of the op's group.
+template <typename OpTy>
+static LogicalResult verifyRankAgainstGroup(OpTy op, StringRef what,
+                                            int64_t rank,
+                                            SymbolTableCollection &symbolTable) {
+  FailureOr<std::optional<int64_t>> size = verifyGroupOf(op, symbolTable);
+  if (failed(size))
+    return failure();
+  return verifyRankInGroup(op, what, rank, *size);
+}
+
 //===----------------------------------------------------------------------===//
 // PipelineOp
 //===----------------------------------------------------------------------===//
@@ -664,43 +675,34 @@ LogicalResult BroadcastOp::verify() {
 
 LogicalResult
 BroadcastOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<std::optional<int64_t>> size = verifyGroupOf(*this, symbolTable);
-  if (failed(size))
-    return failure();
-  return verifyRankInGroup(*this, "root", getRoot(), *size);
+  return verifyRankAgainstGroup(*this, "root", getRoot(), symbolTable);
 }
 
 LogicalResult ReduceOp::verify() {
   return verifyRankInGroup(*this, "root", getRoot(), std::nullopt);
 }
 
-LogicalResult ReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<std::optional<int64_t>> size = verifyGroupOf(*this, symbolTable);
-  if (failed(size))
-    return failure();
-  return verifyRankInGroup(*this, "root", getRoot(), *size);
+LogicalResult
+ReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyRankAgainstGroup(*this, "root", getRoot(), symbolTable);
 }
 
 LogicalResult SendOp::verify() {
   return verifyRankInGroup(*this, "peer", getPeer(), std::nullopt);
 }
 
-LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<std::optional<int64_t>> size = verifyGroupOf(*this, symbolTable);
-  if (failed(size))
-    return failure();
-  return verifyRankInGroup(*this, "peer", getPeer(), *size);
+LogicalResult
+SendOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyRankAgainstGroup(*this, "peer", getPeer(), symbolTable);
 }
 
 LogicalResult RecvOp::verify() {
   return verifyRankInGroup(*this, "peer", getPeer(), std::nullopt);
 }
 
-LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<std::optional<int64_t>> size = verifyGroupOf(*this, symbolTable);
-  if (failed(size))
-    return failure();
-  return verifyRankInGroup(*this, "peer", getPeer(), *size);
+LogicalResult
+RecvOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyRankAgainstGroup(*this, "peer", getPeer(), symbolTable);
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,7 +5,7 @@
 set -euo pipefail
 HETERO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FUZZ_BUILD="${HETERO_FUZZ_BUILD_DIR:-$HETERO_ROOT/build-fuzz}"
-RUNS="${1:-${HETERO_FUZZ_RUNS:-200000}}"
+RUNS="${1:-${HETERO_FUZZ_RUNS:-1000000}}"
 SECONDS_LIMIT="${2:-${HETERO_FUZZ_SECONDS:-300}}"
 LLVM_PREFIX=/usr/lib/llvm-22
 

@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 static mlir::MLIRContext &getContext() {
   static mlir::MLIRContext *context = [] {
@@ -46,7 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // Diagnostics are the expected outcome of bad input: swallow them.
   mlir::ScopedDiagnosticHandler silence(
       &context, [](mlir::Diagnostic &) { return mlir::success(); });
-  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // The MLIR lexer relies on a NUL after the buffer; libFuzzer's input has
+  // none, so parse a copy (std::string keeps one after its last character).
+  std::string text(reinterpret_cast<const char *>(data), size);
   mlir::ParserConfig config(&context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(text, config, "fuzz");
