@@ -3,9 +3,10 @@
 # hetero_add_library(name SOURCES... [DEPENDS tgt...] [LINK_LIBS lib...]
 #                    [MLIR_LIBS lib...])
 #
-# A static library that is exported with the installed CMake package. MLIR
-# components are linked through libMLIR.so (mlir_target_link_libraries), so no
-# static MLIR archive is ever mixed with the dylib. The objects are also
+# A static library that is exported with the installed CMake package.
+# MLIR_LIBS names the MLIR components the library uses; they are all linked
+# through libMLIR.so and libLLVM.so, so no static MLIR archive is ever mixed
+# with the dylib. The objects are also
 # available as obj.<name>, from which the self-contained C API library is
 # assembled.
 function(hetero_add_library name)

@@ -34,20 +34,34 @@ void HeteroDialect::initialize() {
 // CompressAttr
 //===----------------------------------------------------------------------===//
 
-bool CompressAttr::isLinear() const {
-  switch (getCompressor()) {
+/// The wire-size model's name for a compressor of the dialect.
+static wire::Compressor toWireCompressor(Compressor compressor) {
+  switch (compressor) {
   case Compressor::none:
+    return wire::Compressor::None;
   case Compressor::fp16:
+    return wire::Compressor::Fp16;
   case Compressor::bf16:
-    return true;
-  default:
-    return false;
+    return wire::Compressor::Bf16;
+  case Compressor::topk:
+    return wire::Compressor::TopK;
+  case Compressor::dgc:
+    return wire::Compressor::Dgc;
+  case Compressor::randomk:
+    return wire::Compressor::RandomK;
+  case Compressor::efsignsgd:
+    return wire::Compressor::EfSignSgd;
+  case Compressor::onebit:
+    return wire::Compressor::OneBit;
+  case Compressor::qsgd:
+    return wire::Compressor::Qsgd;
   }
+  llvm_unreachable("unknown compressor");
 }
 
-static bool isSparsifier(Compressor compressor) {
-  return compressor == Compressor::topk || compressor == Compressor::dgc ||
-         compressor == Compressor::randomk;
+wire::Compression CompressAttr::getWireCompression() const {
+  return {toWireCompressor(getCompressor()), getRatio().convertToDouble(),
+          getLevels()};
 }
 
 LogicalResult
@@ -60,7 +74,7 @@ CompressAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!(ratio > 0.0 && ratio <= 1.0))
     return emitError() << "compression ratio must be in (0, 1], got "
                        << ratio;
-  if (ratio != 1.0 && !isSparsifier(compressor))
+  if (ratio != 1.0 && !wire::isSparsifier(toWireCompressor(compressor)))
     return emitError() << "'ratio' applies only to topk, dgc and randomk, "
                           "not to '"
                        << stringifyCompressor(compressor) << "'";

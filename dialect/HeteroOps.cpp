@@ -170,24 +170,6 @@ static LogicalResult verifyRankInGroup(Operation *op, StringRef what,
   return success();
 }
 
-#define HETERO_GROUP_SIZE(OpTy)                                                \
-  std::optional<int64_t> OpTy::getStaticGroupSize(                             \
-      SymbolTableCollection &symbolTable) {                                    \
-    FailureOr<std::optional<int64_t>> size =                                   \
-        verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable);         \
-    return succeeded(size) ? *size : std::nullopt;                             \
-  }
-HETERO_GROUP_SIZE(AllReduceOp)
-HETERO_GROUP_SIZE(AllGatherOp)
-HETERO_GROUP_SIZE(ReduceScatterOp)
-HETERO_GROUP_SIZE(BroadcastOp)
-HETERO_GROUP_SIZE(ReduceOp)
-HETERO_GROUP_SIZE(AllToAllOp)
-HETERO_GROUP_SIZE(SendOp)
-HETERO_GROUP_SIZE(RecvOp)
-HETERO_GROUP_SIZE(BucketOp)
-#undef HETERO_GROUP_SIZE
-
 template <typename OpTy>
 static FailureOr<std::optional<int64_t>>
 verifyGroupOf(OpTy op, SymbolTableCollection &symbolTable) {

@@ -40,14 +40,9 @@ int64_t wireBytes(Type type, CompressAttr compress) {
   if (!compress || bytes == 0)
     return bytes;
   auto tensor = cast<RankedTensorType>(type);
-  wire::Compression compression;
-  compression.compressor =
-      *wire::parseCompressor(stringifyCompressor(compress.getCompressor()));
-  compression.ratio = compress.getRatio().convertToDouble();
-  compression.levels = compress.getLevels();
   int64_t elementBytes = (tensor.getElementTypeBitWidth() + 7) / 8;
   return wire::compressedBytes(tensor.getNumElements(), elementBytes,
-                               compression);
+                               compress.getWireCompression());
 }
 
 struct CollectiveTally {
@@ -136,20 +131,10 @@ void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
             (matmul.getMode() == PruneMode::col ? colMatmuls : rowMatmuls)++;
             maxTp = std::max(maxTp, matmul.getTp());
           })
-          .Case([&](AllReduceOp op) {
-            tally(op, op.getInput(), op.getCompressAttr());
-          })
+          .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp>(
+              [&](auto op) { tally(op, op.getInput(), op.getCompressAttr()); })
           .Case([&](BucketOp op) {
             tally(op, op.getInputs(), op.getCompressAttr());
-          })
-          .Case([&](AllGatherOp op) {
-            tally(op, op.getInput(), op.getCompressAttr());
-          })
-          .Case([&](ReduceScatterOp op) {
-            tally(op, op.getInput(), op.getCompressAttr());
-          })
-          .Case([&](AllToAllOp op) {
-            tally(op, op.getInput(), op.getCompressAttr());
           })
           .Case<BroadcastOp, ReduceOp, SendOp>([&](Operation *op) {
             tally(op, op->getOperands(), nullptr);

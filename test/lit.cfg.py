@@ -16,8 +16,6 @@ config.test_exec_root = os.path.join(config.hetero_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
                    "Inputs", "consumer"]
 
-config.substitutions.append(("%PATH%", config.environment["PATH"]))
-config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%hetero_src", config.hetero_src_root))
 config.substitutions.append(("%hetero_obj", config.hetero_obj_root))
 config.substitutions.append(("%mlir_dir", config.mlir_cmake_dir))

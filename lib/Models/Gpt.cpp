@@ -332,16 +332,11 @@ void StageEmitter::emitBackward(std::ostream &os) {
   std::ostringstream compress;
   if (config.compressor != "none") {
     compress << " compress <" << config.compressor;
-    auto kind = wire::parseCompressor(config.compressor);
-    bool sparsifier = kind == wire::Compressor::TopK ||
-                      kind == wire::Compressor::Dgc ||
-                      kind == wire::Compressor::RandomK;
-    bool linear = kind == wire::Compressor::Fp16 ||
-                  kind == wire::Compressor::Bf16;
-    if (sparsifier)
+    wire::Compressor kind = *wire::parseCompressor(config.compressor);
+    if (wire::isSparsifier(kind))
       compress << ", ratio = " << floatLiteral(config.ratio)
                << ", error_feedback";
-    if (!linear)
+    if (!wire::isLinear(kind))
       compress << ", scheme = allgather";
     compress << ">";
   }

@@ -30,6 +30,16 @@ std::optional<Compressor> parseCompressor(std::string_view name) {
   return std::nullopt;
 }
 
+bool isLinear(Compressor compressor) {
+  return compressor == Compressor::None || compressor == Compressor::Fp16 ||
+         compressor == Compressor::Bf16;
+}
+
+bool isSparsifier(Compressor compressor) {
+  return compressor == Compressor::TopK || compressor == Compressor::Dgc ||
+         compressor == Compressor::RandomK;
+}
+
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int64_t compressedBytes(int64_t elements, int64_t elementBytes,

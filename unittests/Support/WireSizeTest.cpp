@@ -20,6 +20,21 @@ TEST(WireSize, ParsesEveryCompressorName) {
   EXPECT_FALSE(parseCompressor("").has_value());
 }
 
+TEST(WireSize, ClassifiesCompressors) {
+  for (Compressor linear : {Compressor::None, Compressor::Fp16, Compressor::Bf16})
+    EXPECT_TRUE(isLinear(linear));
+  for (Compressor other : {Compressor::TopK, Compressor::Dgc, Compressor::RandomK,
+                           Compressor::EfSignSgd, Compressor::OneBit,
+                           Compressor::Qsgd})
+    EXPECT_FALSE(isLinear(other));
+  for (Compressor sparsifier :
+       {Compressor::TopK, Compressor::Dgc, Compressor::RandomK})
+    EXPECT_TRUE(isSparsifier(sparsifier));
+  for (Compressor other : {Compressor::None, Compressor::Fp16, Compressor::Qsgd,
+                           Compressor::OneBit})
+    EXPECT_FALSE(isSparsifier(other));
+}
+
 TEST(WireSize, UncompressedIsTheTensor) {
   EXPECT_EQ(compressedBytes(1000, 4, {}), 4000);
 }

@@ -22,6 +22,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "hetero/Support/WireSize.h"
+
 #include "hetero/Dialect/HeteroDialect.h.inc"
 #include "hetero/Dialect/HeteroEnums.h.inc"
 

@@ -141,9 +141,14 @@ def Hetero_CompressAttr : Hetero_Attr<"Compress", "compress"> {
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
+    /// The compression in the MLIR-free terms of hetero/Support/WireSize.h.
+    ::hetero::wire::Compression getWireCompression() const;
+
     /// True when compressed tensors of different ranks can be summed
     /// element-wise, so that a plain all-reduce aggregates them.
-    bool isLinear() const;
+    bool isLinear() const {
+      return ::hetero::wire::isLinear(getWireCompression().compressor);
+    }
   }];
 }
 

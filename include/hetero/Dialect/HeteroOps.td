@@ -387,12 +387,6 @@ class Hetero_CollectiveOp<string mnemonic, list<Trait> traits = []>
     DefaultValuedAttr<Hetero_GridAxesAttr, "{}">:$grid_axes
   );
   string groupFormat = "(`on` $grid^ (`axes` `=` $grid_axes^)?)?";
-  code groupDecl = [{
-    /// The number of ranks in the group, when the grid makes it static.
-    std::optional<int64_t> getStaticGroupSize(
-        ::mlir::SymbolTableCollection &symbolTable);
-  }];
-  let extraClassDeclaration = groupDecl;
 }
 
 def Hetero_AllReduceOp : Hetero_CollectiveOp<"all_reduce", [

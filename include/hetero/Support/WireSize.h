@@ -34,6 +34,15 @@ enum class Compressor {
 /// Parses the name used in IR and on command lines ("topk", "qsgd", ...).
 std::optional<Compressor> parseCompressor(std::string_view name);
 
+/// True when compressed tensors of different ranks can be summed
+/// element-wise (no compression and the casts), so a plain all-reduce
+/// aggregates them.
+bool isLinear(Compressor compressor);
+
+/// True for the compressors that keep a fraction of the elements (topk, dgc,
+/// randomk), the ones a keep ratio applies to.
+bool isSparsifier(Compressor compressor);
+
 /// How one tensor is compressed.
 struct Compression {
   Compressor compressor = Compressor::None;
