@@ -11,6 +11,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -113,6 +114,7 @@ void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
                                            raw_ostream &os) {
   llvm::MapVector<StringRef, CollectiveTally> collectives;
   int64_t colMatmuls = 0, rowMatmuls = 0, maxTp = 1;
+  llvm::StringSet<> layers;
   SmallVector<CheckpointOp> checkpoints;
   auto tally = [&](Operation *op, ValueRange tensors, CompressAttr compress) {
     CollectiveTally &entry = collectives[op->getName().stripDialect()];
@@ -130,6 +132,7 @@ void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
           .Case([&](PrunableMatmulOp matmul) {
             (matmul.getMode() == PruneMode::col ? colMatmuls : rowMatmuls)++;
             maxTp = std::max(maxTp, matmul.getTp());
+            layers.insert(matmul.getLayer());
           })
           .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp>(
               [&](auto op) { tally(op, op.getInput(), op.getCompressAttr()); })
@@ -142,8 +145,8 @@ void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
           .Case([&](CheckpointOp op) { checkpoints.push_back(op); });
     });
   }
-  os << "  tensor parallel: " << colMatmuls + rowMatmuls
-     << " prunable matmuls (" << colMatmuls << " col, " << rowMatmuls
+  os << "  tensor parallel: " << layers.size() << " prunable layers, "
+     << colMatmuls + rowMatmuls << " prunable matmuls (" << colMatmuls << " col, " << rowMatmuls
      << " row), tp = " << maxTp << "\n";
   if (collectives.empty())
     os << "  collectives: none\n";

@@ -7,7 +7,7 @@
 // CHECK-NEXT:     1 tensor inputs besides the activation (1.00 KiB), 1 prunable matmuls, sends tensor<4x16xf32> (256 B) per micro-batch
 // CHECK-NEXT:   stage 1: forward @s1_fwd, backward @s1_bwd
 // CHECK-NEXT:     0 tensor inputs besides the activation (0 B), 0 prunable matmuls, returns tensor<f32> (4 B)
-// CHECK-NEXT:   tensor parallel: 1 prunable matmuls (1 col, 0 row), tp = 2
+// CHECK-NEXT:   tensor parallel: 1 prunable layers, 1 prunable matmuls (1 col, 0 row), tp = 2
 // CHECK-NEXT:   all_reduce: 2 ops, 2.00 KiB of tensors, 1.12 KiB on the wire (1 compressed, 1.8x smaller)
 // CHECK-NEXT:   checkpoint: 1 tensors, 1.00 KiB, 2 replicas of 4 machines, group placement, every 5 iterations
 // CHECK-NEXT: schedule @two_gpipe for @two: group size 6, 2 compute tasks
