@@ -115,6 +115,28 @@ static LogicalResult verifySameDimsExcept(Operation *op, RankedTensorType a,
 // Process groups of collectives
 //===----------------------------------------------------------------------===//
 
+/// The number of ranks of a grid of `shape` along `axes` (all axes when
+/// `axes` is empty), or std::nullopt when a dimension is dynamic. The axes
+/// must be valid.
+static std::optional<int64_t> groupSize(ArrayRef<int64_t> shape,
+                                        ArrayRef<int16_t> axes) {
+  int64_t size = 1;
+  auto multiply = [&](int64_t extent) {
+    if (ShapedType::isDynamic(extent) || ShapedType::isDynamic(size))
+      size = ShapedType::kDynamic;
+    else
+      size *= extent;
+  };
+  if (axes.empty())
+    llvm::for_each(shape, multiply);
+  else
+    for (int16_t axis : axes)
+      multiply(shape[axis]);
+  if (ShapedType::isDynamic(size))
+    return std::nullopt;
+  return size;
+}
+
 /// Resolves the grid of a collective and checks its axes. Returns the static
 /// number of ranks in the group, or std::nullopt when it is only known at run
 /// time (no grid: the whole world; or a dynamic grid dimension).
@@ -140,21 +162,7 @@ verifyGroup(Operation *op, FlatSymbolRefAttr gridName,
     if (!seen.insert(axis).second)
       return op->emitOpError() << "grid axis " << axis << " is named twice";
   }
-  int64_t size = 1;
-  auto multiply = [&](int64_t extent) {
-    if (ShapedType::isDynamic(extent) || ShapedType::isDynamic(size))
-      size = ShapedType::kDynamic;
-    else
-      size *= extent;
-  };
-  if (axes.empty())
-    llvm::for_each(shape, multiply);
-  else
-    for (int16_t axis : axes)
-      multiply(shape[axis]);
-  if (ShapedType::isDynamic(size))
-    return std::optional<int64_t>();
-  return std::optional<int64_t>(size);
+  return groupSize(shape, axes);
 }
 
 /// Checks a rank number against a static group size.
@@ -522,6 +530,30 @@ struct DropNoneCompression : OpRewritePattern<OpTy> {
   }
 };
 
+/// A collective over a group of one rank returns its input, unless a
+/// compressor would still change the values on their way through.
+template <typename OpTy>
+struct SingleRankCollective : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    if (op->getOperandTypes() != op->getResultTypes())
+      return failure();
+    auto compress = dyn_cast_or_null<CompressAttr>(op->getAttr("compress"));
+    if (compress && compress.getCompressor() != Compressor::none)
+      return failure();
+    FlatSymbolRefAttr gridName = op.getGridAttr();
+    if (!gridName)
+      return failure();
+    auto grid =
+        SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
+    if (!grid || groupSize(grid.getShape(), op.getGridAxes()) != 1)
+      return failure();
+    rewriter.replaceOp(op, op->getOperands());
+    return success();
+  }
+};
+
 /// A bucket of one tensor is a plain all-reduce.
 struct SingleTensorBucket : OpRewritePattern<BucketOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -541,12 +573,38 @@ struct SingleTensorBucket : OpRewritePattern<BucketOp> {
 
 void AllReduceOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                               MLIRContext *context) {
-  patterns.add<DropNoneCompression<AllReduceOp>>(context);
+  patterns.add<DropNoneCompression<AllReduceOp>,
+               SingleRankCollective<AllReduceOp>>(context);
 }
 
 //===----------------------------------------------------------------------===//
 // AllGatherOp, ReduceScatterOp, AllToAllOp
 //===----------------------------------------------------------------------===//
+
+void AllGatherOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<SingleRankCollective<AllGatherOp>>(context);
+}
+
+void ReduceScatterOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                                  MLIRContext *context) {
+  patterns.add<SingleRankCollective<ReduceScatterOp>>(context);
+}
+
+void AllToAllOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                             MLIRContext *context) {
+  patterns.add<SingleRankCollective<AllToAllOp>>(context);
+}
+
+void BroadcastOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<SingleRankCollective<BroadcastOp>>(context);
+}
+
+void ReduceOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                           MLIRContext *context) {
+  patterns.add<SingleRankCollective<ReduceOp>>(context);
+}
 
 /// `large` is `small` concatenated `factor` times along `axis`; factor is
 /// std::nullopt when it is not statically known.
@@ -724,7 +782,8 @@ LogicalResult BucketOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 void BucketOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                            MLIRContext *context) {
-  patterns.add<DropNoneCompression<BucketOp>, SingleTensorBucket>(context);
+  patterns.add<DropNoneCompression<BucketOp>, SingleTensorBucket,
+               SingleRankCollective<BucketOp>>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -25,57 +25,107 @@ module {
     %7 = tensor.empty() : tensor<16x16xf32>
     %8 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%6 : tensor<16x16xf32>) outs(%7 : tensor<16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %34 = linalg.index 0 : index
-      %35 = linalg.index 1 : index
-      %36 = arith.cmpi ult, %34, %35 : index
-      %37 = arith.mulf %in, %cst_1 : f32
-      %38 = arith.select %36, %cst_0, %37 : f32
-      linalg.yield %38 : f32
+      %50 = linalg.index 0 : index
+      %51 = linalg.index 1 : index
+      %52 = arith.cmpi ult, %50, %51 : index
+      %53 = arith.mulf %in, %cst_1 : f32
+      %54 = arith.select %52, %cst_0, %53 : f32
+      linalg.yield %54 : f32
     } -> tensor<16x16xf32>
-    %9 = tensor.empty() : tensor<16x16xf32>
-    %10 = linalg.softmax dimension(1) ins(%8 : tensor<16x16xf32>) outs(%9 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %11 = tensor.empty() : tensor<16x16xf32>
-    %12 = linalg.fill ins(%cst : f32) outs(%11 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %13 = linalg.matmul ins(%10, %extracted_slice_3 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%12 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %inserted_slice = tensor.insert_slice %13 into %2[0, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
+    %9 = tensor.empty() : tensor<16xf32>
+    %10 = linalg.fill ins(%cst_0 : f32) outs(%9 : tensor<16xf32>) -> tensor<16xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%8 : tensor<16x16xf32>) outs(%10 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %50 = arith.maximumf %in, %out : f32
+      linalg.yield %50 : f32
+    } -> tensor<16xf32>
+    %12 = tensor.empty() : tensor<16x16xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%8, %11 : tensor<16x16xf32>, tensor<16xf32>) outs(%12 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %50 = arith.subf %in, %in_9 : f32
+      %51 = math.exp %50 : f32
+      linalg.yield %51 : f32
+    } -> tensor<16x16xf32>
+    %14 = tensor.empty() : tensor<16xf32>
+    %15 = linalg.fill ins(%cst : f32) outs(%14 : tensor<16xf32>) -> tensor<16xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%13 : tensor<16x16xf32>) outs(%15 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %50 = arith.addf %in, %out : f32
+      linalg.yield %50 : f32
+    } -> tensor<16xf32>
+    %17 = tensor.empty() : tensor<16x16xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%13, %16 : tensor<16x16xf32>, tensor<16xf32>) outs(%17 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %50 = arith.divf %in, %in_9 : f32
+      linalg.yield %50 : f32
+    } -> tensor<16x16xf32>
+    %19 = tensor.empty() : tensor<16x16xf32>
+    %20 = linalg.fill ins(%cst : f32) outs(%19 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %21 = linalg.matmul ins(%18, %extracted_slice_3 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%20 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %inserted_slice = tensor.insert_slice %21 into %2[0, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
     %extracted_slice_4 = tensor.extract_slice %0[0, 16] [16, 16] [1, 1] : tensor<16x96xf32> to tensor<16x16xf32>
     %extracted_slice_5 = tensor.extract_slice %0[0, 48] [16, 16] [1, 1] : tensor<16x96xf32> to tensor<16x16xf32>
     %extracted_slice_6 = tensor.extract_slice %0[0, 80] [16, 16] [1, 1] : tensor<16x96xf32> to tensor<16x16xf32>
-    %14 = tensor.empty() : tensor<16x16xf32>
-    %transposed_7 = linalg.transpose ins(%extracted_slice_5 : tensor<16x16xf32>) outs(%14 : tensor<16x16xf32>) permutation = [1, 0] 
-    %15 = tensor.empty() : tensor<16x16xf32>
-    %16 = linalg.fill ins(%cst : f32) outs(%15 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %17 = linalg.matmul ins(%extracted_slice_4, %transposed_7 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%16 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %18 = tensor.empty() : tensor<16x16xf32>
-    %19 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%17 : tensor<16x16xf32>) outs(%18 : tensor<16x16xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %34 = linalg.index 0 : index
-      %35 = linalg.index 1 : index
-      %36 = arith.cmpi ult, %34, %35 : index
-      %37 = arith.mulf %in, %cst_1 : f32
-      %38 = arith.select %36, %cst_0, %37 : f32
-      linalg.yield %38 : f32
-    } -> tensor<16x16xf32>
-    %20 = tensor.empty() : tensor<16x16xf32>
-    %21 = linalg.softmax dimension(1) ins(%19 : tensor<16x16xf32>) outs(%20 : tensor<16x16xf32>) -> tensor<16x16xf32>
     %22 = tensor.empty() : tensor<16x16xf32>
-    %23 = linalg.fill ins(%cst : f32) outs(%22 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %24 = linalg.matmul ins(%21, %extracted_slice_6 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%23 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %inserted_slice_8 = tensor.insert_slice %24 into %inserted_slice[0, 16] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
-    %25 = hetero.prunable_matmul row %inserted_slice_8, %arg2 layer "l0.attn_out" tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
-    %26 = tensor.empty() : tensor<16x32xf32>
-    %27 = linalg.add ins(%arg0, %25 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%26 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %28 = hetero.prunable_matmul col %27, %arg3 layer "l0.mlp_up" tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
-    %29 = tensor.empty() : tensor<16x128xf32>
-    %30 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%28 : tensor<16x128xf32>) outs(%29 : tensor<16x128xf32>) {
+    %transposed_7 = linalg.transpose ins(%extracted_slice_5 : tensor<16x16xf32>) outs(%22 : tensor<16x16xf32>) permutation = [1, 0] 
+    %23 = tensor.empty() : tensor<16x16xf32>
+    %24 = linalg.fill ins(%cst : f32) outs(%23 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %25 = linalg.matmul ins(%extracted_slice_4, %transposed_7 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%24 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %26 = tensor.empty() : tensor<16x16xf32>
+    %27 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%25 : tensor<16x16xf32>) outs(%26 : tensor<16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %34 = arith.maximumf %in, %cst : f32
-      linalg.yield %34 : f32
+      %50 = linalg.index 0 : index
+      %51 = linalg.index 1 : index
+      %52 = arith.cmpi ult, %50, %51 : index
+      %53 = arith.mulf %in, %cst_1 : f32
+      %54 = arith.select %52, %cst_0, %53 : f32
+      linalg.yield %54 : f32
+    } -> tensor<16x16xf32>
+    %28 = tensor.empty() : tensor<16xf32>
+    %29 = linalg.fill ins(%cst_0 : f32) outs(%28 : tensor<16xf32>) -> tensor<16xf32>
+    %30 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%27 : tensor<16x16xf32>) outs(%29 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %50 = arith.maximumf %in, %out : f32
+      linalg.yield %50 : f32
+    } -> tensor<16xf32>
+    %31 = tensor.empty() : tensor<16x16xf32>
+    %32 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%27, %30 : tensor<16x16xf32>, tensor<16xf32>) outs(%31 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %50 = arith.subf %in, %in_9 : f32
+      %51 = math.exp %50 : f32
+      linalg.yield %51 : f32
+    } -> tensor<16x16xf32>
+    %33 = tensor.empty() : tensor<16xf32>
+    %34 = linalg.fill ins(%cst : f32) outs(%33 : tensor<16xf32>) -> tensor<16xf32>
+    %35 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%32 : tensor<16x16xf32>) outs(%34 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %50 = arith.addf %in, %out : f32
+      linalg.yield %50 : f32
+    } -> tensor<16xf32>
+    %36 = tensor.empty() : tensor<16x16xf32>
+    %37 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%32, %35 : tensor<16x16xf32>, tensor<16xf32>) outs(%36 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %50 = arith.divf %in, %in_9 : f32
+      linalg.yield %50 : f32
+    } -> tensor<16x16xf32>
+    %38 = tensor.empty() : tensor<16x16xf32>
+    %39 = linalg.fill ins(%cst : f32) outs(%38 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %40 = linalg.matmul ins(%37, %extracted_slice_6 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%39 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %inserted_slice_8 = tensor.insert_slice %40 into %inserted_slice[0, 16] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
+    %41 = hetero.prunable_matmul row %inserted_slice_8, %arg2 layer "l0.attn_out" tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
+    %42 = tensor.empty() : tensor<16x32xf32>
+    %43 = linalg.add ins(%arg0, %41 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%42 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %44 = hetero.prunable_matmul col %43, %arg3 layer "l0.mlp_up" tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
+    %45 = tensor.empty() : tensor<16x128xf32>
+    %46 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%44 : tensor<16x128xf32>) outs(%45 : tensor<16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %50 = arith.maximumf %in, %cst : f32
+      linalg.yield %50 : f32
     } -> tensor<16x128xf32>
-    %31 = hetero.prunable_matmul row %30, %arg4 layer "l0.mlp_down" tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
-    %32 = tensor.empty() : tensor<16x32xf32>
-    %33 = linalg.add ins(%27, %31 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%32 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    return %33 : tensor<16x32xf32>
+    %47 = hetero.prunable_matmul row %46, %arg4 layer "l0.mlp_down" tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
+    %48 = tensor.empty() : tensor<16x32xf32>
+    %49 = linalg.add ins(%43, %47 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%48 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    return %49 : tensor<16x32xf32>
   }
   func.func @gpt_stage0_backward(%arg0: tensor<16x32xf32>, %arg1: tensor<32x96xf32>, %arg2: tensor<32x32xf32>, %arg3: tensor<32x128xf32>, %arg4: tensor<128x32xf32>, %arg5: tensor<16x32xf32>) -> (tensor<32x96xf32>, tensor<32x32xf32>, tensor<32x128xf32>, tensor<128x32xf32>) {
     %cst = arith.constant 0.000000e+00 : f32
@@ -95,180 +145,230 @@ module {
     %7 = tensor.empty() : tensor<16x16xf32>
     %8 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%6 : tensor<16x16xf32>) outs(%7 : tensor<16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %107 = linalg.index 0 : index
-      %108 = linalg.index 1 : index
-      %109 = arith.cmpi ult, %107, %108 : index
-      %110 = arith.mulf %in, %cst_1 : f32
-      %111 = arith.select %109, %cst_0, %110 : f32
-      linalg.yield %111 : f32
+      %123 = linalg.index 0 : index
+      %124 = linalg.index 1 : index
+      %125 = arith.cmpi ult, %123, %124 : index
+      %126 = arith.mulf %in, %cst_1 : f32
+      %127 = arith.select %125, %cst_0, %126 : f32
+      linalg.yield %127 : f32
     } -> tensor<16x16xf32>
-    %9 = tensor.empty() : tensor<16x16xf32>
-    %10 = linalg.softmax dimension(1) ins(%8 : tensor<16x16xf32>) outs(%9 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %11 = tensor.empty() : tensor<16x16xf32>
-    %12 = linalg.fill ins(%cst : f32) outs(%11 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %13 = linalg.matmul ins(%10, %extracted_slice_3 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%12 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %inserted_slice = tensor.insert_slice %13 into %2[0, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
+    %9 = tensor.empty() : tensor<16xf32>
+    %10 = linalg.fill ins(%cst_0 : f32) outs(%9 : tensor<16xf32>) -> tensor<16xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%8 : tensor<16x16xf32>) outs(%10 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %123 = arith.maximumf %in, %out : f32
+      linalg.yield %123 : f32
+    } -> tensor<16xf32>
+    %12 = tensor.empty() : tensor<16x16xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%8, %11 : tensor<16x16xf32>, tensor<16xf32>) outs(%12 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_31: f32, %out: f32):
+      %123 = arith.subf %in, %in_31 : f32
+      %124 = math.exp %123 : f32
+      linalg.yield %124 : f32
+    } -> tensor<16x16xf32>
+    %14 = tensor.empty() : tensor<16xf32>
+    %15 = linalg.fill ins(%cst : f32) outs(%14 : tensor<16xf32>) -> tensor<16xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%13 : tensor<16x16xf32>) outs(%15 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %123 = arith.addf %in, %out : f32
+      linalg.yield %123 : f32
+    } -> tensor<16xf32>
+    %17 = tensor.empty() : tensor<16x16xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%13, %16 : tensor<16x16xf32>, tensor<16xf32>) outs(%17 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_31: f32, %out: f32):
+      %123 = arith.divf %in, %in_31 : f32
+      linalg.yield %123 : f32
+    } -> tensor<16x16xf32>
+    %19 = tensor.empty() : tensor<16x16xf32>
+    %20 = linalg.fill ins(%cst : f32) outs(%19 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %21 = linalg.matmul ins(%18, %extracted_slice_3 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%20 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %inserted_slice = tensor.insert_slice %21 into %2[0, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
     %extracted_slice_4 = tensor.extract_slice %0[0, 16] [16, 16] [1, 1] : tensor<16x96xf32> to tensor<16x16xf32>
     %extracted_slice_5 = tensor.extract_slice %0[0, 48] [16, 16] [1, 1] : tensor<16x96xf32> to tensor<16x16xf32>
     %extracted_slice_6 = tensor.extract_slice %0[0, 80] [16, 16] [1, 1] : tensor<16x96xf32> to tensor<16x16xf32>
-    %14 = tensor.empty() : tensor<16x16xf32>
-    %transposed_7 = linalg.transpose ins(%extracted_slice_5 : tensor<16x16xf32>) outs(%14 : tensor<16x16xf32>) permutation = [1, 0] 
-    %15 = tensor.empty() : tensor<16x16xf32>
-    %16 = linalg.fill ins(%cst : f32) outs(%15 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %17 = linalg.matmul ins(%extracted_slice_4, %transposed_7 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%16 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %18 = tensor.empty() : tensor<16x16xf32>
-    %19 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%17 : tensor<16x16xf32>) outs(%18 : tensor<16x16xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %107 = linalg.index 0 : index
-      %108 = linalg.index 1 : index
-      %109 = arith.cmpi ult, %107, %108 : index
-      %110 = arith.mulf %in, %cst_1 : f32
-      %111 = arith.select %109, %cst_0, %110 : f32
-      linalg.yield %111 : f32
-    } -> tensor<16x16xf32>
-    %20 = tensor.empty() : tensor<16x16xf32>
-    %21 = linalg.softmax dimension(1) ins(%19 : tensor<16x16xf32>) outs(%20 : tensor<16x16xf32>) -> tensor<16x16xf32>
     %22 = tensor.empty() : tensor<16x16xf32>
-    %23 = linalg.fill ins(%cst : f32) outs(%22 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %24 = linalg.matmul ins(%21, %extracted_slice_6 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%23 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %inserted_slice_8 = tensor.insert_slice %24 into %inserted_slice[0, 16] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
-    %25 = hetero.prunable_matmul row %inserted_slice_8, %arg2 layer "l0.attn_out" tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
-    %26 = tensor.empty() : tensor<16x32xf32>
-    %27 = linalg.add ins(%arg0, %25 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%26 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %28 = hetero.prunable_matmul col %27, %arg3 layer "l0.mlp_up" tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
-    %29 = tensor.empty() : tensor<16x128xf32>
-    %30 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%28 : tensor<16x128xf32>) outs(%29 : tensor<16x128xf32>) {
+    %transposed_7 = linalg.transpose ins(%extracted_slice_5 : tensor<16x16xf32>) outs(%22 : tensor<16x16xf32>) permutation = [1, 0] 
+    %23 = tensor.empty() : tensor<16x16xf32>
+    %24 = linalg.fill ins(%cst : f32) outs(%23 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %25 = linalg.matmul ins(%extracted_slice_4, %transposed_7 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%24 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %26 = tensor.empty() : tensor<16x16xf32>
+    %27 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%25 : tensor<16x16xf32>) outs(%26 : tensor<16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %107 = arith.maximumf %in, %cst : f32
-      linalg.yield %107 : f32
-    } -> tensor<16x128xf32>
-    %31 = hetero.prunable_matmul row %30, %arg4 layer "l0.mlp_down" tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
-    %32 = tensor.empty() : tensor<16x32xf32>
-    %33 = linalg.add ins(%27, %31 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%32 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %34 = tensor.empty() : tensor<128x16xf32>
-    %transposed_9 = linalg.transpose ins(%30 : tensor<16x128xf32>) outs(%34 : tensor<128x16xf32>) permutation = [1, 0] 
-    %35 = tensor.empty() : tensor<128x32xf32>
-    %36 = linalg.fill ins(%cst : f32) outs(%35 : tensor<128x32xf32>) -> tensor<128x32xf32>
-    %37 = linalg.matmul ins(%transposed_9, %arg5 : tensor<128x16xf32>, tensor<16x32xf32>) outs(%36 : tensor<128x32xf32>) -> tensor<128x32xf32>
-    %38 = tensor.empty() : tensor<32x128xf32>
-    %transposed_10 = linalg.transpose ins(%arg4 : tensor<128x32xf32>) outs(%38 : tensor<32x128xf32>) permutation = [1, 0] 
-    %39 = hetero.prunable_matmul col %arg5, %transposed_10 layer "l0.mlp_down" tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
-    %40 = tensor.empty() : tensor<16x128xf32>
-    %41 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%39, %28 : tensor<16x128xf32>, tensor<16x128xf32>) outs(%40 : tensor<16x128xf32>) {
-    ^bb0(%in: f32, %in_31: f32, %out: f32):
-      %107 = arith.cmpf ogt, %in_31, %cst : f32
-      %108 = arith.select %107, %in, %cst : f32
-      linalg.yield %108 : f32
-    } -> tensor<16x128xf32>
-    %42 = tensor.empty() : tensor<32x16xf32>
-    %transposed_11 = linalg.transpose ins(%27 : tensor<16x32xf32>) outs(%42 : tensor<32x16xf32>) permutation = [1, 0] 
-    %43 = tensor.empty() : tensor<32x128xf32>
-    %44 = linalg.fill ins(%cst : f32) outs(%43 : tensor<32x128xf32>) -> tensor<32x128xf32>
-    %45 = linalg.matmul ins(%transposed_11, %41 : tensor<32x16xf32>, tensor<16x128xf32>) outs(%44 : tensor<32x128xf32>) -> tensor<32x128xf32>
-    %46 = tensor.empty() : tensor<128x32xf32>
-    %transposed_12 = linalg.transpose ins(%arg3 : tensor<32x128xf32>) outs(%46 : tensor<128x32xf32>) permutation = [1, 0] 
-    %47 = hetero.prunable_matmul row %41, %transposed_12 layer "l0.mlp_up" tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
-    %48 = tensor.empty() : tensor<16x32xf32>
-    %49 = linalg.add ins(%arg5, %47 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%48 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %50 = tensor.empty() : tensor<32x16xf32>
-    %transposed_13 = linalg.transpose ins(%inserted_slice_8 : tensor<16x32xf32>) outs(%50 : tensor<32x16xf32>) permutation = [1, 0] 
-    %51 = tensor.empty() : tensor<32x32xf32>
-    %52 = linalg.fill ins(%cst : f32) outs(%51 : tensor<32x32xf32>) -> tensor<32x32xf32>
-    %53 = linalg.matmul ins(%transposed_13, %49 : tensor<32x16xf32>, tensor<16x32xf32>) outs(%52 : tensor<32x32xf32>) -> tensor<32x32xf32>
-    %54 = tensor.empty() : tensor<32x32xf32>
-    %transposed_14 = linalg.transpose ins(%arg2 : tensor<32x32xf32>) outs(%54 : tensor<32x32xf32>) permutation = [1, 0] 
-    %55 = hetero.prunable_matmul col %49, %transposed_14 layer "l0.attn_out" tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
-    %56 = tensor.empty() : tensor<16x96xf32>
-    %57 = linalg.fill ins(%cst : f32) outs(%56 : tensor<16x96xf32>) -> tensor<16x96xf32>
-    %extracted_slice_15 = tensor.extract_slice %55[0, 0] [16, 16] [1, 1] : tensor<16x32xf32> to tensor<16x16xf32>
-    %58 = tensor.empty() : tensor<16x16xf32>
-    %transposed_16 = linalg.transpose ins(%extracted_slice_3 : tensor<16x16xf32>) outs(%58 : tensor<16x16xf32>) permutation = [1, 0] 
-    %59 = tensor.empty() : tensor<16x16xf32>
-    %60 = linalg.fill ins(%cst : f32) outs(%59 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %61 = linalg.matmul ins(%extracted_slice_15, %transposed_16 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%60 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %62 = tensor.empty() : tensor<16x16xf32>
-    %transposed_17 = linalg.transpose ins(%10 : tensor<16x16xf32>) outs(%62 : tensor<16x16xf32>) permutation = [1, 0] 
-    %63 = tensor.empty() : tensor<16x16xf32>
-    %64 = linalg.fill ins(%cst : f32) outs(%63 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %65 = linalg.matmul ins(%transposed_17, %extracted_slice_15 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%64 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %66 = tensor.empty() : tensor<16xf32>
-    %67 = linalg.fill ins(%cst : f32) outs(%66 : tensor<16xf32>) -> tensor<16xf32>
-    %68 = linalg.generic {indexing_maps = [#map, #map, #map1], iterator_types = ["parallel", "reduction"]} ins(%61, %10 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%67 : tensor<16xf32>) {
-    ^bb0(%in: f32, %in_31: f32, %out: f32):
-      %107 = arith.mulf %in, %in_31 : f32
-      %108 = arith.addf %107, %out : f32
-      linalg.yield %108 : f32
-    } -> tensor<16xf32>
-    %69 = tensor.empty() : tensor<16x16xf32>
-    %70 = linalg.generic {indexing_maps = [#map, #map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%61, %10, %68 : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>) outs(%69 : tensor<16x16xf32>) {
-    ^bb0(%in: f32, %in_31: f32, %in_32: f32, %out: f32):
-      %107 = arith.subf %in, %in_32 : f32
-      %108 = arith.mulf %in_31, %107 : f32
-      %109 = arith.mulf %108, %cst_1 : f32
-      linalg.yield %109 : f32
+      %123 = linalg.index 0 : index
+      %124 = linalg.index 1 : index
+      %125 = arith.cmpi ult, %123, %124 : index
+      %126 = arith.mulf %in, %cst_1 : f32
+      %127 = arith.select %125, %cst_0, %126 : f32
+      linalg.yield %127 : f32
     } -> tensor<16x16xf32>
-    %71 = tensor.empty() : tensor<16x16xf32>
-    %72 = linalg.fill ins(%cst : f32) outs(%71 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %73 = linalg.matmul ins(%70, %extracted_slice_2 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%72 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %28 = tensor.empty() : tensor<16xf32>
+    %29 = linalg.fill ins(%cst_0 : f32) outs(%28 : tensor<16xf32>) -> tensor<16xf32>
+    %30 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%27 : tensor<16x16xf32>) outs(%29 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %123 = arith.maximumf %in, %out : f32
+      linalg.yield %123 : f32
+    } -> tensor<16xf32>
+    %31 = tensor.empty() : tensor<16x16xf32>
+    %32 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%27, %30 : tensor<16x16xf32>, tensor<16xf32>) outs(%31 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_31: f32, %out: f32):
+      %123 = arith.subf %in, %in_31 : f32
+      %124 = math.exp %123 : f32
+      linalg.yield %124 : f32
+    } -> tensor<16x16xf32>
+    %33 = tensor.empty() : tensor<16xf32>
+    %34 = linalg.fill ins(%cst : f32) outs(%33 : tensor<16xf32>) -> tensor<16xf32>
+    %35 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%32 : tensor<16x16xf32>) outs(%34 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %123 = arith.addf %in, %out : f32
+      linalg.yield %123 : f32
+    } -> tensor<16xf32>
+    %36 = tensor.empty() : tensor<16x16xf32>
+    %37 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%32, %35 : tensor<16x16xf32>, tensor<16xf32>) outs(%36 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_31: f32, %out: f32):
+      %123 = arith.divf %in, %in_31 : f32
+      linalg.yield %123 : f32
+    } -> tensor<16x16xf32>
+    %38 = tensor.empty() : tensor<16x16xf32>
+    %39 = linalg.fill ins(%cst : f32) outs(%38 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %40 = linalg.matmul ins(%37, %extracted_slice_6 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%39 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %inserted_slice_8 = tensor.insert_slice %40 into %inserted_slice[0, 16] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
+    %41 = hetero.prunable_matmul row %inserted_slice_8, %arg2 layer "l0.attn_out" tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
+    %42 = tensor.empty() : tensor<16x32xf32>
+    %43 = linalg.add ins(%arg0, %41 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%42 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %44 = hetero.prunable_matmul col %43, %arg3 layer "l0.mlp_up" tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
+    %45 = tensor.empty() : tensor<16x128xf32>
+    %46 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%44 : tensor<16x128xf32>) outs(%45 : tensor<16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %123 = arith.maximumf %in, %cst : f32
+      linalg.yield %123 : f32
+    } -> tensor<16x128xf32>
+    %47 = hetero.prunable_matmul row %46, %arg4 layer "l0.mlp_down" tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
+    %48 = tensor.empty() : tensor<16x32xf32>
+    %49 = linalg.add ins(%43, %47 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%48 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %50 = tensor.empty() : tensor<128x16xf32>
+    %transposed_9 = linalg.transpose ins(%46 : tensor<16x128xf32>) outs(%50 : tensor<128x16xf32>) permutation = [1, 0] 
+    %51 = tensor.empty() : tensor<128x32xf32>
+    %52 = linalg.fill ins(%cst : f32) outs(%51 : tensor<128x32xf32>) -> tensor<128x32xf32>
+    %53 = linalg.matmul ins(%transposed_9, %arg5 : tensor<128x16xf32>, tensor<16x32xf32>) outs(%52 : tensor<128x32xf32>) -> tensor<128x32xf32>
+    %54 = tensor.empty() : tensor<32x128xf32>
+    %transposed_10 = linalg.transpose ins(%arg4 : tensor<128x32xf32>) outs(%54 : tensor<32x128xf32>) permutation = [1, 0] 
+    %55 = hetero.prunable_matmul col %arg5, %transposed_10 layer "l0.mlp_down" tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
+    %56 = tensor.empty() : tensor<16x128xf32>
+    %57 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%55, %44 : tensor<16x128xf32>, tensor<16x128xf32>) outs(%56 : tensor<16x128xf32>) {
+    ^bb0(%in: f32, %in_31: f32, %out: f32):
+      %123 = arith.cmpf ogt, %in_31, %cst : f32
+      %124 = arith.select %123, %in, %cst : f32
+      linalg.yield %124 : f32
+    } -> tensor<16x128xf32>
+    %58 = tensor.empty() : tensor<32x16xf32>
+    %transposed_11 = linalg.transpose ins(%43 : tensor<16x32xf32>) outs(%58 : tensor<32x16xf32>) permutation = [1, 0] 
+    %59 = tensor.empty() : tensor<32x128xf32>
+    %60 = linalg.fill ins(%cst : f32) outs(%59 : tensor<32x128xf32>) -> tensor<32x128xf32>
+    %61 = linalg.matmul ins(%transposed_11, %57 : tensor<32x16xf32>, tensor<16x128xf32>) outs(%60 : tensor<32x128xf32>) -> tensor<32x128xf32>
+    %62 = tensor.empty() : tensor<128x32xf32>
+    %transposed_12 = linalg.transpose ins(%arg3 : tensor<32x128xf32>) outs(%62 : tensor<128x32xf32>) permutation = [1, 0] 
+    %63 = hetero.prunable_matmul row %57, %transposed_12 layer "l0.mlp_up" tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
+    %64 = tensor.empty() : tensor<16x32xf32>
+    %65 = linalg.add ins(%arg5, %63 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%64 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %66 = tensor.empty() : tensor<32x16xf32>
+    %transposed_13 = linalg.transpose ins(%inserted_slice_8 : tensor<16x32xf32>) outs(%66 : tensor<32x16xf32>) permutation = [1, 0] 
+    %67 = tensor.empty() : tensor<32x32xf32>
+    %68 = linalg.fill ins(%cst : f32) outs(%67 : tensor<32x32xf32>) -> tensor<32x32xf32>
+    %69 = linalg.matmul ins(%transposed_13, %65 : tensor<32x16xf32>, tensor<16x32xf32>) outs(%68 : tensor<32x32xf32>) -> tensor<32x32xf32>
+    %70 = tensor.empty() : tensor<32x32xf32>
+    %transposed_14 = linalg.transpose ins(%arg2 : tensor<32x32xf32>) outs(%70 : tensor<32x32xf32>) permutation = [1, 0] 
+    %71 = hetero.prunable_matmul col %65, %transposed_14 layer "l0.attn_out" tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
+    %72 = tensor.empty() : tensor<16x96xf32>
+    %73 = linalg.fill ins(%cst : f32) outs(%72 : tensor<16x96xf32>) -> tensor<16x96xf32>
+    %extracted_slice_15 = tensor.extract_slice %71[0, 0] [16, 16] [1, 1] : tensor<16x32xf32> to tensor<16x16xf32>
     %74 = tensor.empty() : tensor<16x16xf32>
-    %transposed_18 = linalg.transpose ins(%70 : tensor<16x16xf32>) outs(%74 : tensor<16x16xf32>) permutation = [1, 0] 
+    %transposed_16 = linalg.transpose ins(%extracted_slice_3 : tensor<16x16xf32>) outs(%74 : tensor<16x16xf32>) permutation = [1, 0] 
     %75 = tensor.empty() : tensor<16x16xf32>
     %76 = linalg.fill ins(%cst : f32) outs(%75 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %77 = linalg.matmul ins(%transposed_18, %extracted_slice : tensor<16x16xf32>, tensor<16x16xf32>) outs(%76 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %inserted_slice_19 = tensor.insert_slice %73 into %57[0, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
-    %inserted_slice_20 = tensor.insert_slice %77 into %inserted_slice_19[0, 32] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
-    %inserted_slice_21 = tensor.insert_slice %65 into %inserted_slice_20[0, 64] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
-    %extracted_slice_22 = tensor.extract_slice %55[0, 16] [16, 16] [1, 1] : tensor<16x32xf32> to tensor<16x16xf32>
+    %77 = linalg.matmul ins(%extracted_slice_15, %transposed_16 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%76 : tensor<16x16xf32>) -> tensor<16x16xf32>
     %78 = tensor.empty() : tensor<16x16xf32>
-    %transposed_23 = linalg.transpose ins(%extracted_slice_6 : tensor<16x16xf32>) outs(%78 : tensor<16x16xf32>) permutation = [1, 0] 
+    %transposed_17 = linalg.transpose ins(%18 : tensor<16x16xf32>) outs(%78 : tensor<16x16xf32>) permutation = [1, 0] 
     %79 = tensor.empty() : tensor<16x16xf32>
     %80 = linalg.fill ins(%cst : f32) outs(%79 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %81 = linalg.matmul ins(%extracted_slice_22, %transposed_23 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%80 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %82 = tensor.empty() : tensor<16x16xf32>
-    %transposed_24 = linalg.transpose ins(%21 : tensor<16x16xf32>) outs(%82 : tensor<16x16xf32>) permutation = [1, 0] 
-    %83 = tensor.empty() : tensor<16x16xf32>
-    %84 = linalg.fill ins(%cst : f32) outs(%83 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %85 = linalg.matmul ins(%transposed_24, %extracted_slice_22 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%84 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %86 = tensor.empty() : tensor<16xf32>
-    %87 = linalg.fill ins(%cst : f32) outs(%86 : tensor<16xf32>) -> tensor<16xf32>
-    %88 = linalg.generic {indexing_maps = [#map, #map, #map1], iterator_types = ["parallel", "reduction"]} ins(%81, %21 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%87 : tensor<16xf32>) {
+    %81 = linalg.matmul ins(%transposed_17, %extracted_slice_15 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%80 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %82 = tensor.empty() : tensor<16xf32>
+    %83 = linalg.fill ins(%cst : f32) outs(%82 : tensor<16xf32>) -> tensor<16xf32>
+    %84 = linalg.generic {indexing_maps = [#map, #map, #map1], iterator_types = ["parallel", "reduction"]} ins(%77, %18 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%83 : tensor<16xf32>) {
     ^bb0(%in: f32, %in_31: f32, %out: f32):
-      %107 = arith.mulf %in, %in_31 : f32
-      %108 = arith.addf %107, %out : f32
-      linalg.yield %108 : f32
+      %123 = arith.mulf %in, %in_31 : f32
+      %124 = arith.addf %123, %out : f32
+      linalg.yield %124 : f32
     } -> tensor<16xf32>
-    %89 = tensor.empty() : tensor<16x16xf32>
-    %90 = linalg.generic {indexing_maps = [#map, #map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%81, %21, %88 : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>) outs(%89 : tensor<16x16xf32>) {
+    %85 = tensor.empty() : tensor<16x16xf32>
+    %86 = linalg.generic {indexing_maps = [#map, #map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%77, %18, %84 : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>) outs(%85 : tensor<16x16xf32>) {
     ^bb0(%in: f32, %in_31: f32, %in_32: f32, %out: f32):
-      %107 = arith.subf %in, %in_32 : f32
-      %108 = arith.mulf %in_31, %107 : f32
-      %109 = arith.mulf %108, %cst_1 : f32
-      linalg.yield %109 : f32
+      %123 = arith.subf %in, %in_32 : f32
+      %124 = arith.mulf %in_31, %123 : f32
+      %125 = arith.mulf %124, %cst_1 : f32
+      linalg.yield %125 : f32
     } -> tensor<16x16xf32>
+    %87 = tensor.empty() : tensor<16x16xf32>
+    %88 = linalg.fill ins(%cst : f32) outs(%87 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %89 = linalg.matmul ins(%86, %extracted_slice_2 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%88 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %90 = tensor.empty() : tensor<16x16xf32>
+    %transposed_18 = linalg.transpose ins(%86 : tensor<16x16xf32>) outs(%90 : tensor<16x16xf32>) permutation = [1, 0] 
     %91 = tensor.empty() : tensor<16x16xf32>
     %92 = linalg.fill ins(%cst : f32) outs(%91 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %93 = linalg.matmul ins(%90, %extracted_slice_5 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%92 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %93 = linalg.matmul ins(%transposed_18, %extracted_slice : tensor<16x16xf32>, tensor<16x16xf32>) outs(%92 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %inserted_slice_19 = tensor.insert_slice %89 into %73[0, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
+    %inserted_slice_20 = tensor.insert_slice %93 into %inserted_slice_19[0, 32] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
+    %inserted_slice_21 = tensor.insert_slice %81 into %inserted_slice_20[0, 64] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
+    %extracted_slice_22 = tensor.extract_slice %71[0, 16] [16, 16] [1, 1] : tensor<16x32xf32> to tensor<16x16xf32>
     %94 = tensor.empty() : tensor<16x16xf32>
-    %transposed_25 = linalg.transpose ins(%90 : tensor<16x16xf32>) outs(%94 : tensor<16x16xf32>) permutation = [1, 0] 
+    %transposed_23 = linalg.transpose ins(%extracted_slice_6 : tensor<16x16xf32>) outs(%94 : tensor<16x16xf32>) permutation = [1, 0] 
     %95 = tensor.empty() : tensor<16x16xf32>
     %96 = linalg.fill ins(%cst : f32) outs(%95 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %97 = linalg.matmul ins(%transposed_25, %extracted_slice_4 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%96 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %inserted_slice_26 = tensor.insert_slice %93 into %inserted_slice_21[0, 16] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
-    %inserted_slice_27 = tensor.insert_slice %97 into %inserted_slice_26[0, 48] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
-    %inserted_slice_28 = tensor.insert_slice %85 into %inserted_slice_27[0, 80] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
-    %98 = tensor.empty() : tensor<32x16xf32>
-    %transposed_29 = linalg.transpose ins(%arg0 : tensor<16x32xf32>) outs(%98 : tensor<32x16xf32>) permutation = [1, 0] 
-    %99 = tensor.empty() : tensor<32x96xf32>
-    %100 = linalg.fill ins(%cst : f32) outs(%99 : tensor<32x96xf32>) -> tensor<32x96xf32>
-    %101 = linalg.matmul ins(%transposed_29, %inserted_slice_28 : tensor<32x16xf32>, tensor<16x96xf32>) outs(%100 : tensor<32x96xf32>) -> tensor<32x96xf32>
-    %102 = tensor.empty() : tensor<96x32xf32>
-    %transposed_30 = linalg.transpose ins(%arg1 : tensor<32x96xf32>) outs(%102 : tensor<96x32xf32>) permutation = [1, 0] 
-    %103 = hetero.prunable_matmul row %inserted_slice_28, %transposed_30 layer "l0.qkv" tp = 1 : tensor<16x96xf32>, tensor<96x32xf32> -> tensor<16x32xf32>
-    %104 = tensor.empty() : tensor<16x32xf32>
-    %105 = linalg.add ins(%49, %103 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%104 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %106:4 = hetero.bucket %101, %53, %45, %37 on @gpt_devices axes = [1] reduction = avg compress <fp16> : tensor<32x96xf32>, tensor<32x32xf32>, tensor<32x128xf32>, tensor<128x32xf32>
+    %97 = linalg.matmul ins(%extracted_slice_22, %transposed_23 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%96 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %98 = tensor.empty() : tensor<16x16xf32>
+    %transposed_24 = linalg.transpose ins(%37 : tensor<16x16xf32>) outs(%98 : tensor<16x16xf32>) permutation = [1, 0] 
+    %99 = tensor.empty() : tensor<16x16xf32>
+    %100 = linalg.fill ins(%cst : f32) outs(%99 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %101 = linalg.matmul ins(%transposed_24, %extracted_slice_22 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%100 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %102 = tensor.empty() : tensor<16xf32>
+    %103 = linalg.fill ins(%cst : f32) outs(%102 : tensor<16xf32>) -> tensor<16xf32>
+    %104 = linalg.generic {indexing_maps = [#map, #map, #map1], iterator_types = ["parallel", "reduction"]} ins(%97, %37 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%103 : tensor<16xf32>) {
+    ^bb0(%in: f32, %in_31: f32, %out: f32):
+      %123 = arith.mulf %in, %in_31 : f32
+      %124 = arith.addf %123, %out : f32
+      linalg.yield %124 : f32
+    } -> tensor<16xf32>
+    %105 = tensor.empty() : tensor<16x16xf32>
+    %106 = linalg.generic {indexing_maps = [#map, #map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%97, %37, %104 : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>) outs(%105 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_31: f32, %in_32: f32, %out: f32):
+      %123 = arith.subf %in, %in_32 : f32
+      %124 = arith.mulf %in_31, %123 : f32
+      %125 = arith.mulf %124, %cst_1 : f32
+      linalg.yield %125 : f32
+    } -> tensor<16x16xf32>
+    %107 = tensor.empty() : tensor<16x16xf32>
+    %108 = linalg.fill ins(%cst : f32) outs(%107 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %109 = linalg.matmul ins(%106, %extracted_slice_5 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%108 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %110 = tensor.empty() : tensor<16x16xf32>
+    %transposed_25 = linalg.transpose ins(%106 : tensor<16x16xf32>) outs(%110 : tensor<16x16xf32>) permutation = [1, 0] 
+    %111 = tensor.empty() : tensor<16x16xf32>
+    %112 = linalg.fill ins(%cst : f32) outs(%111 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %113 = linalg.matmul ins(%transposed_25, %extracted_slice_4 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%112 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %inserted_slice_26 = tensor.insert_slice %109 into %inserted_slice_21[0, 16] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
+    %inserted_slice_27 = tensor.insert_slice %113 into %inserted_slice_26[0, 48] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
+    %inserted_slice_28 = tensor.insert_slice %101 into %inserted_slice_27[0, 80] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
+    %114 = tensor.empty() : tensor<32x16xf32>
+    %transposed_29 = linalg.transpose ins(%arg0 : tensor<16x32xf32>) outs(%114 : tensor<32x16xf32>) permutation = [1, 0] 
+    %115 = tensor.empty() : tensor<32x96xf32>
+    %116 = linalg.fill ins(%cst : f32) outs(%115 : tensor<32x96xf32>) -> tensor<32x96xf32>
+    %117 = linalg.matmul ins(%transposed_29, %inserted_slice_28 : tensor<32x16xf32>, tensor<16x96xf32>) outs(%116 : tensor<32x96xf32>) -> tensor<32x96xf32>
+    %118 = tensor.empty() : tensor<96x32xf32>
+    %transposed_30 = linalg.transpose ins(%arg1 : tensor<32x96xf32>) outs(%118 : tensor<96x32xf32>) permutation = [1, 0] 
+    %119 = hetero.prunable_matmul row %inserted_slice_28, %transposed_30 layer "l0.qkv" tp = 1 : tensor<16x96xf32>, tensor<96x32xf32> -> tensor<16x32xf32>
+    %120 = tensor.empty() : tensor<16x32xf32>
+    %121 = linalg.add ins(%65, %119 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%120 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %122:4 = hetero.bucket %117, %69, %61, %53 on @gpt_devices axes = [1] reduction = avg compress <fp16> : tensor<32x96xf32>, tensor<32x32xf32>, tensor<32x128xf32>, tensor<128x32xf32>
     hetero.checkpoint %arg1, %arg2, %arg3, %arg4 replicas = 2 of 2 placement = group : tensor<32x96xf32>, tensor<32x32xf32>, tensor<32x128xf32>, tensor<128x32xf32>
-    return %106#0, %106#1, %106#2, %106#3 : tensor<32x96xf32>, tensor<32x32xf32>, tensor<32x128xf32>, tensor<128x32xf32>
+    return %122#0, %122#1, %122#2, %122#3 : tensor<32x96xf32>, tensor<32x32xf32>, tensor<32x128xf32>, tensor<128x32xf32>
   }
   func.func @gpt_stage1_forward(%arg0: tensor<16x32xf32>, %arg1: tensor<32x96xf32>, %arg2: tensor<32x32xf32>, %arg3: tensor<32x128xf32>, %arg4: tensor<128x32xf32>, %arg5: tensor<32x32xf32>, %arg6: tensor<16x32xf32>) -> tensor<f32> {
     %cst = arith.constant 0.000000e+00 : f32
@@ -290,76 +390,126 @@ module {
     %7 = tensor.empty() : tensor<16x16xf32>
     %8 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%6 : tensor<16x16xf32>) outs(%7 : tensor<16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %42 = linalg.index 0 : index
-      %43 = linalg.index 1 : index
-      %44 = arith.cmpi ult, %42, %43 : index
-      %45 = arith.mulf %in, %cst_1 : f32
-      %46 = arith.select %44, %cst_0, %45 : f32
-      linalg.yield %46 : f32
+      %58 = linalg.index 0 : index
+      %59 = linalg.index 1 : index
+      %60 = arith.cmpi ult, %58, %59 : index
+      %61 = arith.mulf %in, %cst_1 : f32
+      %62 = arith.select %60, %cst_0, %61 : f32
+      linalg.yield %62 : f32
     } -> tensor<16x16xf32>
-    %9 = tensor.empty() : tensor<16x16xf32>
-    %10 = linalg.softmax dimension(1) ins(%8 : tensor<16x16xf32>) outs(%9 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %11 = tensor.empty() : tensor<16x16xf32>
-    %12 = linalg.fill ins(%cst : f32) outs(%11 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %13 = linalg.matmul ins(%10, %extracted_slice_5 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%12 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %inserted_slice = tensor.insert_slice %13 into %2[0, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
+    %9 = tensor.empty() : tensor<16xf32>
+    %10 = linalg.fill ins(%cst_0 : f32) outs(%9 : tensor<16xf32>) -> tensor<16xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%8 : tensor<16x16xf32>) outs(%10 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %58 = arith.maximumf %in, %out : f32
+      linalg.yield %58 : f32
+    } -> tensor<16xf32>
+    %12 = tensor.empty() : tensor<16x16xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%8, %11 : tensor<16x16xf32>, tensor<16xf32>) outs(%12 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_11: f32, %out: f32):
+      %58 = arith.subf %in, %in_11 : f32
+      %59 = math.exp %58 : f32
+      linalg.yield %59 : f32
+    } -> tensor<16x16xf32>
+    %14 = tensor.empty() : tensor<16xf32>
+    %15 = linalg.fill ins(%cst : f32) outs(%14 : tensor<16xf32>) -> tensor<16xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%13 : tensor<16x16xf32>) outs(%15 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %58 = arith.addf %in, %out : f32
+      linalg.yield %58 : f32
+    } -> tensor<16xf32>
+    %17 = tensor.empty() : tensor<16x16xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%13, %16 : tensor<16x16xf32>, tensor<16xf32>) outs(%17 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_11: f32, %out: f32):
+      %58 = arith.divf %in, %in_11 : f32
+      linalg.yield %58 : f32
+    } -> tensor<16x16xf32>
+    %19 = tensor.empty() : tensor<16x16xf32>
+    %20 = linalg.fill ins(%cst : f32) outs(%19 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %21 = linalg.matmul ins(%18, %extracted_slice_5 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%20 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %inserted_slice = tensor.insert_slice %21 into %2[0, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
     %extracted_slice_6 = tensor.extract_slice %0[0, 16] [16, 16] [1, 1] : tensor<16x96xf32> to tensor<16x16xf32>
     %extracted_slice_7 = tensor.extract_slice %0[0, 48] [16, 16] [1, 1] : tensor<16x96xf32> to tensor<16x16xf32>
     %extracted_slice_8 = tensor.extract_slice %0[0, 80] [16, 16] [1, 1] : tensor<16x96xf32> to tensor<16x16xf32>
-    %14 = tensor.empty() : tensor<16x16xf32>
-    %transposed_9 = linalg.transpose ins(%extracted_slice_7 : tensor<16x16xf32>) outs(%14 : tensor<16x16xf32>) permutation = [1, 0] 
-    %15 = tensor.empty() : tensor<16x16xf32>
-    %16 = linalg.fill ins(%cst : f32) outs(%15 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %17 = linalg.matmul ins(%extracted_slice_6, %transposed_9 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%16 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %18 = tensor.empty() : tensor<16x16xf32>
-    %19 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%17 : tensor<16x16xf32>) outs(%18 : tensor<16x16xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %42 = linalg.index 0 : index
-      %43 = linalg.index 1 : index
-      %44 = arith.cmpi ult, %42, %43 : index
-      %45 = arith.mulf %in, %cst_1 : f32
-      %46 = arith.select %44, %cst_0, %45 : f32
-      linalg.yield %46 : f32
-    } -> tensor<16x16xf32>
-    %20 = tensor.empty() : tensor<16x16xf32>
-    %21 = linalg.softmax dimension(1) ins(%19 : tensor<16x16xf32>) outs(%20 : tensor<16x16xf32>) -> tensor<16x16xf32>
     %22 = tensor.empty() : tensor<16x16xf32>
-    %23 = linalg.fill ins(%cst : f32) outs(%22 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %24 = linalg.matmul ins(%21, %extracted_slice_8 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%23 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %inserted_slice_10 = tensor.insert_slice %24 into %inserted_slice[0, 16] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
-    %25 = hetero.prunable_matmul row %inserted_slice_10, %arg2 layer "l1.attn_out" tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
-    %26 = tensor.empty() : tensor<16x32xf32>
-    %27 = linalg.add ins(%arg0, %25 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%26 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %28 = hetero.prunable_matmul col %27, %arg3 layer "l1.mlp_up" tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
-    %29 = tensor.empty() : tensor<16x128xf32>
-    %30 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%28 : tensor<16x128xf32>) outs(%29 : tensor<16x128xf32>) {
+    %transposed_9 = linalg.transpose ins(%extracted_slice_7 : tensor<16x16xf32>) outs(%22 : tensor<16x16xf32>) permutation = [1, 0] 
+    %23 = tensor.empty() : tensor<16x16xf32>
+    %24 = linalg.fill ins(%cst : f32) outs(%23 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %25 = linalg.matmul ins(%extracted_slice_6, %transposed_9 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%24 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %26 = tensor.empty() : tensor<16x16xf32>
+    %27 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%25 : tensor<16x16xf32>) outs(%26 : tensor<16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %42 = arith.maximumf %in, %cst : f32
-      linalg.yield %42 : f32
-    } -> tensor<16x128xf32>
-    %31 = hetero.prunable_matmul row %30, %arg4 layer "l1.mlp_down" tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
-    %32 = tensor.empty() : tensor<16x32xf32>
-    %33 = linalg.add ins(%27, %31 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%32 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %34 = tensor.empty() : tensor<16x32xf32>
-    %35 = linalg.fill ins(%cst : f32) outs(%34 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %36 = linalg.matmul ins(%33, %arg5 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%35 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %37 = tensor.empty() : tensor<16x32xf32>
-    %38 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%36, %arg6 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%37 : tensor<16x32xf32>) {
+      %58 = linalg.index 0 : index
+      %59 = linalg.index 1 : index
+      %60 = arith.cmpi ult, %58, %59 : index
+      %61 = arith.mulf %in, %cst_1 : f32
+      %62 = arith.select %60, %cst_0, %61 : f32
+      linalg.yield %62 : f32
+    } -> tensor<16x16xf32>
+    %28 = tensor.empty() : tensor<16xf32>
+    %29 = linalg.fill ins(%cst_0 : f32) outs(%28 : tensor<16xf32>) -> tensor<16xf32>
+    %30 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%27 : tensor<16x16xf32>) outs(%29 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %58 = arith.maximumf %in, %out : f32
+      linalg.yield %58 : f32
+    } -> tensor<16xf32>
+    %31 = tensor.empty() : tensor<16x16xf32>
+    %32 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%27, %30 : tensor<16x16xf32>, tensor<16xf32>) outs(%31 : tensor<16x16xf32>) {
     ^bb0(%in: f32, %in_11: f32, %out: f32):
-      %42 = arith.subf %in, %in_11 : f32
-      %43 = arith.mulf %42, %42 : f32
-      linalg.yield %43 : f32
+      %58 = arith.subf %in, %in_11 : f32
+      %59 = math.exp %58 : f32
+      linalg.yield %59 : f32
+    } -> tensor<16x16xf32>
+    %33 = tensor.empty() : tensor<16xf32>
+    %34 = linalg.fill ins(%cst : f32) outs(%33 : tensor<16xf32>) -> tensor<16xf32>
+    %35 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%32 : tensor<16x16xf32>) outs(%34 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %58 = arith.addf %in, %out : f32
+      linalg.yield %58 : f32
+    } -> tensor<16xf32>
+    %36 = tensor.empty() : tensor<16x16xf32>
+    %37 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%32, %35 : tensor<16x16xf32>, tensor<16xf32>) outs(%36 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_11: f32, %out: f32):
+      %58 = arith.divf %in, %in_11 : f32
+      linalg.yield %58 : f32
+    } -> tensor<16x16xf32>
+    %38 = tensor.empty() : tensor<16x16xf32>
+    %39 = linalg.fill ins(%cst : f32) outs(%38 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %40 = linalg.matmul ins(%37, %extracted_slice_8 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%39 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %inserted_slice_10 = tensor.insert_slice %40 into %inserted_slice[0, 16] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
+    %41 = hetero.prunable_matmul row %inserted_slice_10, %arg2 layer "l1.attn_out" tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
+    %42 = tensor.empty() : tensor<16x32xf32>
+    %43 = linalg.add ins(%arg0, %41 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%42 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %44 = hetero.prunable_matmul col %43, %arg3 layer "l1.mlp_up" tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
+    %45 = tensor.empty() : tensor<16x128xf32>
+    %46 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%44 : tensor<16x128xf32>) outs(%45 : tensor<16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %58 = arith.maximumf %in, %cst : f32
+      linalg.yield %58 : f32
+    } -> tensor<16x128xf32>
+    %47 = hetero.prunable_matmul row %46, %arg4 layer "l1.mlp_down" tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
+    %48 = tensor.empty() : tensor<16x32xf32>
+    %49 = linalg.add ins(%43, %47 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%48 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %50 = tensor.empty() : tensor<16x32xf32>
+    %51 = linalg.fill ins(%cst : f32) outs(%50 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %52 = linalg.matmul ins(%49, %arg5 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%51 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %53 = tensor.empty() : tensor<16x32xf32>
+    %54 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%52, %arg6 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%53 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_11: f32, %out: f32):
+      %58 = arith.subf %in, %in_11 : f32
+      %59 = arith.mulf %58, %58 : f32
+      linalg.yield %59 : f32
     } -> tensor<16x32xf32>
-    %39 = tensor.empty() : tensor<f32>
-    %40 = linalg.fill ins(%cst : f32) outs(%39 : tensor<f32>) -> tensor<f32>
-    %reduced = linalg.reduce ins(%38 : tensor<16x32xf32>) outs(%40 : tensor<f32>) dimensions = [0, 1] 
+    %55 = tensor.empty() : tensor<f32>
+    %56 = linalg.fill ins(%cst : f32) outs(%55 : tensor<f32>) -> tensor<f32>
+    %reduced = linalg.reduce ins(%54 : tensor<16x32xf32>) outs(%56 : tensor<f32>) dimensions = [0, 1] 
       (%in: f32, %init: f32) {
-        %42 = arith.addf %in, %init : f32
-        linalg.yield %42 : f32
+        %58 = arith.addf %in, %init : f32
+        linalg.yield %58 : f32
       }
     %extracted = tensor.extract %reduced[] : tensor<f32>
-    %41 = arith.divf %extracted, %cst_2 : f32
-    %from_elements = tensor.from_elements %41 : tensor<f32>
+    %57 = arith.divf %extracted, %cst_2 : f32
+    %from_elements = tensor.from_elements %57 : tensor<f32>
     return %from_elements : tensor<f32>
   }
   func.func @gpt_stage1_backward(%arg0: tensor<16x32xf32>, %arg1: tensor<32x96xf32>, %arg2: tensor<32x32xf32>, %arg3: tensor<32x128xf32>, %arg4: tensor<128x32xf32>, %arg5: tensor<32x32xf32>, %arg6: tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32x128xf32>, tensor<128x32xf32>, tensor<32x32xf32>) {
@@ -382,201 +532,251 @@ module {
     %7 = tensor.empty() : tensor<16x16xf32>
     %8 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%6 : tensor<16x16xf32>) outs(%7 : tensor<16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %121 = linalg.index 0 : index
-      %122 = linalg.index 1 : index
-      %123 = arith.cmpi ult, %121, %122 : index
-      %124 = arith.mulf %in, %cst_1 : f32
-      %125 = arith.select %123, %cst_0, %124 : f32
-      linalg.yield %125 : f32
+      %137 = linalg.index 0 : index
+      %138 = linalg.index 1 : index
+      %139 = arith.cmpi ult, %137, %138 : index
+      %140 = arith.mulf %in, %cst_1 : f32
+      %141 = arith.select %139, %cst_0, %140 : f32
+      linalg.yield %141 : f32
     } -> tensor<16x16xf32>
-    %9 = tensor.empty() : tensor<16x16xf32>
-    %10 = linalg.softmax dimension(1) ins(%8 : tensor<16x16xf32>) outs(%9 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %11 = tensor.empty() : tensor<16x16xf32>
-    %12 = linalg.fill ins(%cst : f32) outs(%11 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %13 = linalg.matmul ins(%10, %extracted_slice_5 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%12 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %inserted_slice = tensor.insert_slice %13 into %2[0, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
+    %9 = tensor.empty() : tensor<16xf32>
+    %10 = linalg.fill ins(%cst_0 : f32) outs(%9 : tensor<16xf32>) -> tensor<16xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%8 : tensor<16x16xf32>) outs(%10 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %137 = arith.maximumf %in, %out : f32
+      linalg.yield %137 : f32
+    } -> tensor<16xf32>
+    %12 = tensor.empty() : tensor<16x16xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%8, %11 : tensor<16x16xf32>, tensor<16xf32>) outs(%12 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_35: f32, %out: f32):
+      %137 = arith.subf %in, %in_35 : f32
+      %138 = math.exp %137 : f32
+      linalg.yield %138 : f32
+    } -> tensor<16x16xf32>
+    %14 = tensor.empty() : tensor<16xf32>
+    %15 = linalg.fill ins(%cst : f32) outs(%14 : tensor<16xf32>) -> tensor<16xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%13 : tensor<16x16xf32>) outs(%15 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %137 = arith.addf %in, %out : f32
+      linalg.yield %137 : f32
+    } -> tensor<16xf32>
+    %17 = tensor.empty() : tensor<16x16xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%13, %16 : tensor<16x16xf32>, tensor<16xf32>) outs(%17 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_35: f32, %out: f32):
+      %137 = arith.divf %in, %in_35 : f32
+      linalg.yield %137 : f32
+    } -> tensor<16x16xf32>
+    %19 = tensor.empty() : tensor<16x16xf32>
+    %20 = linalg.fill ins(%cst : f32) outs(%19 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %21 = linalg.matmul ins(%18, %extracted_slice_5 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%20 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %inserted_slice = tensor.insert_slice %21 into %2[0, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
     %extracted_slice_6 = tensor.extract_slice %0[0, 16] [16, 16] [1, 1] : tensor<16x96xf32> to tensor<16x16xf32>
     %extracted_slice_7 = tensor.extract_slice %0[0, 48] [16, 16] [1, 1] : tensor<16x96xf32> to tensor<16x16xf32>
     %extracted_slice_8 = tensor.extract_slice %0[0, 80] [16, 16] [1, 1] : tensor<16x96xf32> to tensor<16x16xf32>
-    %14 = tensor.empty() : tensor<16x16xf32>
-    %transposed_9 = linalg.transpose ins(%extracted_slice_7 : tensor<16x16xf32>) outs(%14 : tensor<16x16xf32>) permutation = [1, 0] 
-    %15 = tensor.empty() : tensor<16x16xf32>
-    %16 = linalg.fill ins(%cst : f32) outs(%15 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %17 = linalg.matmul ins(%extracted_slice_6, %transposed_9 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%16 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %18 = tensor.empty() : tensor<16x16xf32>
-    %19 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%17 : tensor<16x16xf32>) outs(%18 : tensor<16x16xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %121 = linalg.index 0 : index
-      %122 = linalg.index 1 : index
-      %123 = arith.cmpi ult, %121, %122 : index
-      %124 = arith.mulf %in, %cst_1 : f32
-      %125 = arith.select %123, %cst_0, %124 : f32
-      linalg.yield %125 : f32
-    } -> tensor<16x16xf32>
-    %20 = tensor.empty() : tensor<16x16xf32>
-    %21 = linalg.softmax dimension(1) ins(%19 : tensor<16x16xf32>) outs(%20 : tensor<16x16xf32>) -> tensor<16x16xf32>
     %22 = tensor.empty() : tensor<16x16xf32>
-    %23 = linalg.fill ins(%cst : f32) outs(%22 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %24 = linalg.matmul ins(%21, %extracted_slice_8 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%23 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %inserted_slice_10 = tensor.insert_slice %24 into %inserted_slice[0, 16] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
-    %25 = hetero.prunable_matmul row %inserted_slice_10, %arg2 layer "l1.attn_out" tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
-    %26 = tensor.empty() : tensor<16x32xf32>
-    %27 = linalg.add ins(%arg0, %25 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%26 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %28 = hetero.prunable_matmul col %27, %arg3 layer "l1.mlp_up" tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
-    %29 = tensor.empty() : tensor<16x128xf32>
-    %30 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%28 : tensor<16x128xf32>) outs(%29 : tensor<16x128xf32>) {
+    %transposed_9 = linalg.transpose ins(%extracted_slice_7 : tensor<16x16xf32>) outs(%22 : tensor<16x16xf32>) permutation = [1, 0] 
+    %23 = tensor.empty() : tensor<16x16xf32>
+    %24 = linalg.fill ins(%cst : f32) outs(%23 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %25 = linalg.matmul ins(%extracted_slice_6, %transposed_9 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%24 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %26 = tensor.empty() : tensor<16x16xf32>
+    %27 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%25 : tensor<16x16xf32>) outs(%26 : tensor<16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %121 = arith.maximumf %in, %cst : f32
-      linalg.yield %121 : f32
-    } -> tensor<16x128xf32>
-    %31 = hetero.prunable_matmul row %30, %arg4 layer "l1.mlp_down" tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
-    %32 = tensor.empty() : tensor<16x32xf32>
-    %33 = linalg.add ins(%27, %31 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%32 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %34 = tensor.empty() : tensor<16x32xf32>
-    %35 = linalg.fill ins(%cst : f32) outs(%34 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %36 = linalg.matmul ins(%33, %arg5 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%35 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %37 = tensor.empty() : tensor<16x32xf32>
-    %38 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%36, %arg6 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%37 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_35: f32, %out: f32):
-      %121 = arith.subf %in, %in_35 : f32
-      %122 = arith.mulf %121, %cst_3 : f32
-      linalg.yield %122 : f32
-    } -> tensor<16x32xf32>
-    %39 = tensor.empty() : tensor<32x16xf32>
-    %transposed_11 = linalg.transpose ins(%33 : tensor<16x32xf32>) outs(%39 : tensor<32x16xf32>) permutation = [1, 0] 
-    %40 = tensor.empty() : tensor<32x32xf32>
-    %41 = linalg.fill ins(%cst : f32) outs(%40 : tensor<32x32xf32>) -> tensor<32x32xf32>
-    %42 = linalg.matmul ins(%transposed_11, %38 : tensor<32x16xf32>, tensor<16x32xf32>) outs(%41 : tensor<32x32xf32>) -> tensor<32x32xf32>
-    %43 = tensor.empty() : tensor<32x32xf32>
-    %transposed_12 = linalg.transpose ins(%arg5 : tensor<32x32xf32>) outs(%43 : tensor<32x32xf32>) permutation = [1, 0] 
-    %44 = tensor.empty() : tensor<16x32xf32>
-    %45 = linalg.fill ins(%cst : f32) outs(%44 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %46 = linalg.matmul ins(%38, %transposed_12 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%45 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %47 = tensor.empty() : tensor<128x16xf32>
-    %transposed_13 = linalg.transpose ins(%30 : tensor<16x128xf32>) outs(%47 : tensor<128x16xf32>) permutation = [1, 0] 
-    %48 = tensor.empty() : tensor<128x32xf32>
-    %49 = linalg.fill ins(%cst : f32) outs(%48 : tensor<128x32xf32>) -> tensor<128x32xf32>
-    %50 = linalg.matmul ins(%transposed_13, %46 : tensor<128x16xf32>, tensor<16x32xf32>) outs(%49 : tensor<128x32xf32>) -> tensor<128x32xf32>
-    %51 = tensor.empty() : tensor<32x128xf32>
-    %transposed_14 = linalg.transpose ins(%arg4 : tensor<128x32xf32>) outs(%51 : tensor<32x128xf32>) permutation = [1, 0] 
-    %52 = hetero.prunable_matmul col %46, %transposed_14 layer "l1.mlp_down" tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
-    %53 = tensor.empty() : tensor<16x128xf32>
-    %54 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%52, %28 : tensor<16x128xf32>, tensor<16x128xf32>) outs(%53 : tensor<16x128xf32>) {
-    ^bb0(%in: f32, %in_35: f32, %out: f32):
-      %121 = arith.cmpf ogt, %in_35, %cst : f32
-      %122 = arith.select %121, %in, %cst : f32
-      linalg.yield %122 : f32
-    } -> tensor<16x128xf32>
-    %55 = tensor.empty() : tensor<32x16xf32>
-    %transposed_15 = linalg.transpose ins(%27 : tensor<16x32xf32>) outs(%55 : tensor<32x16xf32>) permutation = [1, 0] 
-    %56 = tensor.empty() : tensor<32x128xf32>
-    %57 = linalg.fill ins(%cst : f32) outs(%56 : tensor<32x128xf32>) -> tensor<32x128xf32>
-    %58 = linalg.matmul ins(%transposed_15, %54 : tensor<32x16xf32>, tensor<16x128xf32>) outs(%57 : tensor<32x128xf32>) -> tensor<32x128xf32>
-    %59 = tensor.empty() : tensor<128x32xf32>
-    %transposed_16 = linalg.transpose ins(%arg3 : tensor<32x128xf32>) outs(%59 : tensor<128x32xf32>) permutation = [1, 0] 
-    %60 = hetero.prunable_matmul row %54, %transposed_16 layer "l1.mlp_up" tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
-    %61 = tensor.empty() : tensor<16x32xf32>
-    %62 = linalg.add ins(%46, %60 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%61 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %63 = tensor.empty() : tensor<32x16xf32>
-    %transposed_17 = linalg.transpose ins(%inserted_slice_10 : tensor<16x32xf32>) outs(%63 : tensor<32x16xf32>) permutation = [1, 0] 
-    %64 = tensor.empty() : tensor<32x32xf32>
-    %65 = linalg.fill ins(%cst : f32) outs(%64 : tensor<32x32xf32>) -> tensor<32x32xf32>
-    %66 = linalg.matmul ins(%transposed_17, %62 : tensor<32x16xf32>, tensor<16x32xf32>) outs(%65 : tensor<32x32xf32>) -> tensor<32x32xf32>
-    %67 = tensor.empty() : tensor<32x32xf32>
-    %transposed_18 = linalg.transpose ins(%arg2 : tensor<32x32xf32>) outs(%67 : tensor<32x32xf32>) permutation = [1, 0] 
-    %68 = hetero.prunable_matmul col %62, %transposed_18 layer "l1.attn_out" tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
-    %69 = tensor.empty() : tensor<16x96xf32>
-    %70 = linalg.fill ins(%cst : f32) outs(%69 : tensor<16x96xf32>) -> tensor<16x96xf32>
-    %extracted_slice_19 = tensor.extract_slice %68[0, 0] [16, 16] [1, 1] : tensor<16x32xf32> to tensor<16x16xf32>
-    %71 = tensor.empty() : tensor<16x16xf32>
-    %transposed_20 = linalg.transpose ins(%extracted_slice_5 : tensor<16x16xf32>) outs(%71 : tensor<16x16xf32>) permutation = [1, 0] 
-    %72 = tensor.empty() : tensor<16x16xf32>
-    %73 = linalg.fill ins(%cst : f32) outs(%72 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %74 = linalg.matmul ins(%extracted_slice_19, %transposed_20 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%73 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %75 = tensor.empty() : tensor<16x16xf32>
-    %transposed_21 = linalg.transpose ins(%10 : tensor<16x16xf32>) outs(%75 : tensor<16x16xf32>) permutation = [1, 0] 
-    %76 = tensor.empty() : tensor<16x16xf32>
-    %77 = linalg.fill ins(%cst : f32) outs(%76 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %78 = linalg.matmul ins(%transposed_21, %extracted_slice_19 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%77 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %79 = tensor.empty() : tensor<16xf32>
-    %80 = linalg.fill ins(%cst : f32) outs(%79 : tensor<16xf32>) -> tensor<16xf32>
-    %81 = linalg.generic {indexing_maps = [#map, #map, #map1], iterator_types = ["parallel", "reduction"]} ins(%74, %10 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%80 : tensor<16xf32>) {
-    ^bb0(%in: f32, %in_35: f32, %out: f32):
-      %121 = arith.mulf %in, %in_35 : f32
-      %122 = arith.addf %121, %out : f32
-      linalg.yield %122 : f32
-    } -> tensor<16xf32>
-    %82 = tensor.empty() : tensor<16x16xf32>
-    %83 = linalg.generic {indexing_maps = [#map, #map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%74, %10, %81 : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>) outs(%82 : tensor<16x16xf32>) {
-    ^bb0(%in: f32, %in_35: f32, %in_36: f32, %out: f32):
-      %121 = arith.subf %in, %in_36 : f32
-      %122 = arith.mulf %in_35, %121 : f32
-      %123 = arith.mulf %122, %cst_1 : f32
-      linalg.yield %123 : f32
+      %137 = linalg.index 0 : index
+      %138 = linalg.index 1 : index
+      %139 = arith.cmpi ult, %137, %138 : index
+      %140 = arith.mulf %in, %cst_1 : f32
+      %141 = arith.select %139, %cst_0, %140 : f32
+      linalg.yield %141 : f32
     } -> tensor<16x16xf32>
-    %84 = tensor.empty() : tensor<16x16xf32>
-    %85 = linalg.fill ins(%cst : f32) outs(%84 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %86 = linalg.matmul ins(%83, %extracted_slice_4 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%85 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %28 = tensor.empty() : tensor<16xf32>
+    %29 = linalg.fill ins(%cst_0 : f32) outs(%28 : tensor<16xf32>) -> tensor<16xf32>
+    %30 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%27 : tensor<16x16xf32>) outs(%29 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %137 = arith.maximumf %in, %out : f32
+      linalg.yield %137 : f32
+    } -> tensor<16xf32>
+    %31 = tensor.empty() : tensor<16x16xf32>
+    %32 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%27, %30 : tensor<16x16xf32>, tensor<16xf32>) outs(%31 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_35: f32, %out: f32):
+      %137 = arith.subf %in, %in_35 : f32
+      %138 = math.exp %137 : f32
+      linalg.yield %138 : f32
+    } -> tensor<16x16xf32>
+    %33 = tensor.empty() : tensor<16xf32>
+    %34 = linalg.fill ins(%cst : f32) outs(%33 : tensor<16xf32>) -> tensor<16xf32>
+    %35 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%32 : tensor<16x16xf32>) outs(%34 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %137 = arith.addf %in, %out : f32
+      linalg.yield %137 : f32
+    } -> tensor<16xf32>
+    %36 = tensor.empty() : tensor<16x16xf32>
+    %37 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%32, %35 : tensor<16x16xf32>, tensor<16xf32>) outs(%36 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_35: f32, %out: f32):
+      %137 = arith.divf %in, %in_35 : f32
+      linalg.yield %137 : f32
+    } -> tensor<16x16xf32>
+    %38 = tensor.empty() : tensor<16x16xf32>
+    %39 = linalg.fill ins(%cst : f32) outs(%38 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %40 = linalg.matmul ins(%37, %extracted_slice_8 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%39 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %inserted_slice_10 = tensor.insert_slice %40 into %inserted_slice[0, 16] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x32xf32>
+    %41 = hetero.prunable_matmul row %inserted_slice_10, %arg2 layer "l1.attn_out" tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
+    %42 = tensor.empty() : tensor<16x32xf32>
+    %43 = linalg.add ins(%arg0, %41 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%42 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %44 = hetero.prunable_matmul col %43, %arg3 layer "l1.mlp_up" tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
+    %45 = tensor.empty() : tensor<16x128xf32>
+    %46 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%44 : tensor<16x128xf32>) outs(%45 : tensor<16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %137 = arith.maximumf %in, %cst : f32
+      linalg.yield %137 : f32
+    } -> tensor<16x128xf32>
+    %47 = hetero.prunable_matmul row %46, %arg4 layer "l1.mlp_down" tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
+    %48 = tensor.empty() : tensor<16x32xf32>
+    %49 = linalg.add ins(%43, %47 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%48 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %50 = tensor.empty() : tensor<16x32xf32>
+    %51 = linalg.fill ins(%cst : f32) outs(%50 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %52 = linalg.matmul ins(%49, %arg5 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%51 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %53 = tensor.empty() : tensor<16x32xf32>
+    %54 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%52, %arg6 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%53 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_35: f32, %out: f32):
+      %137 = arith.subf %in, %in_35 : f32
+      %138 = arith.mulf %137, %cst_3 : f32
+      linalg.yield %138 : f32
+    } -> tensor<16x32xf32>
+    %55 = tensor.empty() : tensor<32x16xf32>
+    %transposed_11 = linalg.transpose ins(%49 : tensor<16x32xf32>) outs(%55 : tensor<32x16xf32>) permutation = [1, 0] 
+    %56 = tensor.empty() : tensor<32x32xf32>
+    %57 = linalg.fill ins(%cst : f32) outs(%56 : tensor<32x32xf32>) -> tensor<32x32xf32>
+    %58 = linalg.matmul ins(%transposed_11, %54 : tensor<32x16xf32>, tensor<16x32xf32>) outs(%57 : tensor<32x32xf32>) -> tensor<32x32xf32>
+    %59 = tensor.empty() : tensor<32x32xf32>
+    %transposed_12 = linalg.transpose ins(%arg5 : tensor<32x32xf32>) outs(%59 : tensor<32x32xf32>) permutation = [1, 0] 
+    %60 = tensor.empty() : tensor<16x32xf32>
+    %61 = linalg.fill ins(%cst : f32) outs(%60 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %62 = linalg.matmul ins(%54, %transposed_12 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%61 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %63 = tensor.empty() : tensor<128x16xf32>
+    %transposed_13 = linalg.transpose ins(%46 : tensor<16x128xf32>) outs(%63 : tensor<128x16xf32>) permutation = [1, 0] 
+    %64 = tensor.empty() : tensor<128x32xf32>
+    %65 = linalg.fill ins(%cst : f32) outs(%64 : tensor<128x32xf32>) -> tensor<128x32xf32>
+    %66 = linalg.matmul ins(%transposed_13, %62 : tensor<128x16xf32>, tensor<16x32xf32>) outs(%65 : tensor<128x32xf32>) -> tensor<128x32xf32>
+    %67 = tensor.empty() : tensor<32x128xf32>
+    %transposed_14 = linalg.transpose ins(%arg4 : tensor<128x32xf32>) outs(%67 : tensor<32x128xf32>) permutation = [1, 0] 
+    %68 = hetero.prunable_matmul col %62, %transposed_14 layer "l1.mlp_down" tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
+    %69 = tensor.empty() : tensor<16x128xf32>
+    %70 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%68, %44 : tensor<16x128xf32>, tensor<16x128xf32>) outs(%69 : tensor<16x128xf32>) {
+    ^bb0(%in: f32, %in_35: f32, %out: f32):
+      %137 = arith.cmpf ogt, %in_35, %cst : f32
+      %138 = arith.select %137, %in, %cst : f32
+      linalg.yield %138 : f32
+    } -> tensor<16x128xf32>
+    %71 = tensor.empty() : tensor<32x16xf32>
+    %transposed_15 = linalg.transpose ins(%43 : tensor<16x32xf32>) outs(%71 : tensor<32x16xf32>) permutation = [1, 0] 
+    %72 = tensor.empty() : tensor<32x128xf32>
+    %73 = linalg.fill ins(%cst : f32) outs(%72 : tensor<32x128xf32>) -> tensor<32x128xf32>
+    %74 = linalg.matmul ins(%transposed_15, %70 : tensor<32x16xf32>, tensor<16x128xf32>) outs(%73 : tensor<32x128xf32>) -> tensor<32x128xf32>
+    %75 = tensor.empty() : tensor<128x32xf32>
+    %transposed_16 = linalg.transpose ins(%arg3 : tensor<32x128xf32>) outs(%75 : tensor<128x32xf32>) permutation = [1, 0] 
+    %76 = hetero.prunable_matmul row %70, %transposed_16 layer "l1.mlp_up" tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
+    %77 = tensor.empty() : tensor<16x32xf32>
+    %78 = linalg.add ins(%62, %76 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%77 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %79 = tensor.empty() : tensor<32x16xf32>
+    %transposed_17 = linalg.transpose ins(%inserted_slice_10 : tensor<16x32xf32>) outs(%79 : tensor<32x16xf32>) permutation = [1, 0] 
+    %80 = tensor.empty() : tensor<32x32xf32>
+    %81 = linalg.fill ins(%cst : f32) outs(%80 : tensor<32x32xf32>) -> tensor<32x32xf32>
+    %82 = linalg.matmul ins(%transposed_17, %78 : tensor<32x16xf32>, tensor<16x32xf32>) outs(%81 : tensor<32x32xf32>) -> tensor<32x32xf32>
+    %83 = tensor.empty() : tensor<32x32xf32>
+    %transposed_18 = linalg.transpose ins(%arg2 : tensor<32x32xf32>) outs(%83 : tensor<32x32xf32>) permutation = [1, 0] 
+    %84 = hetero.prunable_matmul col %78, %transposed_18 layer "l1.attn_out" tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
+    %85 = tensor.empty() : tensor<16x96xf32>
+    %86 = linalg.fill ins(%cst : f32) outs(%85 : tensor<16x96xf32>) -> tensor<16x96xf32>
+    %extracted_slice_19 = tensor.extract_slice %84[0, 0] [16, 16] [1, 1] : tensor<16x32xf32> to tensor<16x16xf32>
     %87 = tensor.empty() : tensor<16x16xf32>
-    %transposed_22 = linalg.transpose ins(%83 : tensor<16x16xf32>) outs(%87 : tensor<16x16xf32>) permutation = [1, 0] 
+    %transposed_20 = linalg.transpose ins(%extracted_slice_5 : tensor<16x16xf32>) outs(%87 : tensor<16x16xf32>) permutation = [1, 0] 
     %88 = tensor.empty() : tensor<16x16xf32>
     %89 = linalg.fill ins(%cst : f32) outs(%88 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %90 = linalg.matmul ins(%transposed_22, %extracted_slice : tensor<16x16xf32>, tensor<16x16xf32>) outs(%89 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %inserted_slice_23 = tensor.insert_slice %86 into %70[0, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
-    %inserted_slice_24 = tensor.insert_slice %90 into %inserted_slice_23[0, 32] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
-    %inserted_slice_25 = tensor.insert_slice %78 into %inserted_slice_24[0, 64] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
-    %extracted_slice_26 = tensor.extract_slice %68[0, 16] [16, 16] [1, 1] : tensor<16x32xf32> to tensor<16x16xf32>
+    %90 = linalg.matmul ins(%extracted_slice_19, %transposed_20 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%89 : tensor<16x16xf32>) -> tensor<16x16xf32>
     %91 = tensor.empty() : tensor<16x16xf32>
-    %transposed_27 = linalg.transpose ins(%extracted_slice_8 : tensor<16x16xf32>) outs(%91 : tensor<16x16xf32>) permutation = [1, 0] 
+    %transposed_21 = linalg.transpose ins(%18 : tensor<16x16xf32>) outs(%91 : tensor<16x16xf32>) permutation = [1, 0] 
     %92 = tensor.empty() : tensor<16x16xf32>
     %93 = linalg.fill ins(%cst : f32) outs(%92 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %94 = linalg.matmul ins(%extracted_slice_26, %transposed_27 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%93 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %95 = tensor.empty() : tensor<16x16xf32>
-    %transposed_28 = linalg.transpose ins(%21 : tensor<16x16xf32>) outs(%95 : tensor<16x16xf32>) permutation = [1, 0] 
-    %96 = tensor.empty() : tensor<16x16xf32>
-    %97 = linalg.fill ins(%cst : f32) outs(%96 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %98 = linalg.matmul ins(%transposed_28, %extracted_slice_26 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%97 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %99 = tensor.empty() : tensor<16xf32>
-    %100 = linalg.fill ins(%cst : f32) outs(%99 : tensor<16xf32>) -> tensor<16xf32>
-    %101 = linalg.generic {indexing_maps = [#map, #map, #map1], iterator_types = ["parallel", "reduction"]} ins(%94, %21 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%100 : tensor<16xf32>) {
+    %94 = linalg.matmul ins(%transposed_21, %extracted_slice_19 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%93 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %95 = tensor.empty() : tensor<16xf32>
+    %96 = linalg.fill ins(%cst : f32) outs(%95 : tensor<16xf32>) -> tensor<16xf32>
+    %97 = linalg.generic {indexing_maps = [#map, #map, #map1], iterator_types = ["parallel", "reduction"]} ins(%90, %18 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%96 : tensor<16xf32>) {
     ^bb0(%in: f32, %in_35: f32, %out: f32):
-      %121 = arith.mulf %in, %in_35 : f32
-      %122 = arith.addf %121, %out : f32
-      linalg.yield %122 : f32
+      %137 = arith.mulf %in, %in_35 : f32
+      %138 = arith.addf %137, %out : f32
+      linalg.yield %138 : f32
     } -> tensor<16xf32>
-    %102 = tensor.empty() : tensor<16x16xf32>
-    %103 = linalg.generic {indexing_maps = [#map, #map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%94, %21, %101 : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>) outs(%102 : tensor<16x16xf32>) {
+    %98 = tensor.empty() : tensor<16x16xf32>
+    %99 = linalg.generic {indexing_maps = [#map, #map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%90, %18, %97 : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>) outs(%98 : tensor<16x16xf32>) {
     ^bb0(%in: f32, %in_35: f32, %in_36: f32, %out: f32):
-      %121 = arith.subf %in, %in_36 : f32
-      %122 = arith.mulf %in_35, %121 : f32
-      %123 = arith.mulf %122, %cst_1 : f32
-      linalg.yield %123 : f32
+      %137 = arith.subf %in, %in_36 : f32
+      %138 = arith.mulf %in_35, %137 : f32
+      %139 = arith.mulf %138, %cst_1 : f32
+      linalg.yield %139 : f32
     } -> tensor<16x16xf32>
+    %100 = tensor.empty() : tensor<16x16xf32>
+    %101 = linalg.fill ins(%cst : f32) outs(%100 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %102 = linalg.matmul ins(%99, %extracted_slice_4 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%101 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %103 = tensor.empty() : tensor<16x16xf32>
+    %transposed_22 = linalg.transpose ins(%99 : tensor<16x16xf32>) outs(%103 : tensor<16x16xf32>) permutation = [1, 0] 
     %104 = tensor.empty() : tensor<16x16xf32>
     %105 = linalg.fill ins(%cst : f32) outs(%104 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %106 = linalg.matmul ins(%103, %extracted_slice_7 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%105 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %106 = linalg.matmul ins(%transposed_22, %extracted_slice : tensor<16x16xf32>, tensor<16x16xf32>) outs(%105 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %inserted_slice_23 = tensor.insert_slice %102 into %86[0, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
+    %inserted_slice_24 = tensor.insert_slice %106 into %inserted_slice_23[0, 32] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
+    %inserted_slice_25 = tensor.insert_slice %94 into %inserted_slice_24[0, 64] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
+    %extracted_slice_26 = tensor.extract_slice %84[0, 16] [16, 16] [1, 1] : tensor<16x32xf32> to tensor<16x16xf32>
     %107 = tensor.empty() : tensor<16x16xf32>
-    %transposed_29 = linalg.transpose ins(%103 : tensor<16x16xf32>) outs(%107 : tensor<16x16xf32>) permutation = [1, 0] 
+    %transposed_27 = linalg.transpose ins(%extracted_slice_8 : tensor<16x16xf32>) outs(%107 : tensor<16x16xf32>) permutation = [1, 0] 
     %108 = tensor.empty() : tensor<16x16xf32>
     %109 = linalg.fill ins(%cst : f32) outs(%108 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %110 = linalg.matmul ins(%transposed_29, %extracted_slice_6 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%109 : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %inserted_slice_30 = tensor.insert_slice %106 into %inserted_slice_25[0, 16] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
-    %inserted_slice_31 = tensor.insert_slice %110 into %inserted_slice_30[0, 48] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
-    %inserted_slice_32 = tensor.insert_slice %98 into %inserted_slice_31[0, 80] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
-    %111 = tensor.empty() : tensor<32x16xf32>
-    %transposed_33 = linalg.transpose ins(%arg0 : tensor<16x32xf32>) outs(%111 : tensor<32x16xf32>) permutation = [1, 0] 
-    %112 = tensor.empty() : tensor<32x96xf32>
-    %113 = linalg.fill ins(%cst : f32) outs(%112 : tensor<32x96xf32>) -> tensor<32x96xf32>
-    %114 = linalg.matmul ins(%transposed_33, %inserted_slice_32 : tensor<32x16xf32>, tensor<16x96xf32>) outs(%113 : tensor<32x96xf32>) -> tensor<32x96xf32>
-    %115 = tensor.empty() : tensor<96x32xf32>
-    %transposed_34 = linalg.transpose ins(%arg1 : tensor<32x96xf32>) outs(%115 : tensor<96x32xf32>) permutation = [1, 0] 
-    %116 = hetero.prunable_matmul row %inserted_slice_32, %transposed_34 layer "l1.qkv" tp = 1 : tensor<16x96xf32>, tensor<96x32xf32> -> tensor<16x32xf32>
-    %117 = tensor.empty() : tensor<16x32xf32>
-    %118 = linalg.add ins(%62, %116 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%117 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %119:4 = hetero.bucket %114, %66, %58, %50 on @gpt_devices axes = [1] reduction = avg compress <fp16> : tensor<32x96xf32>, tensor<32x32xf32>, tensor<32x128xf32>, tensor<128x32xf32>
-    %120 = hetero.bucket %42 on @gpt_devices axes = [1] reduction = avg compress <fp16> : tensor<32x32xf32>
+    %110 = linalg.matmul ins(%extracted_slice_26, %transposed_27 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%109 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %111 = tensor.empty() : tensor<16x16xf32>
+    %transposed_28 = linalg.transpose ins(%37 : tensor<16x16xf32>) outs(%111 : tensor<16x16xf32>) permutation = [1, 0] 
+    %112 = tensor.empty() : tensor<16x16xf32>
+    %113 = linalg.fill ins(%cst : f32) outs(%112 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %114 = linalg.matmul ins(%transposed_28, %extracted_slice_26 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%113 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %115 = tensor.empty() : tensor<16xf32>
+    %116 = linalg.fill ins(%cst : f32) outs(%115 : tensor<16xf32>) -> tensor<16xf32>
+    %117 = linalg.generic {indexing_maps = [#map, #map, #map1], iterator_types = ["parallel", "reduction"]} ins(%110, %37 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%116 : tensor<16xf32>) {
+    ^bb0(%in: f32, %in_35: f32, %out: f32):
+      %137 = arith.mulf %in, %in_35 : f32
+      %138 = arith.addf %137, %out : f32
+      linalg.yield %138 : f32
+    } -> tensor<16xf32>
+    %118 = tensor.empty() : tensor<16x16xf32>
+    %119 = linalg.generic {indexing_maps = [#map, #map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%110, %37, %117 : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>) outs(%118 : tensor<16x16xf32>) {
+    ^bb0(%in: f32, %in_35: f32, %in_36: f32, %out: f32):
+      %137 = arith.subf %in, %in_36 : f32
+      %138 = arith.mulf %in_35, %137 : f32
+      %139 = arith.mulf %138, %cst_1 : f32
+      linalg.yield %139 : f32
+    } -> tensor<16x16xf32>
+    %120 = tensor.empty() : tensor<16x16xf32>
+    %121 = linalg.fill ins(%cst : f32) outs(%120 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %122 = linalg.matmul ins(%119, %extracted_slice_7 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%121 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %123 = tensor.empty() : tensor<16x16xf32>
+    %transposed_29 = linalg.transpose ins(%119 : tensor<16x16xf32>) outs(%123 : tensor<16x16xf32>) permutation = [1, 0] 
+    %124 = tensor.empty() : tensor<16x16xf32>
+    %125 = linalg.fill ins(%cst : f32) outs(%124 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %126 = linalg.matmul ins(%transposed_29, %extracted_slice_6 : tensor<16x16xf32>, tensor<16x16xf32>) outs(%125 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %inserted_slice_30 = tensor.insert_slice %122 into %inserted_slice_25[0, 16] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
+    %inserted_slice_31 = tensor.insert_slice %126 into %inserted_slice_30[0, 48] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
+    %inserted_slice_32 = tensor.insert_slice %114 into %inserted_slice_31[0, 80] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x96xf32>
+    %127 = tensor.empty() : tensor<32x16xf32>
+    %transposed_33 = linalg.transpose ins(%arg0 : tensor<16x32xf32>) outs(%127 : tensor<32x16xf32>) permutation = [1, 0] 
+    %128 = tensor.empty() : tensor<32x96xf32>
+    %129 = linalg.fill ins(%cst : f32) outs(%128 : tensor<32x96xf32>) -> tensor<32x96xf32>
+    %130 = linalg.matmul ins(%transposed_33, %inserted_slice_32 : tensor<32x16xf32>, tensor<16x96xf32>) outs(%129 : tensor<32x96xf32>) -> tensor<32x96xf32>
+    %131 = tensor.empty() : tensor<96x32xf32>
+    %transposed_34 = linalg.transpose ins(%arg1 : tensor<32x96xf32>) outs(%131 : tensor<96x32xf32>) permutation = [1, 0] 
+    %132 = hetero.prunable_matmul row %inserted_slice_32, %transposed_34 layer "l1.qkv" tp = 1 : tensor<16x96xf32>, tensor<96x32xf32> -> tensor<16x32xf32>
+    %133 = tensor.empty() : tensor<16x32xf32>
+    %134 = linalg.add ins(%78, %132 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%133 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %135:4 = hetero.bucket %130, %82, %74, %66 on @gpt_devices axes = [1] reduction = avg compress <fp16> : tensor<32x96xf32>, tensor<32x32xf32>, tensor<32x128xf32>, tensor<128x32xf32>
+    %136 = hetero.bucket %58 on @gpt_devices axes = [1] reduction = avg compress <fp16> : tensor<32x32xf32>
     hetero.checkpoint %arg1, %arg2, %arg3, %arg4, %arg5 replicas = 2 of 2 placement = group : tensor<32x96xf32>, tensor<32x32xf32>, tensor<32x128xf32>, tensor<128x32xf32>, tensor<32x32xf32>
-    return %118, %119#0, %119#1, %119#2, %119#3, %120 : tensor<16x32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32x128xf32>, tensor<128x32xf32>, tensor<32x32xf32>
+    return %134, %135#0, %135#1, %135#2, %135#3, %136 : tensor<16x32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32x128xf32>, tensor<128x32xf32>, tensor<32x32xf32>
   }
 }
 

@@ -131,6 +131,12 @@ private:
   /// An element-wise 2-D linalg.generic producing a rows x cols matrix.
   Matrix elementwise(std::ostream &os, const std::vector<Matrix> &inputs,
                      const std::string &arguments, const std::string &body);
+  /// Reduces every row of the inputs into a vector that starts at `init`.
+  Matrix rowReduce(std::ostream &os, const std::vector<Matrix> &inputs,
+                   const char *init, const std::string &arguments,
+                   const std::string &body);
+  /// Row-wise softmax, numerically stable (the row maximum is subtracted).
+  Matrix softmax(std::ostream &os, const Matrix &logits);
 
   // The model, forward and backward.
   void attention(std::ostream &os, const Matrix &qkv, LayerValues &layer);
@@ -257,6 +263,46 @@ Matrix StageEmitter::elementwise(std::ostream &os,
   return {name, shape.rows, shape.cols};
 }
 
+Matrix StageEmitter::rowReduce(std::ostream &os,
+                               const std::vector<Matrix> &inputs,
+                               const char *init, const std::string &arguments,
+                               const std::string &body) {
+  int64_t rows = inputs.front().rows;
+  Matrix start{next(), rows, 0};
+  std::string initEmpty = empty(os, start.type());
+  os << "    " << start.name << " = linalg.fill ins(" << init << " : f32) outs("
+     << initEmpty << " : " << start.type() << ") -> " << start.type() << "\n";
+  std::vector<std::string> maps(inputs.size(), kIdentity);
+  maps.push_back(kRows);
+  std::string name =
+      generic(os, inputs, maps, start.name, start.type(),
+              "\"parallel\", \"reduction\"", arguments, body);
+  return {name, rows, 0};
+}
+
+Matrix StageEmitter::softmax(std::ostream &os, const Matrix &logits) {
+  Matrix maxima = rowReduce(os, {logits}, "%neg_inf", "%e_x: f32, %e_acc: f32",
+                            "      %e_m = arith.maximumf %e_x, %e_acc : f32\n"
+                            "      linalg.yield %e_m : f32\n");
+  std::string type = logits.type();
+  std::string exps = generic(
+      os, {logits, maxima}, {kIdentity, kRows, kIdentity}, empty(os, type),
+      type, "\"parallel\", \"parallel\"", "%e_x: f32, %e_m: f32, %e_out: f32",
+      "      %e_d = arith.subf %e_x, %e_m : f32\n"
+      "      %e_e = math.exp %e_d : f32\n"
+      "      linalg.yield %e_e : f32\n");
+  Matrix exponentials{exps, logits.rows, logits.cols};
+  Matrix sums = rowReduce(os, {exponentials}, "%zero", "%e_x: f32, %e_acc: f32",
+                          "      %e_s = arith.addf %e_x, %e_acc : f32\n"
+                          "      linalg.yield %e_s : f32\n");
+  std::string probs = generic(
+      os, {exponentials, sums}, {kIdentity, kRows, kIdentity}, empty(os, type),
+      type, "\"parallel\", \"parallel\"", "%e_x: f32, %e_s: f32, %e_out: f32",
+      "      %e_p = arith.divf %e_x, %e_s : f32\n"
+      "      linalg.yield %e_p : f32\n");
+  return {probs, logits.rows, logits.cols};
+}
+
 /// Causal multi-head self-attention over one micro-batch of `batch`
 /// sequences: per sequence and head, softmax(q k^T / sqrt(d) + mask) v.
 void StageEmitter::attention(std::ostream &os, const Matrix &qkv,
@@ -284,11 +330,7 @@ void StageEmitter::attention(std::ostream &os, const Matrix &qkv,
                                   "      %e_m = arith.select %e_future, "
                                   "%neg_inf, %e_scaled : f32\n"
                                   "      linalg.yield %e_m : f32\n");
-      head.probs = {next(), seq, seq};
-      std::string init = empty(os, masked.type());
-      os << "    " << head.probs.name << " = linalg.softmax dimension(1) ins("
-         << masked.name << " : " << masked.type() << ") outs(" << init
-         << " : " << masked.type() << ") -> " << masked.type() << "\n";
+      head.probs = softmax(os, masked);
       Matrix headOut = matmul(os, head.probs, head.v);
       context = insert(os, headOut, context, head.row, head.column);
       layer.heads.push_back(head);
@@ -357,23 +399,16 @@ Matrix StageEmitter::layerBackward(std::ostream &os, int64_t index,
     Matrix dprobs = matmul(os, dheadOut, transpose(os, head.v));
     Matrix dv = matmul(os, transpose(os, head.probs), dheadOut);
     // Softmax: dmasked = probs * (dprobs - sum_j dprobs * probs).
-    std::string rowType = tensorType({seq});
-    std::string rowsEmpty = empty(os, rowType);
-    std::string rowsZero = next();
-    os << "    " << rowsZero << " = linalg.fill ins(%zero : f32) outs("
-       << rowsEmpty << " : " << rowType << ") -> " << rowType << "\n";
-    std::string rowSums = generic(
-        os, {dprobs, head.probs}, {kIdentity, kIdentity, kRows}, rowsZero,
-        rowType, "\"parallel\", \"reduction\"",
-        "%e_g: f32, %e_p: f32, %e_acc: f32",
-        "      %e_gp = arith.mulf %e_g, %e_p : f32\n"
-        "      %e_sum = arith.addf %e_gp, %e_acc : f32\n"
-        "      linalg.yield %e_sum : f32\n");
+    Matrix rowSums = rowReduce(os, {dprobs, head.probs}, "%zero",
+                               "%e_g: f32, %e_p: f32, %e_acc: f32",
+                               "      %e_gp = arith.mulf %e_g, %e_p : f32\n"
+                               "      %e_sum = arith.addf %e_gp, %e_acc : f32\n"
+                               "      linalg.yield %e_sum : f32\n");
     // Masked positions have probability 0, so their gradient vanishes; the
     // scale of the scores applies to the rest.
     std::string scoresType = tensorType({seq, seq});
     std::string dscoresName = generic(
-        os, {dprobs, head.probs, Matrix{rowSums, seq, 0}},
+        os, {dprobs, head.probs, rowSums},
         {kIdentity, kIdentity, kRows, kIdentity}, empty(os, scoresType),
         scoresType, "\"parallel\", \"parallel\"",
         "%e_g: f32, %e_p: f32, %e_sum: f32, %e_out: f32",

@@ -451,6 +451,7 @@ def Hetero_AllGatherOp : Hetero_CollectiveOp<"all_gather", [
     `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Hetero_ReduceScatterOp : Hetero_CollectiveOp<"reduce_scatter", [
@@ -480,6 +481,7 @@ def Hetero_ReduceScatterOp : Hetero_CollectiveOp<"reduce_scatter", [
     attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Hetero_BroadcastOp : Hetero_CollectiveOp<"broadcast", [
@@ -501,6 +503,7 @@ def Hetero_BroadcastOp : Hetero_CollectiveOp<"broadcast", [
     `root` `=` $root attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Hetero_ReduceOp : Hetero_CollectiveOp<"reduce", [
@@ -527,6 +530,7 @@ def Hetero_ReduceOp : Hetero_CollectiveOp<"reduce", [
     `root` `=` $root (`reduction` `=` $reduction^)? attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Hetero_AllToAllOp : Hetero_CollectiveOp<"all_to_all", [
@@ -556,6 +560,7 @@ def Hetero_AllToAllOp : Hetero_CollectiveOp<"all_to_all", [
     (`compress` $compress^)? attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Hetero_SendOp : Hetero_CollectiveOp<"send"> {

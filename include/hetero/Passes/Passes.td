@@ -28,4 +28,21 @@ def HeteroSummary : Pass<"hetero-summary", "::mlir::ModuleOp"> {
   ];
 }
 
+def HeteroPrunableToLinalg : Pass<"hetero-prunable-to-linalg"> {
+  let summary = "Compute prunable matmuls in full as linalg.matmul";
+  let description = [{
+    Rewrites every `hetero.prunable_matmul` into a `linalg.matmul` of the
+    whole (unsharded, unpruned) operands: the lowering for a single process
+    and for reference runs, where no column is pruned. Leading dimensions of
+    the lhs are collapsed into the rows of the matmul and expanded again.
+
+    ```
+    hetero-opt --hetero-prunable-to-linalg model.mlir
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // HETERO_PASSES_PASSES_TD
