@@ -10,7 +10,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "HETERO"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".test", ".c", ".sh"]
+config.suffixes = [".mlir", ".test", ".c"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.hetero_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
@@ -32,12 +32,16 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.hetero_tools_dir, append_path=True)
 
-tools = ["hetero-opt", "hetero-gen"]
+tools = ["hetero-opt", "hetero-gen", "hrt-collectives", "hrt-errors",
+         "hrt-timeout"]
 llvm_config.add_tool_substitutions(tools, [config.hetero_tools_dir])
 
 # Features that gate tests.
 if config.hetero_enable_mpi and shutil.which("mpirun"):
     config.available_features.add("mpi")
+    # Root is allowed (CI runs as root); more ranks than cores are allowed.
+    config.substitutions.append(
+        ("%mpirun", "mpirun --allow-run-as-root --oversubscribe --bind-to none"))
 if config.hetero_ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.hetero_ptxas))

@@ -1,0 +1,136 @@
+/*===- hetero-rt/hrt.h - the hetero runtime C ABI ------------------*- C -*-===*\
+|*                                                                            *|
+|* Part of the hetero project.                                                *|
+|*                                                                            *|
+|* libhetero_rt: communicators, point-to-point transfers and collectives over *|
+|* MPI (host buffers) or NCCL (device buffers), for code that hetero lowers   *|
+|* and for hand-written drivers. No MLIR dependency.                          *|
+|*                                                                            *|
+|* Every call returns a status. On failure, hrt_last_error() returns a        *|
+|* message naming the rank, the operation, the byte count and the backend's  *|
+|* own error text. A timeout (hrt_set_timeout, or the environment variable    *|
+|* HETERO_RT_TIMEOUT in seconds) turns a peer that never arrives into         *|
+|* HRT_ERROR_TIMEOUT instead of a hang.                                       *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef HETERO_RT_HRT_H
+#define HETERO_RT_HRT_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define HRT_EXPORT __attribute__((visibility("default")))
+#else
+#define HRT_EXPORT
+#endif
+
+typedef enum hrt_status {
+  HRT_SUCCESS = 0,
+  HRT_ERROR_INVALID_ARGUMENT = 1,
+  HRT_ERROR_NOT_INITIALIZED = 2,
+  HRT_ERROR_UNAVAILABLE = 3, /* backend not built into this library */
+  HRT_ERROR_BACKEND = 4,     /* MPI or NCCL reported an error */
+  HRT_ERROR_TIMEOUT = 5,     /* a peer did not arrive in time */
+} hrt_status;
+
+typedef enum hrt_backend {
+  HRT_BACKEND_MPI = 0,  /* host buffers */
+  HRT_BACKEND_NCCL = 1, /* device buffers; bootstrapped over MPI */
+} hrt_backend;
+
+typedef enum hrt_dtype {
+  HRT_FLOAT32 = 0,
+  HRT_FLOAT64 = 1,
+  HRT_INT32 = 2,
+  HRT_INT64 = 3,
+  HRT_UINT8 = 4,
+  HRT_FLOAT16 = 5,  /* NCCL only for reductions */
+  HRT_BFLOAT16 = 6, /* NCCL only for reductions */
+} hrt_dtype;
+
+typedef enum hrt_reduce_op {
+  HRT_SUM = 0,
+  HRT_PROD = 1,
+  HRT_MAX = 2,
+  HRT_MIN = 3,
+  HRT_AVG = 4,
+} hrt_reduce_op;
+
+typedef struct hrt_comm_impl *hrt_comm;
+typedef struct hrt_request_impl *hrt_request;
+
+/* Lifecycle. hrt_init initialises MPI if nobody has (argc/argv may be NULL). */
+HRT_EXPORT hrt_status hrt_init(hrt_backend backend, int *argc, char ***argv);
+HRT_EXPORT hrt_status hrt_finalize(void);
+HRT_EXPORT int hrt_initialized(void);
+/* Ends every process of the job with `code` (after a fatal error). */
+HRT_EXPORT void hrt_abort(int code);
+
+/* Seconds a blocking call may wait for its peers; 0 waits forever. */
+HRT_EXPORT hrt_status hrt_set_timeout(double seconds);
+HRT_EXPORT double hrt_get_timeout(void);
+
+/* Errors. */
+HRT_EXPORT const char *hrt_status_string(hrt_status status);
+/* The message of the calling thread's most recent failure. */
+HRT_EXPORT const char *hrt_last_error(void);
+HRT_EXPORT size_t hrt_dtype_size(hrt_dtype dtype);
+
+/* Communicators. hrt_comm_world's handle is owned by the runtime. */
+HRT_EXPORT hrt_status hrt_comm_world(hrt_comm *comm);
+HRT_EXPORT hrt_status hrt_comm_split(hrt_comm parent, int color, int key,
+                                     hrt_comm *out);
+HRT_EXPORT hrt_status hrt_comm_free(hrt_comm comm);
+HRT_EXPORT hrt_status hrt_comm_rank(hrt_comm comm, int *rank);
+HRT_EXPORT hrt_status hrt_comm_size(hrt_comm comm, int *size);
+
+/* Point to point. A request completes with hrt_wait, which frees it. */
+HRT_EXPORT hrt_status hrt_isend(const void *buffer, size_t count,
+                                hrt_dtype dtype, int peer, int tag,
+                                hrt_comm comm, hrt_request *request);
+HRT_EXPORT hrt_status hrt_irecv(void *buffer, size_t count, hrt_dtype dtype,
+                                int peer, int tag, hrt_comm comm,
+                                hrt_request *request);
+HRT_EXPORT hrt_status hrt_wait(hrt_request *request);
+HRT_EXPORT hrt_status hrt_send(const void *buffer, size_t count,
+                               hrt_dtype dtype, int peer, int tag,
+                               hrt_comm comm);
+HRT_EXPORT hrt_status hrt_recv(void *buffer, size_t count, hrt_dtype dtype,
+                               int peer, int tag, hrt_comm comm);
+
+/* Collectives. `count` is per rank for all_gather and all_to_all (each rank
+ * contributes `count` elements and receives size x count), and the result
+ * size for reduce_scatter (each rank sends size x count). Send and receive
+ * buffers may be the same for all_reduce. */
+HRT_EXPORT hrt_status hrt_all_reduce(const void *send, void *recv,
+                                     size_t count, hrt_dtype dtype,
+                                     hrt_reduce_op op, hrt_comm comm);
+HRT_EXPORT hrt_status hrt_all_gather(const void *send, void *recv,
+                                     size_t count, hrt_dtype dtype,
+                                     hrt_comm comm);
+HRT_EXPORT hrt_status hrt_reduce_scatter(const void *send, void *recv,
+                                         size_t count, hrt_dtype dtype,
+                                         hrt_reduce_op op, hrt_comm comm);
+HRT_EXPORT hrt_status hrt_broadcast(void *buffer, size_t count,
+                                    hrt_dtype dtype, int root, hrt_comm comm);
+HRT_EXPORT hrt_status hrt_reduce(const void *send, void *recv, size_t count,
+                                 hrt_dtype dtype, hrt_reduce_op op, int root,
+                                 hrt_comm comm);
+HRT_EXPORT hrt_status hrt_all_to_all(const void *send, void *recv,
+                                     size_t count, hrt_dtype dtype,
+                                     hrt_comm comm);
+HRT_EXPORT hrt_status hrt_barrier(hrt_comm comm);
+
+/* Wall-clock seconds since an arbitrary origin. */
+HRT_EXPORT double hrt_wtime(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HETERO_RT_HRT_H */

@@ -1,0 +1,509 @@
+//===- Runtime.cpp - the hrt_ C entry points ------------------------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Validates arguments, keeps the error state and the timeout, and hands the
+// work to the backend chosen at hrt_init.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Runtime.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+struct hrt_request_impl {
+  std::unique_ptr<hetero::rt::PendingOperation> pending;
+};
+
+namespace hetero::rt {
+namespace {
+
+struct State {
+  std::unique_ptr<Backend> backend;
+  hrt_backend kind = HRT_BACKEND_MPI;
+  hrt_comm_impl world;
+  bool ownsMpi = false;
+  double timeout = 0.0;
+};
+
+State *state = nullptr;
+/// MPI cannot be initialised twice, so a failed hrt_init leaves it running
+/// and the hrt_finalize that ends a later successful init finalises it.
+bool runtimeInitializedMpi = false;
+thread_local std::string lastError;
+
+bool validDtype(hrt_dtype dtype) {
+  return dtype >= HRT_FLOAT32 && dtype <= HRT_BFLOAT16;
+}
+
+bool validOp(hrt_reduce_op op) { return op >= HRT_SUM && op <= HRT_AVG; }
+
+/// The checks every communicating call shares.
+hrt_status checkCall(const CallSite &site, const void *buffer, size_t count,
+                     hrt_dtype dtype) {
+  if (!state)
+    return fail(HRT_ERROR_NOT_INITIALIZED, site,
+                "the runtime is not initialised; call hrt_init first");
+  if (!site.comm)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, site, "the communicator is null");
+  if (!validDtype(dtype))
+    return fail(HRT_ERROR_INVALID_ARGUMENT, site,
+                "unknown data type " + std::to_string(int(dtype)));
+  if (count > size_t(std::numeric_limits<int>::max()))
+    return fail(HRT_ERROR_INVALID_ARGUMENT, site,
+                "the count " + std::to_string(count) +
+                    " exceeds the 2^31-1 elements one call can move");
+  if (count > 0 && !buffer)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, site,
+                "the buffer is null but the count is " +
+                    std::to_string(count));
+  return HRT_SUCCESS;
+}
+
+/// checkCall for collectives with a send and a receive buffer.
+hrt_status checkBuffers(const CallSite &site, const void *send,
+                        const void *recv, size_t count, hrt_dtype dtype) {
+  if (hrt_status status = checkCall(site, send, count, dtype))
+    return status;
+  return checkCall(site, recv, count, dtype);
+}
+
+hrt_status checkRank(const CallSite &site, const char *what, int rank) {
+  if (rank >= 0 && rank < site.comm->size)
+    return HRT_SUCCESS;
+  return fail(HRT_ERROR_INVALID_ARGUMENT, site,
+              std::string(what) + " " + std::to_string(rank) +
+                  " is outside the communicator of " +
+                  std::to_string(site.comm->size) + " ranks");
+}
+
+hrt_status checkOp(const CallSite &site, hrt_reduce_op op) {
+  if (validOp(op))
+    return HRT_SUCCESS;
+  return fail(HRT_ERROR_INVALID_ARGUMENT, site,
+              "unknown reduction " + std::to_string(int(op)));
+}
+
+CallSite site(const char *operation, hrt_comm comm, size_t count,
+              hrt_dtype dtype, int peer = CallSite::kUnset,
+              int tag = CallSite::kUnset) {
+  size_t bytes = count * hrt_dtype_size(dtype);
+  return CallSite{operation, comm, bytes, peer, tag};
+}
+
+/// The call site of a rooted collective.
+CallSite rootedSite(const char *operation, hrt_comm comm, size_t count,
+                    hrt_dtype dtype, int root) {
+  CallSite rooted = site(operation, comm, count, dtype, root);
+  rooted.peerRole = "root";
+  return rooted;
+}
+
+} // namespace
+
+hrt_status fail(hrt_status status, const CallSite &site,
+                const std::string &detail) {
+  std::ostringstream os;
+  os << site.operation;
+  if (site.comm)
+    os << " on rank " << site.comm->rank;
+  os << " (" << site.bytes << " bytes";
+  if (site.peer != CallSite::kUnset)
+    os << ", " << site.peerRole << " " << site.peer;
+  if (site.tag != CallSite::kUnset)
+    os << ", tag " << site.tag;
+  os << "): " << detail;
+  lastError = os.str();
+  return status;
+}
+
+std::string mpiErrorString(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
+  return std::string(text, length);
+}
+
+double timeoutSeconds() { return state ? state->timeout : 0.0; }
+
+hrt_status waitWithTimeout(PendingOperation &pending) {
+  double timeout = timeoutSeconds();
+  auto start = std::chrono::steady_clock::now();
+  int spins = 0;
+  while (true) {
+    bool done = false;
+    if (hrt_status status = pending.test(done); status != HRT_SUCCESS)
+      return status;
+    if (done)
+      return HRT_SUCCESS;
+    std::chrono::duration<double> waited =
+        std::chrono::steady_clock::now() - start;
+    if (timeout > 0.0 && waited.count() > timeout) {
+      pending.abandon();
+      std::ostringstream detail;
+      detail << "timed out after " << timeout
+             << " s: the peer never arrived (is it alive, and does it post "
+                "the matching call?)";
+      return fail(HRT_ERROR_TIMEOUT, pending.site, detail.str());
+    }
+    // Spin briefly for latency, then yield the core to the peers.
+    if (++spins > 1000)
+      std::this_thread::yield();
+  }
+}
+
+} // namespace hetero::rt
+
+using namespace hetero::rt;
+
+//===----------------------------------------------------------------------===//
+// Lifecycle, errors, timers
+//===----------------------------------------------------------------------===//
+
+extern "C" hrt_status hrt_init(hrt_backend backend, int *argc, char ***argv) {
+  CallSite here{"hrt_init", nullptr, 0};
+  if (state)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here, "already initialised");
+  int mpiReady = 0;
+  MPI_Initialized(&mpiReady);
+  if (!mpiReady) {
+    int provided = 0;
+    int code = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    if (code != MPI_SUCCESS)
+      return fail(HRT_ERROR_BACKEND, here,
+                  "MPI_Init_thread failed: " + mpiErrorString(code));
+    runtimeInitializedMpi = true;
+  }
+  std::unique_ptr<Backend> implementation;
+  if (backend == HRT_BACKEND_MPI)
+    implementation = createMpiBackend();
+  else if (backend == HRT_BACKEND_NCCL)
+    implementation = createNcclBackend();
+  else
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "unknown backend " + std::to_string(int(backend)));
+  if (!implementation) {
+    return fail(HRT_ERROR_UNAVAILABLE, here,
+                "this libhetero_rt was built without the NCCL backend "
+                "(HETERO_ENABLE_NCCL=OFF)");
+  }
+  auto *created = new State;
+  created->backend = std::move(implementation);
+  created->kind = backend;
+  created->ownsMpi = runtimeInitializedMpi;
+  created->world.isWorld = true;
+  if (const char *timeout = std::getenv("HETERO_RT_TIMEOUT"))
+    created->timeout = std::atof(timeout);
+  state = created;
+  if (hrt_status status = state->backend->initWorld(&state->world);
+      status != HRT_SUCCESS) {
+    // Keep the message of the failure, not of the clean-up.
+    std::string message = lastError;
+    if (state->world.mpi != MPI_COMM_NULL)
+      MPI_Comm_free(&state->world.mpi);
+    delete state;
+    state = nullptr;
+    lastError = message;
+    return status;
+  }
+  return HRT_SUCCESS;
+}
+
+extern "C" hrt_status hrt_finalize(void) {
+  CallSite here{"hrt_finalize", nullptr, 0};
+  if (!state)
+    return fail(HRT_ERROR_NOT_INITIALIZED, here, "not initialised");
+  hrt_status status = state->backend->free(&state->world);
+  if (status == HRT_SUCCESS)
+    status = state->backend->finalize();
+  bool ownsMpi = state->ownsMpi;
+  delete state;
+  state = nullptr;
+  if (ownsMpi) {
+    MPI_Finalize();
+    runtimeInitializedMpi = false;
+  }
+  return status;
+}
+
+extern "C" int hrt_initialized(void) { return state != nullptr; }
+
+extern "C" void hrt_abort(int code) {
+  int mpiReady = 0;
+  MPI_Initialized(&mpiReady);
+  if (mpiReady)
+    MPI_Abort(MPI_COMM_WORLD, code);
+  std::exit(code);
+}
+
+extern "C" hrt_status hrt_set_timeout(double seconds) {
+  CallSite here{"hrt_set_timeout", nullptr, 0};
+  if (!state)
+    return fail(HRT_ERROR_NOT_INITIALIZED, here, "not initialised");
+  if (!(seconds >= 0.0))
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "the timeout must be >= 0 seconds (0 waits forever)");
+  state->timeout = seconds;
+  return HRT_SUCCESS;
+}
+
+extern "C" double hrt_get_timeout(void) { return timeoutSeconds(); }
+
+extern "C" const char *hrt_status_string(hrt_status status) {
+  switch (status) {
+  case HRT_SUCCESS:
+    return "success";
+  case HRT_ERROR_INVALID_ARGUMENT:
+    return "invalid argument";
+  case HRT_ERROR_NOT_INITIALIZED:
+    return "not initialised";
+  case HRT_ERROR_UNAVAILABLE:
+    return "unavailable";
+  case HRT_ERROR_BACKEND:
+    return "backend error";
+  case HRT_ERROR_TIMEOUT:
+    return "timeout";
+  }
+  return "unknown status";
+}
+
+extern "C" const char *hrt_last_error(void) { return lastError.c_str(); }
+
+extern "C" size_t hrt_dtype_size(hrt_dtype dtype) {
+  switch (dtype) {
+  case HRT_FLOAT32:
+  case HRT_INT32:
+    return 4;
+  case HRT_FLOAT64:
+  case HRT_INT64:
+    return 8;
+  case HRT_UINT8:
+    return 1;
+  case HRT_FLOAT16:
+  case HRT_BFLOAT16:
+    return 2;
+  }
+  return 0;
+}
+
+extern "C" double hrt_wtime(void) {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+//===----------------------------------------------------------------------===//
+// Communicators
+//===----------------------------------------------------------------------===//
+
+extern "C" hrt_status hrt_comm_world(hrt_comm *comm) {
+  CallSite here{"hrt_comm_world", nullptr, 0};
+  if (!state)
+    return fail(HRT_ERROR_NOT_INITIALIZED, here, "not initialised");
+  if (!comm)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here, "the output is null");
+  *comm = &state->world;
+  return HRT_SUCCESS;
+}
+
+extern "C" hrt_status hrt_comm_split(hrt_comm parent, int color, int key,
+                                     hrt_comm *out) {
+  CallSite here{"hrt_comm_split", parent, 0};
+  if (hrt_status status = checkCall(here, nullptr, 0, HRT_UINT8))
+    return status;
+  if (!out)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here, "the output is null");
+  auto comm = std::make_unique<hrt_comm_impl>();
+  if (hrt_status status = state->backend->split(parent, color, key, comm.get()))
+    return status;
+  *out = comm.release();
+  return HRT_SUCCESS;
+}
+
+extern "C" hrt_status hrt_comm_free(hrt_comm comm) {
+  CallSite here{"hrt_comm_free", comm, 0};
+  if (hrt_status status = checkCall(here, nullptr, 0, HRT_UINT8))
+    return status;
+  if (comm->isWorld)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "the world communicator belongs to the runtime");
+  hrt_status status = state->backend->free(comm);
+  delete comm;
+  return status;
+}
+
+extern "C" hrt_status hrt_comm_rank(hrt_comm comm, int *rank) {
+  if (!comm || !rank)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, {"hrt_comm_rank", comm, 0},
+                "null argument");
+  *rank = comm->rank;
+  return HRT_SUCCESS;
+}
+
+extern "C" hrt_status hrt_comm_size(hrt_comm comm, int *size) {
+  if (!comm || !size)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, {"hrt_comm_size", comm, 0},
+                "null argument");
+  *size = comm->size;
+  return HRT_SUCCESS;
+}
+
+//===----------------------------------------------------------------------===//
+// Point to point
+//===----------------------------------------------------------------------===//
+
+/// isend and irecv share their checks and their request handling.
+template <typename Buffer, typename Post>
+static hrt_status postTransfer(const char *operation, Buffer buffer,
+                               size_t count, hrt_dtype dtype, int peer,
+                               int tag, hrt_comm comm, hrt_request *request,
+                               Post post) {
+  CallSite here = site(operation, comm, count, dtype, peer, tag);
+  if (hrt_status status = checkCall(here, buffer, count, dtype))
+    return status;
+  if (hrt_status status = checkRank(here, "peer", peer))
+    return status;
+  if (tag < 0)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here, "the tag must be >= 0");
+  if (!request)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here, "the request is null");
+  std::unique_ptr<PendingOperation> pending;
+  if (hrt_status status = post(here, pending))
+    return status;
+  pending->site = here;
+  *request = new hrt_request_impl{std::move(pending)};
+  return HRT_SUCCESS;
+}
+
+extern "C" hrt_status hrt_isend(const void *buffer, size_t count,
+                                hrt_dtype dtype, int peer, int tag,
+                                hrt_comm comm, hrt_request *request) {
+  return postTransfer(
+      "hrt_send", buffer, count, dtype, peer, tag, comm, request,
+      [&](const CallSite &here, std::unique_ptr<PendingOperation> &pending) {
+        return state->backend->isend(buffer, count, dtype, here, pending);
+      });
+}
+
+extern "C" hrt_status hrt_irecv(void *buffer, size_t count, hrt_dtype dtype,
+                                int peer, int tag, hrt_comm comm,
+                                hrt_request *request) {
+  return postTransfer(
+      "hrt_recv", buffer, count, dtype, peer, tag, comm, request,
+      [&](const CallSite &here, std::unique_ptr<PendingOperation> &pending) {
+        return state->backend->irecv(buffer, count, dtype, here, pending);
+      });
+}
+
+extern "C" hrt_status hrt_wait(hrt_request *request) {
+  if (!request || !*request)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, {"hrt_wait", nullptr, 0},
+                "the request is null");
+  hrt_status status = waitWithTimeout(*(*request)->pending);
+  delete *request;
+  *request = nullptr;
+  return status;
+}
+
+extern "C" hrt_status hrt_send(const void *buffer, size_t count,
+                               hrt_dtype dtype, int peer, int tag,
+                               hrt_comm comm) {
+  hrt_request request = nullptr;
+  if (hrt_status status =
+          hrt_isend(buffer, count, dtype, peer, tag, comm, &request))
+    return status;
+  return hrt_wait(&request);
+}
+
+extern "C" hrt_status hrt_recv(void *buffer, size_t count, hrt_dtype dtype,
+                               int peer, int tag, hrt_comm comm) {
+  hrt_request request = nullptr;
+  if (hrt_status status =
+          hrt_irecv(buffer, count, dtype, peer, tag, comm, &request))
+    return status;
+  return hrt_wait(&request);
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+extern "C" hrt_status hrt_all_reduce(const void *send, void *recv,
+                                     size_t count, hrt_dtype dtype,
+                                     hrt_reduce_op op, hrt_comm comm) {
+  CallSite here = site("hrt_all_reduce", comm, count, dtype);
+  if (hrt_status status = checkBuffers(here, send, recv, count, dtype))
+    return status;
+  if (hrt_status status = checkOp(here, op))
+    return status;
+  return state->backend->allReduce(send, recv, count, dtype, op, here);
+}
+
+extern "C" hrt_status hrt_all_gather(const void *send, void *recv,
+                                     size_t count, hrt_dtype dtype,
+                                     hrt_comm comm) {
+  CallSite here = site("hrt_all_gather", comm, count, dtype);
+  if (hrt_status status = checkBuffers(here, send, recv, count, dtype))
+    return status;
+  return state->backend->allGather(send, recv, count, dtype, here);
+}
+
+extern "C" hrt_status hrt_reduce_scatter(const void *send, void *recv,
+                                         size_t count, hrt_dtype dtype,
+                                         hrt_reduce_op op, hrt_comm comm) {
+  CallSite here = site("hrt_reduce_scatter", comm, count, dtype);
+  if (hrt_status status = checkBuffers(here, send, recv, count, dtype))
+    return status;
+  if (hrt_status status = checkOp(here, op))
+    return status;
+  return state->backend->reduceScatter(send, recv, count, dtype, op, here);
+}
+
+extern "C" hrt_status hrt_broadcast(void *buffer, size_t count,
+                                    hrt_dtype dtype, int root, hrt_comm comm) {
+  CallSite here = rootedSite("hrt_broadcast", comm, count, dtype, root);
+  if (hrt_status status = checkCall(here, buffer, count, dtype))
+    return status;
+  if (hrt_status status = checkRank(here, "root", root))
+    return status;
+  return state->backend->broadcast(buffer, count, dtype, root, here);
+}
+
+extern "C" hrt_status hrt_reduce(const void *send, void *recv, size_t count,
+                                 hrt_dtype dtype, hrt_reduce_op op, int root,
+                                 hrt_comm comm) {
+  CallSite here = rootedSite("hrt_reduce", comm, count, dtype, root);
+  if (hrt_status status = checkCall(here, send, count, dtype))
+    return status;
+  if (hrt_status status = checkRank(here, "root", root))
+    return status;
+  if (comm->rank == root)
+    if (hrt_status status = checkCall(here, recv, count, dtype))
+      return status;
+  if (hrt_status status = checkOp(here, op))
+    return status;
+  return state->backend->reduce(send, recv, count, dtype, op, root, here);
+}
+
+extern "C" hrt_status hrt_all_to_all(const void *send, void *recv,
+                                     size_t count, hrt_dtype dtype,
+                                     hrt_comm comm) {
+  CallSite here = site("hrt_all_to_all", comm, count, dtype);
+  if (hrt_status status = checkBuffers(here, send, recv, count, dtype))
+    return status;
+  return state->backend->allToAll(send, recv, count, dtype, here);
+}
+
+extern "C" hrt_status hrt_barrier(hrt_comm comm) {
+  CallSite here = site("hrt_barrier", comm, 0, HRT_UINT8);
+  if (hrt_status status = checkCall(here, nullptr, 0, HRT_UINT8))
+    return status;
+  return state->backend->barrier(here);
+}

@@ -1,0 +1,105 @@
+//===- Runtime.h - internals shared by the runtime and its backends -------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERO_RUNTIME_RUNTIME_H
+#define HETERO_RUNTIME_RUNTIME_H
+
+#include "hetero-rt/hrt.h"
+
+#include <mpi.h>
+
+#include <limits>
+#include <memory>
+#include <string>
+
+/// A communicator: an MPI communicator, plus the NCCL communicator over the
+/// same ranks when the NCCL backend is active.
+struct hrt_comm_impl {
+  MPI_Comm mpi = MPI_COMM_NULL;
+  void *nccl = nullptr;
+  int rank = 0;
+  int size = 1;
+  bool isWorld = false;
+};
+
+namespace hetero::rt {
+
+/// Where a failing call was and what it moved: every error message names it.
+struct CallSite {
+  static constexpr int kUnset = std::numeric_limits<int>::min();
+  const char *operation; // "hrt_all_reduce"
+  hrt_comm comm;         // may be null
+  size_t bytes;
+  int peer = kUnset; // point to point: the peer; rooted calls: the root
+  int tag = kUnset;
+  const char *peerRole = "peer";
+};
+
+/// Records the calling thread's error message and returns `status`:
+/// "<operation> on rank <r> (<bytes> bytes[, peer p][, tag t]): <detail>".
+hrt_status fail(hrt_status status, const CallSite &site,
+                const std::string &detail);
+
+/// The text MPI gives for an error code.
+std::string mpiErrorString(int code);
+
+/// The configured timeout in seconds; 0 waits forever.
+double timeoutSeconds();
+
+/// A pending operation of a backend.
+class PendingOperation {
+public:
+  virtual ~PendingOperation() = default;
+  /// Checks for completion without blocking.
+  virtual hrt_status test(bool &done) = 0;
+  /// Gives up on the operation after a timeout, where the backend can.
+  virtual void abandon() = 0;
+  CallSite site{"", nullptr, 0};
+};
+
+/// Polls `pending` until it completes or the timeout passes.
+hrt_status waitWithTimeout(PendingOperation &pending);
+
+/// A communication backend. Arguments are validated before they get here.
+class Backend {
+public:
+  virtual ~Backend() = default;
+  virtual hrt_status finalize() = 0;
+  virtual hrt_status initWorld(hrt_comm world) = 0;
+  virtual hrt_status split(hrt_comm parent, int color, int key,
+                           hrt_comm out) = 0;
+  virtual hrt_status free(hrt_comm comm) = 0;
+  virtual hrt_status isend(const void *buffer, size_t count, hrt_dtype dtype,
+                           const CallSite &site,
+                           std::unique_ptr<PendingOperation> &pending) = 0;
+  virtual hrt_status irecv(void *buffer, size_t count, hrt_dtype dtype,
+                           const CallSite &site,
+                           std::unique_ptr<PendingOperation> &pending) = 0;
+  virtual hrt_status allReduce(const void *send, void *recv, size_t count,
+                               hrt_dtype dtype, hrt_reduce_op op,
+                               const CallSite &site) = 0;
+  virtual hrt_status allGather(const void *send, void *recv, size_t count,
+                               hrt_dtype dtype, const CallSite &site) = 0;
+  virtual hrt_status reduceScatter(const void *send, void *recv, size_t count,
+                                   hrt_dtype dtype, hrt_reduce_op op,
+                                   const CallSite &site) = 0;
+  virtual hrt_status broadcast(void *buffer, size_t count, hrt_dtype dtype,
+                               int root, const CallSite &site) = 0;
+  virtual hrt_status reduce(const void *send, void *recv, size_t count,
+                            hrt_dtype dtype, hrt_reduce_op op, int root,
+                            const CallSite &site) = 0;
+  virtual hrt_status allToAll(const void *send, void *recv, size_t count,
+                              hrt_dtype dtype, const CallSite &site) = 0;
+  virtual hrt_status barrier(const CallSite &site) = 0;
+};
+
+std::unique_ptr<Backend> createMpiBackend();
+/// Null when the library was built without NCCL.
+std::unique_ptr<Backend> createNcclBackend();
+
+} // namespace hetero::rt
+
+#endif // HETERO_RUNTIME_RUNTIME_H

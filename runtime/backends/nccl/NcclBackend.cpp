@@ -1,0 +1,314 @@
+//===- NcclBackend.cpp - hrt_ over NCCL, on device buffers ----------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Communicators are bootstrapped over MPI: rank 0 of each MPI communicator
+// creates the NCCL unique id and broadcasts it. Every operation is enqueued on
+// the communicator's CUDA stream; a blocking call then polls the stream and
+// NCCL's asynchronous error state until it completes or the timeout passes,
+// in which case the NCCL communicator is aborted so that no rank hangs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../Runtime.h"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <string>
+
+namespace hetero::rt {
+namespace {
+
+/// NCCL state of one communicator, hung off hrt_comm_impl::nccl.
+struct NcclComm {
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+NcclComm &ncclOf(hrt_comm comm) { return *static_cast<NcclComm *>(comm->nccl); }
+
+hrt_status checkNccl(ncclResult_t result, const CallSite &site) {
+  if (result == ncclSuccess || result == ncclInProgress)
+    return HRT_SUCCESS;
+  return fail(HRT_ERROR_BACKEND, site,
+              std::string("NCCL: ") + ncclGetErrorString(result));
+}
+
+hrt_status checkCuda(cudaError_t error, const CallSite &site) {
+  if (error == cudaSuccess)
+    return HRT_SUCCESS;
+  return fail(HRT_ERROR_BACKEND, site,
+              std::string("CUDA: ") + cudaGetErrorString(error));
+}
+
+ncclDataType_t ncclType(hrt_dtype dtype) {
+  switch (dtype) {
+  case HRT_FLOAT32:
+    return ncclFloat32;
+  case HRT_FLOAT64:
+    return ncclFloat64;
+  case HRT_INT32:
+    return ncclInt32;
+  case HRT_INT64:
+    return ncclInt64;
+  case HRT_UINT8:
+    return ncclUint8;
+  case HRT_FLOAT16:
+    return ncclFloat16;
+  case HRT_BFLOAT16:
+    return ncclBfloat16;
+  }
+  return ncclFloat32;
+}
+
+ncclRedOp_t ncclOp(hrt_reduce_op op) {
+  switch (op) {
+  case HRT_SUM:
+    return ncclSum;
+  case HRT_PROD:
+    return ncclProd;
+  case HRT_MAX:
+    return ncclMax;
+  case HRT_MIN:
+    return ncclMin;
+  case HRT_AVG:
+    return ncclAvg;
+  }
+  return ncclSum;
+}
+
+/// Work enqueued on a communicator's stream, complete when `event` is.
+class NcclPending : public PendingOperation {
+public:
+  NcclPending(NcclComm &comm, cudaEvent_t event) : comm(comm), event(event) {}
+  ~NcclPending() override { cudaEventDestroy(event); }
+  hrt_status test(bool &done) override {
+    ncclResult_t asyncError = ncclSuccess;
+    if (hrt_status status =
+            checkNccl(ncclCommGetAsyncError(comm.comm, &asyncError), site))
+      return status;
+    if (hrt_status status = checkNccl(asyncError, site))
+      return status;
+    cudaError_t query = cudaEventQuery(event);
+    done = query == cudaSuccess;
+    if (query == cudaErrorNotReady)
+      return HRT_SUCCESS;
+    return checkCuda(query, site);
+  }
+  void abandon() override { ncclCommAbort(comm.comm); }
+
+private:
+  NcclComm &comm;
+  cudaEvent_t event;
+};
+
+/// Records an event after the enqueued work and returns it as pending.
+hrt_status pendingAfter(const CallSite &site,
+                        std::unique_ptr<PendingOperation> &pending) {
+  NcclComm &comm = ncclOf(site.comm);
+  cudaEvent_t event = nullptr;
+  if (hrt_status status = checkCuda(
+          cudaEventCreateWithFlags(&event, cudaEventDisableTiming), site))
+    return status;
+  if (hrt_status status = checkCuda(cudaEventRecord(event, comm.stream), site))
+    return status;
+  pending = std::make_unique<NcclPending>(comm, event);
+  pending->site = site;
+  return HRT_SUCCESS;
+}
+
+/// Enqueues `enqueue` and waits for it under the timeout.
+template <typename Enqueue>
+hrt_status complete(const CallSite &site, Enqueue enqueue) {
+  if (hrt_status status = checkNccl(enqueue(ncclOf(site.comm)), site))
+    return status;
+  std::unique_ptr<PendingOperation> pending;
+  if (hrt_status status = pendingAfter(site, pending))
+    return status;
+  return waitWithTimeout(*pending);
+}
+
+class NcclBackend : public Backend {
+public:
+  NcclBackend() : mpi(createMpiBackend()) {}
+
+  hrt_status finalize() override { return mpi->finalize(); }
+
+  hrt_status initWorld(hrt_comm world) override {
+    if (hrt_status status = mpi->initWorld(world))
+      return status;
+    return attach(world, {"hrt_init", world, 0});
+  }
+
+  hrt_status split(hrt_comm parent, int color, int key,
+                   hrt_comm out) override {
+    if (hrt_status status = mpi->split(parent, color, key, out))
+      return status;
+    if (out->mpi == MPI_COMM_NULL)
+      return HRT_SUCCESS;
+    return attach(out, {"hrt_comm_split", out, 0});
+  }
+
+  hrt_status free(hrt_comm comm) override {
+    CallSite here{"hrt_comm_free", comm, 0};
+    if (auto *state = static_cast<NcclComm *>(comm->nccl)) {
+      hrt_status status = checkNccl(ncclCommDestroy(state->comm), here);
+      cudaStreamDestroy(state->stream);
+      delete state;
+      comm->nccl = nullptr;
+      if (status != HRT_SUCCESS)
+        return status;
+    }
+    return mpi->free(comm);
+  }
+
+  hrt_status isend(const void *buffer, size_t count, hrt_dtype dtype,
+                   const CallSite &site,
+                   std::unique_ptr<PendingOperation> &pending) override {
+    NcclComm &comm = ncclOf(site.comm);
+    if (hrt_status status = checkNccl(
+            ncclSend(buffer, count, ncclType(dtype), site.peer, comm.comm,
+                     comm.stream),
+            site))
+      return status;
+    return pendingAfter(site, pending);
+  }
+
+  hrt_status irecv(void *buffer, size_t count, hrt_dtype dtype,
+                   const CallSite &site,
+                   std::unique_ptr<PendingOperation> &pending) override {
+    NcclComm &comm = ncclOf(site.comm);
+    if (hrt_status status = checkNccl(
+            ncclRecv(buffer, count, ncclType(dtype), site.peer, comm.comm,
+                     comm.stream),
+            site))
+      return status;
+    return pendingAfter(site, pending);
+  }
+
+  hrt_status allReduce(const void *send, void *recv, size_t count,
+                       hrt_dtype dtype, hrt_reduce_op op,
+                       const CallSite &site) override {
+    return complete(site, [&](NcclComm &comm) {
+      return ncclAllReduce(send, recv, count, ncclType(dtype), ncclOp(op),
+                           comm.comm, comm.stream);
+    });
+  }
+
+  hrt_status allGather(const void *send, void *recv, size_t count,
+                       hrt_dtype dtype, const CallSite &site) override {
+    return complete(site, [&](NcclComm &comm) {
+      return ncclAllGather(send, recv, count, ncclType(dtype), comm.comm,
+                           comm.stream);
+    });
+  }
+
+  hrt_status reduceScatter(const void *send, void *recv, size_t count,
+                           hrt_dtype dtype, hrt_reduce_op op,
+                           const CallSite &site) override {
+    return complete(site, [&](NcclComm &comm) {
+      return ncclReduceScatter(send, recv, count, ncclType(dtype), ncclOp(op),
+                               comm.comm, comm.stream);
+    });
+  }
+
+  hrt_status broadcast(void *buffer, size_t count, hrt_dtype dtype, int root,
+                       const CallSite &site) override {
+    return complete(site, [&](NcclComm &comm) {
+      return ncclBroadcast(buffer, buffer, count, ncclType(dtype), root,
+                           comm.comm, comm.stream);
+    });
+  }
+
+  hrt_status reduce(const void *send, void *recv, size_t count,
+                    hrt_dtype dtype, hrt_reduce_op op, int root,
+                    const CallSite &site) override {
+    return complete(site, [&](NcclComm &comm) {
+      return ncclReduce(send, recv, count, ncclType(dtype), ncclOp(op), root,
+                        comm.comm, comm.stream);
+    });
+  }
+
+  /// NCCL has no all-to-all: one grouped send and receive per peer.
+  hrt_status allToAll(const void *send, void *recv, size_t count,
+                      hrt_dtype dtype, const CallSite &site) override {
+    size_t chunk = count * hrt_dtype_size(dtype);
+    return complete(site, [&](NcclComm &comm) {
+      ncclResult_t result = ncclGroupStart();
+      for (int peer = 0; peer < site.comm->size && result == ncclSuccess;
+           ++peer) {
+        result = ncclSend(static_cast<const char *>(send) + peer * chunk,
+                          count, ncclType(dtype), peer, comm.comm, comm.stream);
+        if (result == ncclSuccess)
+          result = ncclRecv(static_cast<char *>(recv) + peer * chunk, count,
+                            ncclType(dtype), peer, comm.comm, comm.stream);
+      }
+      ncclResult_t ended = ncclGroupEnd();
+      return result != ncclSuccess ? result : ended;
+    });
+  }
+
+  /// A barrier on the device: an all-reduce of one byte.
+  hrt_status barrier(const CallSite &site) override {
+    return complete(site, [&](NcclComm &comm) {
+      return ncclAllReduce(scratch, scratch, 1, ncclUint8, ncclSum, comm.comm,
+                           comm.stream);
+    });
+  }
+
+private:
+  /// Creates the NCCL communicator over the ranks of `comm`'s MPI
+  /// communicator, on the device local rank mod device count.
+  hrt_status attach(hrt_comm comm, const CallSite &site) {
+    int devices = 0;
+    if (hrt_status status = checkCuda(cudaGetDeviceCount(&devices), site))
+      return status;
+    if (devices == 0)
+      return fail(HRT_ERROR_UNAVAILABLE, site, "no CUDA device is visible");
+    if (comm->isWorld) {
+      MPI_Comm local;
+      MPI_Comm_split_type(comm->mpi, MPI_COMM_TYPE_SHARED, comm->rank,
+                          MPI_INFO_NULL, &local);
+      int localRank = 0;
+      MPI_Comm_rank(local, &localRank);
+      MPI_Comm_free(&local);
+      if (hrt_status status =
+              checkCuda(cudaSetDevice(localRank % devices), site))
+        return status;
+      if (hrt_status status = checkCuda(cudaMalloc(&scratch, 1), site))
+        return status;
+    }
+    ncclUniqueId id;
+    if (comm->rank == 0)
+      if (hrt_status status = checkNccl(ncclGetUniqueId(&id), site))
+        return status;
+    int code = MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm->mpi);
+    if (code != MPI_SUCCESS)
+      return fail(HRT_ERROR_BACKEND, site,
+                  "broadcasting the NCCL id over MPI: " + mpiErrorString(code));
+    auto state = std::make_unique<NcclComm>();
+    if (hrt_status status = checkCuda(
+            cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking),
+            site))
+      return status;
+    if (hrt_status status = checkNccl(
+            ncclCommInitRank(&state->comm, comm->size, id, comm->rank), site))
+      return status;
+    comm->nccl = state.release();
+    return HRT_SUCCESS;
+  }
+
+  std::unique_ptr<Backend> mpi;
+  void *scratch = nullptr;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> createNcclBackend() {
+  return std::make_unique<NcclBackend>();
+}
+
+} // namespace hetero::rt
