@@ -129,6 +129,41 @@ HRT_EXPORT hrt_status hrt_barrier(hrt_comm comm);
 /* Wall-clock seconds since an arbitrary origin. */
 HRT_EXPORT double hrt_wtime(void);
 
+/*===----------------------------------------------------------------------===*
+ * Entry points for compiled code (hetero-lower-to-runtime). They take
+ * 64-bit counts, report a failure with its message on stderr and abort the
+ * job: generated code has no error path of its own.
+ *===----------------------------------------------------------------------===*/
+
+/* The communicator of the ranks that share all coordinates of a row-major
+ * device grid of `ndims` dimensions (extents d0..d3) outside the axes in
+ * `axes_mask` (bit i: axis i; 0: all axes). Cached; the grid must cover the
+ * world. */
+HRT_EXPORT hrt_comm hrt_mlir_group(long long ndims, long long d0, long long d1,
+                                   long long d2, long long d3,
+                                   long long axes_mask);
+HRT_EXPORT hrt_comm hrt_mlir_world(void);
+HRT_EXPORT long long hrt_mlir_rank(hrt_comm comm);
+HRT_EXPORT long long hrt_mlir_size(hrt_comm comm);
+HRT_EXPORT void hrt_mlir_all_reduce(hrt_comm comm, void *data,
+                                    long long count, int dtype, int op);
+HRT_EXPORT void hrt_mlir_all_gather(hrt_comm comm, const void *send,
+                                    void *recv, long long count, int dtype);
+HRT_EXPORT void hrt_mlir_reduce_scatter(hrt_comm comm, const void *send,
+                                        void *recv, long long count,
+                                        int dtype, int op);
+HRT_EXPORT void hrt_mlir_broadcast(hrt_comm comm, void *data, long long count,
+                                   int dtype, long long root);
+HRT_EXPORT void hrt_mlir_reduce(hrt_comm comm, void *data, long long count,
+                                int dtype, int op, long long root);
+HRT_EXPORT void hrt_mlir_all_to_all(hrt_comm comm, const void *send,
+                                    void *recv, long long count, int dtype);
+HRT_EXPORT void hrt_mlir_send(hrt_comm comm, const void *data,
+                              long long count, int dtype, long long peer,
+                              long long tag);
+HRT_EXPORT void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
+                              int dtype, long long peer, long long tag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,7 +30,8 @@ void registerAllDialects(mlir::DialectRegistry &registry);
 void registerAndLoadAllDialects(mlir::MLIRContext &context);
 
 /// Registers every hetero pass and pass pipeline with the global registry,
-/// so that they can be named on a command line or in a pipeline string.
+/// so that they can be named on a command line or in a pipeline string,
+/// together with the upstream passes the pipelines are built from.
 void registerAllPasses();
 
 } // namespace hetero

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Transforms/Passes.h"
 
 void hetero::registerAllDialects(mlir::DialectRegistry &registry) {
@@ -36,7 +37,10 @@ void hetero::registerAndLoadAllDialects(mlir::MLIRContext &context) {
 
 void hetero::registerAllPasses() {
   static bool once = [] {
+    // The upstream passes the pipelines name.
+    mlir::registerAllPasses();
     hetero::registerHeteroPasses();
+    hetero::registerPipelines();
     return true;
   }();
   (void)once;

@@ -12,14 +12,18 @@
 #include "hetero/InitAll.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
-  mlir::registerTransformsPasses();
   hetero::registerAllPasses();
 
+  // Every upstream dialect and extension, as in mlir-opt, so that the output
+  // of any lowering step parses again.
   mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
   hetero::registerAllDialects(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "hetero optimizer driver\n", registry));

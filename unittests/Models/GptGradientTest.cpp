@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Compiles the generated GPT with the CPU structured-op pipeline, JITs it and
+// Compiles the generated GPT with the CPU pipeline (hetero-lower-to-cpu), JITs it and
 // compares the gradients computed by the backward functions with central
 // finite differences of the loss computed by the forward functions. The
 // driver is written in MLIR and appended to the generated module; the shapes
@@ -24,13 +24,11 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include "gtest/gtest.h"
@@ -250,7 +248,6 @@ protected:
   static void SetUpTestSuite() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-    mlir::registerAllPasses();
     hetero::registerAllPasses();
   }
 
@@ -307,33 +304,19 @@ TEST_P(GptGradientTest, BackwardMatchesFiniteDifferences) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
   ASSERT_TRUE(module) << "the driver does not parse";
 
-  // Single process, no pruning: matmuls in full, one-rank collectives gone.
-  PassManager prepare(&context);
-  prepare.addPass(hetero::createHeteroPrunableToLinalg());
-  prepare.addPass(createCanonicalizerPass());
-  ASSERT_TRUE(succeeded(prepare.run(*module)));
-  module->walk([](Operation *op) {
-    if (isa<hetero::PipelineOp, shard::GridOp>(op))
-      op->erase();
-  });
-  bool heteroLeft = false;
-  module->walk([&](Operation *op) {
-    heteroLeft |= isa_and_nonnull<hetero::HeteroDialect>(op->getDialect());
-  });
-  ASSERT_FALSE(heteroLeft) << "hetero ops survive the single-process lowering";
-
+  // The CPU pipeline: with one data-parallel replica the gradient buckets
+  // fold away, so the model needs no runtime.
   PassManager lower(&context);
-  ASSERT_TRUE(succeeded(parsePassPipeline(
-      "one-shot-bufferize{bufferize-function-boundaries "
-      "function-boundary-type-conversion=identity-layout-map},"
-      "convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
-      "convert-scf-to-cf,convert-math-to-llvm,finalize-memref-to-llvm,"
-      "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-      "convert-index-to-llvm,reconcile-unrealized-casts",
-      lower)));
+  ASSERT_TRUE(succeeded(hetero::buildLowerToCpuPipeline(lower)));
   ASSERT_TRUE(succeeded(lower.run(*module)));
   if (getenv("HETERO_DUMP_LOWERED"))
     module->print(llvm::errs());
+  bool runtimeCalled = false;
+  module->walk([&](LLVM::CallOp call) {
+    runtimeCalled |= call.getCallee() &&
+                     call.getCallee()->starts_with("hrt_");
+  });
+  ASSERT_FALSE(runtimeCalled) << "a one-replica model still communicates";
 
   // options.transformer is a function_ref: the transformer must outlive it.
   std::function<llvm::Error(llvm::Module *)> optimize =

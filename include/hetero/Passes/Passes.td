@@ -45,4 +45,38 @@ def HeteroPrunableToLinalg : Pass<"hetero-prunable-to-linalg"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def HeteroLowerToRuntime : Pass<"hetero-lower-to-runtime",
+                                "::mlir::ModuleOp"> {
+  let summary = "Lower collectives and transfers to libhetero_rt calls";
+  let description = [{
+    Rewrites the communication of a module into calls to the `hrt_mlir_*`
+    entry points of libhetero_rt, on buffers:
+
+    * `hetero.bucket` first becomes one all-reduce of its operands
+      flattened and concatenated, split back afterwards (tensor fusion);
+    * `hetero.all_reduce`, `all_gather`, `reduce_scatter`, `broadcast`,
+      `reduce`, `all_to_all`, `send` and `recv` materialise their tensors in
+      fresh buffers and pass the aligned pointers, the element count, the
+      data type and the reduction to the runtime; the process group of a
+      `shard.grid` and its axes is the runtime's cached split communicator
+      (`hrt_mlir_group`), the world otherwise;
+    * `shard.process_linear_index` is the world rank.
+
+    The runtime functions are declared once per module. Afterwards the
+    structural ops (`shard.grid`, `hetero.pipeline`, `hetero.schedule`,
+    `hetero.plan_set`) are removed: the module holds only functions, ready for
+    bufferization and the LLVM lowering.
+
+    Compressed and sparse collectives, checkpoints and sync groups are
+    reported as not yet lowered; all-gather and reduce-scatter lower along
+    axis 0 and all-to-all with split and concat axis 0.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // HETERO_PASSES_PASSES_TD

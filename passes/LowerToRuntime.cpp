@@ -1,0 +1,460 @@
+//===- LowerToRuntime.cpp - collectives as libhetero_rt calls -------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero/Dialect/Hetero.h"
+#include "hetero/Passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace hetero {
+#define GEN_PASS_DEF_HETEROLOWERTORUNTIME
+#include "hetero/Passes/Passes.h.inc"
+} // namespace hetero
+
+using namespace mlir;
+using namespace hetero;
+
+namespace {
+
+/// hrt_dtype of an element type, or -1.
+int64_t runtimeDtype(Type type) {
+  if (type.isF32())
+    return 0;
+  if (type.isF64())
+    return 1;
+  if (type.isInteger(32))
+    return 2;
+  if (type.isInteger(64))
+    return 3;
+  if (type.isInteger(8))
+    return 4;
+  if (type.isF16())
+    return 5;
+  if (type.isBF16())
+    return 6;
+  return -1;
+}
+
+/// hrt_reduce_op of a reduction (the enums agree by construction).
+int64_t runtimeReduction(Reduction reduction) {
+  switch (reduction) {
+  case Reduction::sum:
+    return 0;
+  case Reduction::prod:
+    return 1;
+  case Reduction::max:
+    return 2;
+  case Reduction::min:
+    return 3;
+  case Reduction::avg:
+    return 4;
+  }
+  return 0;
+}
+
+/// Emits calls to the runtime for one module.
+class RuntimeCalls {
+public:
+  RuntimeCalls(ModuleOp module, RewriterBase &rewriter)
+      : module(module), rewriter(rewriter),
+        pointer(LLVM::LLVMPointerType::get(module.getContext())),
+        i64(rewriter.getI64Type()), i32(rewriter.getI32Type()) {}
+
+  /// Calls `name` (declared on first use) with `arguments`.
+  Value call(Location loc, StringRef name, ValueRange arguments,
+             TypeRange results = {}) {
+    func::FuncOp callee = declare(name, arguments.getTypes(), results);
+    auto op = func::CallOp::create(rewriter, loc, callee, arguments);
+    return results.empty() ? Value() : op.getResult(0);
+  }
+
+  Value constant64(Location loc, int64_t value) {
+    return arith::ConstantIntOp::create(rewriter, loc, i64, value);
+  }
+  Value constant32(Location loc, int64_t value) {
+    return arith::ConstantIntOp::create(rewriter, loc, i32, value);
+  }
+
+  /// The communicator of the group of `op`: its grid along its axes, or
+  /// the world.
+  FailureOr<Value> group(Operation *op, FlatSymbolRefAttr gridName,
+                         ArrayRef<int16_t> axes) {
+    Location loc = op->getLoc();
+    if (!gridName)
+      return call(loc, "hrt_mlir_world", {}, pointer);
+    auto grid =
+        SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
+    ArrayRef<int64_t> shape = grid.getShape();
+    if (shape.size() > 4 || llvm::any_of(shape, ShapedType::isDynamic))
+      return op->emitOpError()
+             << "needs a static device grid of at most 4 dimensions to be "
+                "lowered to the runtime, '"
+             << gridName.getValue() << "' is not";
+    int64_t mask = 0;
+    for (int16_t axis : axes)
+      mask |= int64_t{1} << axis;
+    SmallVector<Value> arguments = {constant64(loc, shape.size())};
+    for (size_t i = 0; i < 4; ++i)
+      arguments.push_back(constant64(loc, i < shape.size() ? shape[i] : 1));
+    arguments.push_back(constant64(loc, mask));
+    return call(loc, "hrt_mlir_group", arguments, pointer);
+  }
+
+  /// A fresh buffer of `type`, holding `tensor` when it is given.
+  Value buffer(Location loc, RankedTensorType type, Value tensor = {}) {
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    Value memref = memref::AllocOp::create(rewriter, loc, memrefType);
+    if (tensor)
+      bufferization::MaterializeInDestinationOp::create(
+          rewriter, loc, TypeRange{}, tensor, memref, /*restrict=*/false,
+          /*writable=*/true);
+    return memref;
+  }
+
+  /// The aligned pointer of `memref` as an !llvm.ptr.
+  Value pointerOf(Location loc, Value memref) {
+    Value index =
+        memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, memref);
+    Value address = arith::IndexCastOp::create(rewriter, loc, i64, index);
+    return LLVM::IntToPtrOp::create(rewriter, loc, pointer, address);
+  }
+
+  /// The tensor a buffer holds after the runtime wrote it.
+  Value tensorOf(Location loc, RankedTensorType type, Value memref) {
+    return bufferization::ToTensorOp::create(rewriter, loc, type, memref,
+                                             rewriter.getUnitAttr(),
+                                             rewriter.getUnitAttr());
+  }
+
+  Type pointer, i64, i32;
+
+private:
+  func::FuncOp declare(StringRef name, TypeRange arguments,
+                       TypeRange results) {
+    if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+      return existing;
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(module.getBody());
+    auto function = func::FuncOp::create(
+        rewriter, module.getLoc(), name,
+        rewriter.getFunctionType(arguments, results));
+    function.setPrivate();
+    return function;
+  }
+
+  ModuleOp module;
+  RewriterBase &rewriter;
+};
+
+/// Rejects what this lowering does not handle, with the reason.
+LogicalResult checkLowerable(Operation *op, CompressAttr compress,
+                             SparseFormat sparse = SparseFormat::dense) {
+  if (compress && compress.getCompressor() != Compressor::none)
+    return op->emitOpError()
+           << "with compressor '"
+           << stringifyCompressor(compress.getCompressor())
+           << "' cannot be lowered to the runtime yet; only uncompressed "
+              "collectives are";
+  if (sparse != SparseFormat::dense)
+    return op->emitOpError() << "with sparse format '"
+                             << stringifySparseFormat(sparse)
+                             << "' cannot be lowered to the runtime yet";
+  return success();
+}
+
+/// The element type and hrt_dtype of a tensor, or an error.
+FailureOr<int64_t> dtypeOf(Operation *op, Type type) {
+  Type element = cast<RankedTensorType>(type).getElementType();
+  int64_t dtype = runtimeDtype(element);
+  if (dtype < 0)
+    return op->emitOpError() << "moves elements of type " << element
+                             << ", which the runtime does not support "
+                                "(f32, f64, f16, bf16, i8, i32, i64)";
+  return dtype;
+}
+
+/// The reassociation that folds every dimension of `type` into one.
+SmallVector<ReassociationIndices> flattening(RankedTensorType type) {
+  if (type.getRank() == 0)
+    return {};
+  ReassociationIndices dims;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    dims.push_back(d);
+  return {dims};
+}
+
+/// hetero.bucket -> one all_reduce of the operands flattened and
+/// concatenated, then sliced and reshaped back.
+void fuseBucket(BucketOp bucket, RewriterBase &rewriter) {
+  Location loc = bucket.getLoc();
+  rewriter.setInsertionPoint(bucket);
+  SmallVector<Value> flat;
+  SmallVector<int64_t> sizes;
+  for (Value input : bucket.getInputs()) {
+    auto type = cast<RankedTensorType>(input.getType());
+    int64_t elements = type.getNumElements();
+    sizes.push_back(elements);
+    auto flatType = RankedTensorType::get({elements}, type.getElementType());
+    flat.push_back(tensor::CollapseShapeOp::create(rewriter, loc, flatType,
+                                                   input, flattening(type)));
+  }
+  Value fused = flat.size() == 1
+                    ? flat.front()
+                    : tensor::ConcatOp::create(rewriter, loc, 0, flat);
+  auto reduced = AllReduceOp::create(
+      rewriter, loc, fused.getType(), bucket.getGridAttr(),
+      bucket.getGridAxesAttr(), fused, bucket.getReductionAttr(),
+      bucket.getCompressAttr(),
+      SparseFormatAttr::get(rewriter.getContext(), SparseFormat::dense));
+  SmallVector<Value> results;
+  int64_t offset = 0;
+  for (auto [input, elements] : llvm::zip(bucket.getInputs(), sizes)) {
+    auto type = cast<RankedTensorType>(input.getType());
+    Value slice = tensor::ExtractSliceOp::create(
+        rewriter, loc, reduced, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(elements)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+    offset += elements;
+    results.push_back(tensor::ExpandShapeOp::create(rewriter, loc, type, slice,
+                                                    flattening(type)));
+  }
+  rewriter.replaceOp(bucket, results);
+}
+
+struct HeteroLowerToRuntimePass
+    : public hetero::impl::HeteroLowerToRuntimeBase<HeteroLowerToRuntimePass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+  LogicalResult lower(Operation *op, RuntimeCalls &calls, IRRewriter &rewriter);
+};
+
+/// Lowers one communicating op; returns failure after a diagnostic.
+LogicalResult HeteroLowerToRuntimePass::lower(Operation *op,
+                                              RuntimeCalls &calls,
+                                              IRRewriter &rewriter) {
+  Location loc = op->getLoc();
+  rewriter.setInsertionPoint(op);
+  auto elements = [](Type type) {
+    return cast<RankedTensorType>(type).getNumElements();
+  };
+  // In place on a copy of `input`: all_reduce, broadcast, reduce.
+  auto inPlace = [&](Value input, Value comm, StringRef callee,
+                     ArrayRef<Value> trailing) -> LogicalResult {
+    FailureOr<int64_t> dtype = dtypeOf(op, input.getType());
+    if (failed(dtype))
+      return failure();
+    auto type = cast<RankedTensorType>(input.getType());
+    Value memref = calls.buffer(loc, type, input);
+    SmallVector<Value> arguments = {comm, calls.pointerOf(loc, memref),
+                                    calls.constant64(loc, elements(type)),
+                                    calls.constant32(loc, *dtype)};
+    arguments.append(trailing.begin(), trailing.end());
+    calls.call(loc, callee, arguments);
+    rewriter.replaceOp(op, calls.tensorOf(loc, type, memref));
+    return success();
+  };
+  // From a copy of `input` into a fresh buffer of the result type.
+  auto outOfPlace = [&](Value input, Value comm, StringRef callee,
+                        int64_t count,
+                        ArrayRef<Value> trailing) -> LogicalResult {
+    FailureOr<int64_t> dtype = dtypeOf(op, input.getType());
+    if (failed(dtype))
+      return failure();
+    auto inType = cast<RankedTensorType>(input.getType());
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    Value send = calls.buffer(loc, inType, input);
+    Value recv = calls.buffer(loc, outType);
+    SmallVector<Value> arguments = {comm, calls.pointerOf(loc, send),
+                                    calls.pointerOf(loc, recv),
+                                    calls.constant64(loc, count),
+                                    calls.constant32(loc, *dtype)};
+    arguments.append(trailing.begin(), trailing.end());
+    calls.call(loc, callee, arguments);
+    rewriter.replaceOp(op, calls.tensorOf(loc, outType, recv));
+    return success();
+  };
+  auto axisZero = [&](int64_t axis, StringRef name) -> LogicalResult {
+    if (axis == 0)
+      return success();
+    return op->emitOpError() << "along " << name << " " << axis
+                             << " cannot be lowered to the runtime yet; "
+                                "only axis 0 is";
+  };
+
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](AllReduceOp reduce) -> LogicalResult {
+        if (failed(checkLowerable(op, reduce.getCompressAttr(),
+                                  reduce.getSparse())))
+          return failure();
+        FailureOr<Value> comm =
+            calls.group(op, reduce.getGridAttr(), reduce.getGridAxes());
+        if (failed(comm))
+          return failure();
+        return inPlace(reduce.getInput(), *comm, "hrt_mlir_all_reduce",
+                       {calls.constant32(
+                           loc, runtimeReduction(reduce.getReduction()))});
+      })
+      .Case([&](BroadcastOp broadcast) -> LogicalResult {
+        FailureOr<Value> comm = calls.group(op, broadcast.getGridAttr(),
+                                            broadcast.getGridAxes());
+        if (failed(comm))
+          return failure();
+        return inPlace(broadcast.getInput(), *comm, "hrt_mlir_broadcast",
+                       {calls.constant64(loc, broadcast.getRoot())});
+      })
+      .Case([&](ReduceOp reduce) -> LogicalResult {
+        FailureOr<Value> comm =
+            calls.group(op, reduce.getGridAttr(), reduce.getGridAxes());
+        if (failed(comm))
+          return failure();
+        return inPlace(
+            reduce.getInput(), *comm, "hrt_mlir_reduce",
+            {calls.constant32(loc, runtimeReduction(reduce.getReduction())),
+             calls.constant64(loc, reduce.getRoot())});
+      })
+      .Case([&](AllGatherOp gather) -> LogicalResult {
+        if (failed(checkLowerable(op, gather.getCompressAttr())) ||
+            failed(axisZero(gather.getAxis(), "axis")))
+          return failure();
+        FailureOr<Value> comm =
+            calls.group(op, gather.getGridAttr(), gather.getGridAxes());
+        if (failed(comm))
+          return failure();
+        return outOfPlace(gather.getInput(), *comm, "hrt_mlir_all_gather",
+                          elements(gather.getInput().getType()), {});
+      })
+      .Case([&](ReduceScatterOp scatter) -> LogicalResult {
+        if (failed(checkLowerable(op, scatter.getCompressAttr())) ||
+            failed(axisZero(scatter.getAxis(), "axis")))
+          return failure();
+        FailureOr<Value> comm =
+            calls.group(op, scatter.getGridAttr(), scatter.getGridAxes());
+        if (failed(comm))
+          return failure();
+        return outOfPlace(
+            scatter.getInput(), *comm, "hrt_mlir_reduce_scatter",
+            elements(scatter.getResult().getType()),
+            {calls.constant32(loc, runtimeReduction(scatter.getReduction()))});
+      })
+      .Case([&](AllToAllOp exchange) -> LogicalResult {
+        if (failed(checkLowerable(op, exchange.getCompressAttr())) ||
+            failed(axisZero(exchange.getSplitAxis(), "split_axis")) ||
+            failed(axisZero(exchange.getConcatAxis(), "concat_axis")))
+          return failure();
+        FailureOr<Value> comm =
+            calls.group(op, exchange.getGridAttr(), exchange.getGridAxes());
+        if (failed(comm))
+          return failure();
+        // count is per rank pair: the input splits into group-size blocks,
+        // as many as the concatenated result holds.
+        auto input = cast<RankedTensorType>(exchange.getInput().getType());
+        auto result = cast<RankedTensorType>(exchange.getResult().getType());
+        Value size = calls.call(loc, "hrt_mlir_size", {*comm}, calls.i64);
+        Value total = calls.constant64(loc, elements(input));
+        Value count = arith::DivSIOp::create(rewriter, loc, total, size);
+        FailureOr<int64_t> dtype = dtypeOf(op, input);
+        if (failed(dtype))
+          return failure();
+        Value send = calls.buffer(loc, input, exchange.getInput());
+        Value recv = calls.buffer(loc, result);
+        calls.call(loc, "hrt_mlir_all_to_all",
+                   {*comm, calls.pointerOf(loc, send),
+                    calls.pointerOf(loc, recv), count,
+                    calls.constant32(loc, *dtype)});
+        rewriter.replaceOp(op, calls.tensorOf(loc, result, recv));
+        return success();
+      })
+      .Case([&](SendOp send) -> LogicalResult {
+        FailureOr<Value> comm =
+            calls.group(op, send.getGridAttr(), send.getGridAxes());
+        FailureOr<int64_t> dtype = dtypeOf(op, send.getInput().getType());
+        if (failed(comm) || failed(dtype))
+          return failure();
+        auto type = cast<RankedTensorType>(send.getInput().getType());
+        Value memref = calls.buffer(loc, type, send.getInput());
+        calls.call(loc, "hrt_mlir_send",
+                   {*comm, calls.pointerOf(loc, memref),
+                    calls.constant64(loc, elements(type)),
+                    calls.constant32(loc, *dtype),
+                    calls.constant64(loc, send.getPeer()),
+                    calls.constant64(loc, send.getTag())});
+        rewriter.eraseOp(op);
+        return success();
+      })
+      .Case([&](RecvOp recv) -> LogicalResult {
+        FailureOr<Value> comm =
+            calls.group(op, recv.getGridAttr(), recv.getGridAxes());
+        FailureOr<int64_t> dtype = dtypeOf(op, recv.getResult().getType());
+        if (failed(comm) || failed(dtype))
+          return failure();
+        auto type = cast<RankedTensorType>(recv.getResult().getType());
+        Value memref = calls.buffer(loc, type);
+        calls.call(loc, "hrt_mlir_recv",
+                   {*comm, calls.pointerOf(loc, memref),
+                    calls.constant64(loc, elements(type)),
+                    calls.constant32(loc, *dtype),
+                    calls.constant64(loc, recv.getPeer()),
+                    calls.constant64(loc, recv.getTag())});
+        rewriter.replaceOp(op, calls.tensorOf(loc, type, memref));
+        return success();
+      })
+      .Case([&](shard::ProcessLinearIndexOp index) -> LogicalResult {
+        Value world = calls.call(loc, "hrt_mlir_world", {}, calls.pointer);
+        Value rank = calls.call(loc, "hrt_mlir_rank", {world}, calls.i64);
+        rewriter.replaceOp(op, arith::IndexCastOp::create(
+                                   rewriter, loc, rewriter.getIndexType(),
+                                   rank));
+        return success();
+      })
+      .Case<CheckpointOp, CkptChunkOp, GroupSyncOp, PrunePlanOp,
+            SelectColsOp, ImputeColsOp, PrunableMatmulOp>(
+          [&](Operation *) -> LogicalResult {
+            return op->emitOpError()
+                   << "cannot be lowered to the runtime yet";
+          })
+      .Default([](Operation *) { return success(); });
+}
+
+void HeteroLowerToRuntimePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  IRRewriter rewriter(&getContext());
+  SmallVector<BucketOp> buckets;
+  module.walk([&](BucketOp bucket) { buckets.push_back(bucket); });
+  for (BucketOp bucket : buckets)
+    fuseBucket(bucket, rewriter);
+
+  RuntimeCalls calls(module, rewriter);
+  SmallVector<Operation *> communicating;
+  module.walk([&](Operation *op) {
+    if (isa<HeteroDialect>(op->getDialect()) &&
+        !isa<PipelineOp, StageOp, ScheduleOp, StageProgramOp, FwdOp, BwdOp,
+             SendTaskOp, RecvTaskOp, PlanSetOp>(op))
+      communicating.push_back(op);
+    else if (isa<shard::ProcessLinearIndexOp>(op))
+      communicating.push_back(op);
+  });
+  bool failedAny = false;
+  for (Operation *op : communicating)
+    failedAny |= failed(lower(op, calls, rewriter));
+  if (failedAny)
+    return signalPassFailure();
+
+  // The module now holds only functions.
+  for (Operation &op : llvm::make_early_inc_range(module.getOps()))
+    if (isa<shard::GridOp, PipelineOp, ScheduleOp, PlanSetOp>(op))
+      op.erase();
+}
+
+} // namespace

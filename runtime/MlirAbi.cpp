@@ -1,0 +1,153 @@
+//===- MlirAbi.cpp - hrt_mlir_ entry points for compiled code -------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Thin wrappers over the hrt_ C ABI for code that hetero-lower-to-runtime
+// emits: device-grid groups become cached split communicators, and a
+// failure is reported with its message before the job is aborted.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero-rt/hrt.h"
+
+#include <array>
+#include <cstdio>
+#include <map>
+#include <string>
+
+namespace {
+
+/// Aborts the job after a failed call, naming it.
+void orAbort(hrt_status status) {
+  if (status == HRT_SUCCESS)
+    return;
+  std::fprintf(stderr, "hetero runtime error: %s\n", hrt_last_error());
+  std::fflush(stderr);
+  hrt_abort(1);
+}
+
+[[noreturn]] void abortWith(const std::string &message) {
+  std::fprintf(stderr, "hetero runtime error: %s\n", message.c_str());
+  std::fflush(stderr);
+  hrt_abort(1);
+  __builtin_unreachable();
+}
+
+hrt_comm world() {
+  hrt_comm comm = nullptr;
+  orAbort(hrt_comm_world(&comm));
+  return comm;
+}
+
+using GroupKey = std::array<long long, 6>;
+
+} // namespace
+
+extern "C" hrt_comm hrt_mlir_world(void) { return world(); }
+
+extern "C" hrt_comm hrt_mlir_group(long long ndims, long long d0, long long d1,
+                                   long long d2, long long d3,
+                                   long long axes_mask) {
+  static std::map<GroupKey, hrt_comm> groups;
+  GroupKey key = {ndims, d0, d1, d2, d3, axes_mask};
+  if (auto found = groups.find(key); found != groups.end())
+    return found->second;
+  long long extents[4] = {d0, d1, d2, d3};
+  if (ndims < 1 || ndims > 4)
+    abortWith("a device grid needs 1 to 4 dimensions, got " +
+              std::to_string(ndims));
+  long long devices = 1;
+  for (long long i = 0; i < ndims; ++i)
+    devices *= extents[i];
+  hrt_comm all = world();
+  int rank = 0, size = 0;
+  orAbort(hrt_comm_rank(all, &rank));
+  orAbort(hrt_comm_size(all, &size));
+  if (devices != size)
+    abortWith("the device grid has " + std::to_string(devices) +
+              " devices but the job has " + std::to_string(size) +
+              " ranks; run it with mpirun -np " + std::to_string(devices));
+  if (axes_mask == 0)
+    axes_mask = (1LL << ndims) - 1;
+  // Row-major coordinates of this rank; the color numbers the coordinates
+  // outside the group, the key orders the ranks inside it.
+  long long remaining = rank, color = 0, order = 0;
+  long long colorStride = 1, orderStride = 1;
+  for (long long axis = ndims - 1; axis >= 0; --axis) {
+    long long coordinate = remaining % extents[axis];
+    remaining /= extents[axis];
+    if (axes_mask & (1LL << axis)) {
+      order += coordinate * orderStride;
+      orderStride *= extents[axis];
+    } else {
+      color += coordinate * colorStride;
+      colorStride *= extents[axis];
+    }
+  }
+  hrt_comm group = nullptr;
+  orAbort(hrt_comm_split(all, int(color), int(order), &group));
+  groups[key] = group;
+  return group;
+}
+
+extern "C" long long hrt_mlir_rank(hrt_comm comm) {
+  int rank = 0;
+  orAbort(hrt_comm_rank(comm, &rank));
+  return rank;
+}
+
+extern "C" long long hrt_mlir_size(hrt_comm comm) {
+  int size = 0;
+  orAbort(hrt_comm_size(comm, &size));
+  return size;
+}
+
+extern "C" void hrt_mlir_all_reduce(hrt_comm comm, void *data,
+                                    long long count, int dtype, int op) {
+  orAbort(hrt_all_reduce(data, data, size_t(count), hrt_dtype(dtype),
+                         hrt_reduce_op(op), comm));
+}
+
+extern "C" void hrt_mlir_all_gather(hrt_comm comm, const void *send,
+                                    void *recv, long long count, int dtype) {
+  orAbort(hrt_all_gather(send, recv, size_t(count), hrt_dtype(dtype), comm));
+}
+
+extern "C" void hrt_mlir_reduce_scatter(hrt_comm comm, const void *send,
+                                        void *recv, long long count,
+                                        int dtype, int op) {
+  orAbort(hrt_reduce_scatter(send, recv, size_t(count), hrt_dtype(dtype),
+                             hrt_reduce_op(op), comm));
+}
+
+extern "C" void hrt_mlir_broadcast(hrt_comm comm, void *data, long long count,
+                                   int dtype, long long root) {
+  orAbort(hrt_broadcast(data, size_t(count), hrt_dtype(dtype), int(root),
+                        comm));
+}
+
+extern "C" void hrt_mlir_reduce(hrt_comm comm, void *data, long long count,
+                                int dtype, int op, long long root) {
+  orAbort(hrt_reduce(data, data, size_t(count), hrt_dtype(dtype),
+                     hrt_reduce_op(op), int(root), comm));
+}
+
+extern "C" void hrt_mlir_all_to_all(hrt_comm comm, const void *send,
+                                    void *recv, long long count, int dtype) {
+  orAbort(hrt_all_to_all(send, recv, size_t(count), hrt_dtype(dtype), comm));
+}
+
+extern "C" void hrt_mlir_send(hrt_comm comm, const void *data,
+                              long long count, int dtype, long long peer,
+                              long long tag) {
+  orAbort(hrt_send(data, size_t(count), hrt_dtype(dtype), int(peer), int(tag),
+                   comm));
+}
+
+extern "C" void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
+                              int dtype, long long peer, long long tag) {
+  orAbort(hrt_recv(data, size_t(count), hrt_dtype(dtype), int(peer), int(tag),
+                   comm));
+}

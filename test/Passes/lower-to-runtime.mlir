@@ -1,0 +1,99 @@
+// RUN: hetero-opt %s --hetero-lower-to-runtime -split-input-file | FileCheck %s
+
+// CHECK-DAG: func.func private @hrt_mlir_group(i64, i64, i64, i64, i64, i64) -> !llvm.ptr
+// CHECK-DAG: func.func private @hrt_mlir_all_reduce(!llvm.ptr, !llvm.ptr, i64, i32, i32)
+// CHECK-NOT: shard.grid
+shard.grid @grid(shape = 2x4)
+
+// CHECK-LABEL: func.func @all_reduce
+// CHECK-SAME:    (%[[G:.*]]: tensor<4x8xf32>)
+// The group: a 2-D grid (2, 4, 1, 1) along axis 1 (mask 2).
+// CHECK-DAG:     %[[NDIMS:.*]] = arith.constant 2 : i64
+// CHECK-DAG:     %[[D1:.*]] = arith.constant 4 : i64
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK:         %[[COMM:.*]] = call @hrt_mlir_group(%[[NDIMS]], %{{.*}}, %[[D1]], %[[ONE]], %{{.*}}, %{{.*}})
+// avg is hrt reduction 4.
+// CHECK-DAG:     %[[AVG:.*]] = arith.constant 4 : i32
+// CHECK-DAG:     %[[BUF:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK:         bufferization.materialize_in_destination %[[G]] in writable %[[BUF]]
+// CHECK:         %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[BUF]]
+// CHECK:         %[[I64:.*]] = arith.index_cast %[[ADDR]] : index to i64
+// CHECK:         %[[PTR:.*]] = llvm.inttoptr %[[I64]] : i64 to !llvm.ptr
+// f32 is hrt dtype 0; 32 elements.
+// CHECK-DAG:     %[[COUNT:.*]] = arith.constant 32 : i64
+// CHECK-DAG:     %[[F32:.*]] = arith.constant 0 : i32
+// CHECK:         call @hrt_mlir_all_reduce(%[[COMM]], %[[PTR]], %[[COUNT]], %[[F32]], %[[AVG]])
+// CHECK:         %[[R:.*]] = bufferization.to_tensor %[[BUF]] restrict writable
+// CHECK:         return %[[R]]
+func.func @all_reduce(%g: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = hetero.all_reduce %g on @grid axes = [1] reduction = avg : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// A bucket is one all-reduce of its operands flattened and concatenated.
+// CHECK-LABEL: func.func @bucket
+// CHECK-SAME:    (%[[A:.*]]: tensor<8xf64>, %[[B:.*]]: tensor<2x3xf64>)
+// CHECK:         %[[FA:.*]] = tensor.collapse_shape %[[A]] {{\[\[}}0]] : tensor<8xf64> into tensor<8xf64>
+// CHECK:         %[[FB:.*]] = tensor.collapse_shape %[[B]] {{\[\[}}0, 1]] : tensor<2x3xf64> into tensor<6xf64>
+// CHECK:         %[[CAT:.*]] = tensor.concat dim(0) %[[FA]], %[[FB]] : (tensor<8xf64>, tensor<6xf64>) -> tensor<14xf64>
+// CHECK:         %[[WORLD:.*]] = call @hrt_mlir_world()
+// CHECK:         call @hrt_mlir_all_reduce(%[[WORLD]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:         %[[SUM:.*]] = bufferization.to_tensor
+// CHECK:         %[[SA:.*]] = tensor.extract_slice %[[SUM]][0] [8] [1]
+// CHECK:         %[[SB:.*]] = tensor.extract_slice %[[SUM]][8] [6] [1]
+// CHECK:         %[[RB:.*]] = tensor.expand_shape %[[SB]] {{\[\[}}0, 1]] output_shape [2, 3]
+// CHECK:         return %{{.*}}, %[[RB]]
+func.func @bucket(%a: tensor<8xf64>, %b: tensor<2x3xf64>) -> (tensor<8xf64>, tensor<2x3xf64>) {
+  %0:2 = hetero.bucket %a, %b : tensor<8xf64>, tensor<2x3xf64>
+  return %0#0, %0#1 : tensor<8xf64>, tensor<2x3xf64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gather_and_p2p
+// CHECK:         %[[IN:.*]] = memref.alloc() : memref<4x2xi32>
+// CHECK:         %[[OUT:.*]] = memref.alloc() : memref<8x2xi32>
+// CHECK:         call @hrt_mlir_all_gather(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:         call @hrt_mlir_send(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:         %[[RECV:.*]] = memref.alloc() : memref<3xbf16>
+// CHECK:         call @hrt_mlir_recv
+// CHECK:         call @hrt_mlir_broadcast
+// CHECK:         call @hrt_mlir_reduce(
+// CHECK:         call @hrt_mlir_reduce_scatter
+// CHECK:         call @hrt_mlir_size
+// CHECK:         arith.divsi
+// CHECK:         call @hrt_mlir_all_to_all
+// CHECK:         call @hrt_mlir_rank
+func.func @gather_and_p2p(%x: tensor<4x2xi32>, %h: tensor<3xbf16>, %y: tensor<8x2xf32>) -> index {
+  %0 = hetero.all_gather %x axis = 0 : tensor<4x2xi32> -> tensor<8x2xi32>
+  hetero.send %x to 1 tag = 5 : tensor<4x2xi32>
+  %1 = hetero.recv from 0 tag = 5 : tensor<3xbf16>
+  %2 = hetero.broadcast %h root = 0 : tensor<3xbf16>
+  %3 = hetero.reduce %y root = 1 reduction = max : tensor<8x2xf32>
+  %4 = hetero.reduce_scatter %y axis = 0 : tensor<8x2xf32> -> tensor<4x2xf32>
+  %5 = hetero.all_to_all %y split_axis = 0 concat_axis = 0 : tensor<8x2xf32> -> tensor<8x2xf32>
+  %i = shard.process_linear_index on @g : index
+  return %i : index
+}
+shard.grid @g(shape = 2)
+
+// -----
+
+// The structural ops are gone afterwards.
+// CHECK-NOT: hetero.pipeline
+// CHECK-NOT: hetero.schedule
+// CHECK-LABEL: func.func @stage
+func.func @stage(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+hetero.pipeline @p stages = 1 microbatches = 2 {
+  hetero.stage 0 forward @stage backward @stage
+}
+hetero.schedule @s for @p group_size = 1 {
+  hetero.stage_program 0 {
+    hetero.fwd 0
+    hetero.bwd 0
+  }
+}

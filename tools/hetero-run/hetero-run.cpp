@@ -1,0 +1,279 @@
+//===- hetero-run.cpp - compile a hetero program and run it ---------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+//   mpirun -np R hetero-run model.mlir [--entry step] [--iterations N]
+//                          [--seed S] [--backend mpi|nccl]
+//
+// Compiles the module with the CPU pipeline (hetero-lower-to-cpu), JITs it
+// with the MLIR ExecutionEngine and calls the entry function once per
+// iteration on every rank. The entry takes nothing, (i64 iteration) or
+// (i64 iteration, i64 seed), and returns nothing, a float (printed as the
+// loss) or an integer (printed as the result). Rank 0 prints one line per
+// iteration: `iteration <i>: loss <value>, <ms> ms`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero-rt/hrt.h"
+#include "hetero/InitAll.h"
+#include "hetero/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <cstdio>
+
+namespace cl = llvm::cl;
+using namespace mlir;
+
+static cl::OptionCategory category("hetero-run options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string> entry("entry", cl::desc("Function to run"),
+                                  cl::init("step"), cl::cat(category));
+static cl::opt<int64_t> iterations("iterations",
+                                   cl::desc("Times to call the entry"),
+                                   cl::init(1), cl::cat(category));
+static cl::opt<int64_t> seed("seed", cl::desc("Seed passed to the entry"),
+                             cl::init(0), cl::cat(category));
+static cl::opt<std::string> backend("backend",
+                                    cl::desc("Communication backend: mpi or "
+                                             "nccl"),
+                                    cl::init("mpi"), cl::cat(category));
+static cl::opt<bool> allRanks("all-ranks",
+                              cl::desc("Print the lines of every rank"),
+                              cl::init(false), cl::cat(category));
+static cl::opt<std::string>
+    dumpLowered("dump-lowered",
+                cl::desc("Write the lowered LLVM-dialect module to a file"),
+                cl::init(""), cl::cat(category));
+
+namespace {
+
+/// What the entry function takes and returns.
+enum class ResultKind { None, F32, F64, I32, I64 };
+
+struct EntrySignature {
+  unsigned arguments = 0;
+  ResultKind result = ResultKind::None;
+};
+
+FailureOr<EntrySignature> checkEntry(func::FuncOp function) {
+  EntrySignature signature;
+  FunctionType type = function.getFunctionType();
+  signature.arguments = type.getNumInputs();
+  for (Type input : type.getInputs())
+    if (!input.isInteger(64) || signature.arguments > 2)
+      return function.emitError()
+             << "hetero-run: the entry takes (), (i64 iteration) or (i64 "
+                "iteration, i64 seed), not "
+             << type;
+  if (type.getNumResults() > 1)
+    return function.emitError()
+           << "hetero-run: the entry returns at most one scalar, not " << type;
+  if (type.getNumResults() == 1) {
+    Type result = type.getResult(0);
+    if (result.isF32())
+      signature.result = ResultKind::F32;
+    else if (result.isF64())
+      signature.result = ResultKind::F64;
+    else if (result.isInteger(32))
+      signature.result = ResultKind::I32;
+    else if (result.isInteger(64))
+      signature.result = ResultKind::I64;
+    else
+      return function.emitError()
+             << "hetero-run: the entry returns f32, f64, i32, i64 or nothing, "
+                "not "
+             << result;
+  }
+  return signature;
+}
+
+/// Calls the entry once; returns the printed part of its result.
+llvm::Expected<std::string> invoke(ExecutionEngine &engine,
+                                   const EntrySignature &signature,
+                                   int64_t iteration) {
+  auto call = [&](auto... results) -> llvm::Error {
+    switch (signature.arguments) {
+    case 0:
+      return engine.invoke(entry, results...);
+    case 1:
+      return engine.invoke(entry, iteration, results...);
+    default:
+      return engine.invoke(entry, iteration, int64_t(seed), results...);
+    }
+  };
+  char text[64] = "";
+  switch (signature.result) {
+  case ResultKind::None:
+    if (llvm::Error error = call())
+      return std::move(error);
+    break;
+  case ResultKind::F32: {
+    float value = 0;
+    if (llvm::Error error = call(ExecutionEngine::result(value)))
+      return std::move(error);
+    std::snprintf(text, sizeof(text), "loss %.6g", value);
+    break;
+  }
+  case ResultKind::F64: {
+    double value = 0;
+    if (llvm::Error error = call(ExecutionEngine::result(value)))
+      return std::move(error);
+    std::snprintf(text, sizeof(text), "loss %.9g", value);
+    break;
+  }
+  case ResultKind::I32: {
+    int32_t value = 0;
+    if (llvm::Error error = call(ExecutionEngine::result(value)))
+      return std::move(error);
+    std::snprintf(text, sizeof(text), "result %d", value);
+    break;
+  }
+  case ResultKind::I64: {
+    int64_t value = 0;
+    if (llvm::Error error = call(ExecutionEngine::result(value)))
+      return std::move(error);
+    std::snprintf(text, sizeof(text), "result %lld", (long long)value);
+    break;
+  }
+  }
+  return std::string(text);
+}
+
+int run() {
+  hrt_backend kind;
+  if (backend == "mpi")
+    kind = HRT_BACKEND_MPI;
+  else if (backend == "nccl")
+    kind = HRT_BACKEND_NCCL;
+  else {
+    llvm::errs() << "hetero-run: unknown backend '" << backend
+                 << "', expected mpi or nccl\n";
+    return 1;
+  }
+  if (hrt_init(kind, nullptr, nullptr) != HRT_SUCCESS) {
+    llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+    return 1;
+  }
+  hrt_comm world;
+  int rank = 0;
+  hrt_comm_world(&world);
+  hrt_comm_rank(world, &rank);
+  bool printer = allRanks || rank == 0;
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  hetero::registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  MLIRContext context(registry);
+
+  std::string errorMessage;
+  auto file = openInputFile(inputFile, &errorMessage);
+  if (!file) {
+    llvm::errs() << "hetero-run: " << errorMessage << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  // Diagnostics as file:line:col with the offending source line.
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  auto function = module->lookupSymbol<func::FuncOp>(entry);
+  if (!function || function.isDeclaration()) {
+    llvm::errs() << "hetero-run: " << inputFile << " has no function @"
+                 << entry << " to run (choose one with --entry)\n";
+    return 1;
+  }
+  FailureOr<EntrySignature> signature = checkEntry(function);
+  if (failed(signature))
+    return 1;
+  function->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+
+  PassManager pm(&context);
+  if (failed(hetero::buildLowerToCpuPipeline(pm)) || failed(pm.run(*module)))
+    return 1;
+  if (!dumpLowered.empty()) {
+    auto output = openOutputFile(dumpLowered, &errorMessage);
+    if (!output) {
+      llvm::errs() << "hetero-run: " << errorMessage << "\n";
+      return 1;
+    }
+    module->print(output->os());
+    output->keep();
+  }
+
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, nullptr);
+  ExecutionEngineOptions options;
+  options.transformer = optimize;
+  llvm::SmallVector<llvm::StringRef> libraries = {HETERO_C_RUNNER_UTILS};
+  options.sharedLibPaths = libraries;
+  auto engine = ExecutionEngine::create(*module, options);
+  if (!engine) {
+    llvm::errs() << "hetero-run: cannot compile " << inputFile << ": "
+                 << llvm::toString(engine.takeError()) << "\n";
+    return 1;
+  }
+  for (int64_t i = 0; i < iterations; ++i) {
+    double start = hrt_wtime();
+    llvm::Expected<std::string> printed = invoke(**engine, *signature, i);
+    if (!printed) {
+      llvm::errs() << "hetero-run: iteration " << i << " on rank " << rank
+                   << ": " << llvm::toString(printed.takeError()) << "\n";
+      return 1;
+    }
+    double milliseconds = (hrt_wtime() - start) * 1e3;
+    if (printer) {
+      std::printf("%siteration %lld: %s%s%.3f ms\n",
+                  allRanks ? ("rank " + std::to_string(rank) + ": ").c_str()
+                           : "",
+                  (long long)i, printed->c_str(),
+                  printed->empty() ? "" : ", ", milliseconds);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  hetero::registerAllPasses();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "hetero-run: compile and run a hetero program\n");
+  int code = run();
+  if (hrt_initialized()) {
+    if (code != 0)
+      hrt_abort(code); // the other ranks may wait for this one
+    hrt_finalize();
+  }
+  return code;
+}
