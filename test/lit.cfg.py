@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -45,6 +46,12 @@ if config.hetero_enable_mpi and shutil.which("mpirun"):
 if config.hetero_ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.hetero_ptxas))
+if config.hetero_enable_cuda:
+    config.available_features.add("cuda")
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(
+    ("%clang", os.path.join(config.llvm_tools_dir, "clang")))
+config.substitutions.append(("%llvm_lib", config.llvm_library_dir))
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
     config.available_features.add("cuda-device")
 if config.hetero_fuzzer:

@@ -14,6 +14,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
@@ -24,6 +25,8 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // LLVM IR translations: gpu-module-to-binary serializes through them.
+  mlir::registerAllToLLVMIRTranslations(registry);
   hetero::registerAllDialects(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "hetero optimizer driver\n", registry));

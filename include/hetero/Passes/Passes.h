@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
 
 #include <string>
 
@@ -34,7 +35,37 @@ namespace hetero {
 /// named by their registered names: register them first (registerAllPasses).
 mlir::LogicalResult buildLowerToCpuPipeline(mlir::OpPassManager &pm);
 
-/// Registers `hetero-lower-to-cpu` as a pass pipeline.
+/// Options of the GPU pipeline.
+struct GpuPipelineOptions
+    : public mlir::PassPipelineOptions<GpuPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("Target GPU architecture"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features"),
+                               llvm::cl::init("+ptx80")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Kernel format: isa (PTX), bin (cubin, through ptxas) "
+                     "or fatbin"),
+      llvm::cl::init("bin")};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit root, for libdevice and ptxas (default: "
+                     "$CUDA_ROOT, $CUDA_HOME or $CUDA_PATH, else the toolkit "
+                     "hetero was built with)"),
+      llvm::cl::init("")};
+};
+
+/// The GPU pipeline: the same hetero passes and bufferization as the CPU
+/// pipeline, then every parallel loop nest mapped onto a `gpu` kernel,
+/// kernels lowered to NVVM and serialized by gpu-module-to-binary, and the
+/// host side lowered to the LLVM dialect with launches through the mgpu*
+/// wrappers of libhetero_rt_cuda.
+mlir::LogicalResult buildLowerToGpuPipeline(mlir::OpPassManager &pm,
+                                            const GpuPipelineOptions &options);
+
+/// Registers `hetero-lower-to-cpu` and `hetero-lower-to-gpu`.
 void registerPipelines();
 
 } // namespace hetero
