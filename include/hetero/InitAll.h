@@ -22,7 +22,8 @@ class MLIRContext;
 namespace hetero {
 
 /// Adds the hetero dialect and the upstream dialects that hetero programs
-/// are written in (func, arith, math, tensor, linalg, shard) to `registry`.
+/// are written in (func, arith, math, tensor, linalg, shard, and memref,
+/// bufferization and scf for training steps) to `registry`.
 void registerAllDialects(mlir::DialectRegistry &registry);
 
 /// Registers the dialects of registerAllDialects() with `context` and loads

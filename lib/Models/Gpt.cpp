@@ -80,16 +80,8 @@ public:
                int64_t numLayers)
       : config(config), stage(stage), firstLayer(firstLayer),
         numLayers(numLayers), tokens(config.batch * config.seq) {
-    int64_t hidden = config.hidden;
-    for (int64_t l = firstLayer; l < firstLayer + numLayers; ++l) {
-      std::string prefix = "%l" + std::to_string(l) + "_";
-      params.push_back({prefix + "wqkv", hidden, 3 * hidden});
-      params.push_back({prefix + "wo", hidden, hidden});
-      params.push_back({prefix + "w1", hidden, 4 * hidden});
-      params.push_back({prefix + "w2", 4 * hidden, hidden});
-    }
-    if (isLast())
-      params.push_back({"%head", hidden, hidden});
+    for (const Parameter &param : stageParameters(config, stage))
+      params.push_back({"%" + param.name, param.rows, param.cols});
   }
 
   void emitForward(std::ostream &os);
@@ -648,6 +640,24 @@ std::vector<std::string> validate(const GptConfig &config) {
           "--checkpoint-replicas must be between 0 and --dp (" +
               std::to_string(config.dataParallel) + ")");
   return problems;
+}
+
+std::vector<Parameter> stageParameters(const GptConfig &config,
+                                       int64_t stage) {
+  StagePartition partition = partitionLayers(config.layers, config.stages);
+  int64_t hidden = config.hidden;
+  std::vector<Parameter> params;
+  int64_t first = partition.first[stage];
+  for (int64_t l = first; l < first + partition.count[stage]; ++l) {
+    std::string prefix = "l" + std::to_string(l) + "_";
+    params.push_back({prefix + "wqkv", hidden, 3 * hidden});
+    params.push_back({prefix + "wo", hidden, hidden});
+    params.push_back({prefix + "w1", hidden, 4 * hidden});
+    params.push_back({prefix + "w2", 4 * hidden, hidden});
+  }
+  if (stage == config.stages - 1)
+    params.push_back({"head", hidden, hidden});
+  return params;
 }
 
 StagePartition partitionLayers(int64_t layers, int64_t stages) {

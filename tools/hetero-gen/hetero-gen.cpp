@@ -65,6 +65,16 @@ static cl::opt<int64_t>
     checkpointReplicas("checkpoint-replicas",
                        cl::desc("In-memory checkpoint replicas (0: none)"),
                        cl::init(2), cl::cat(category));
+static cl::opt<bool>
+    train("train", cl::desc("Also emit SGD training entry points "
+                            "(@train_step, @train_step_reference, "
+                            "@weights_digest)"),
+          cl::init(false), cl::cat(category));
+static cl::opt<int64_t> groupSize("group-size",
+                                  cl::desc("k of the kFkB schedule (--train)"),
+                                  cl::init(1), cl::cat(category));
+static cl::opt<double> learningRate("lr", cl::desc("SGD step size (--train)"),
+                                    cl::init(0.05), cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(category));
@@ -92,7 +102,12 @@ int main(int argc, char **argv) {
   config.compressor = compress;
   config.ratio = ratio;
   config.checkpointReplicas = checkpointReplicas;
-  std::vector<std::string> problems = hetero::models::validate(config);
+  hetero::models::TrainingOptions training;
+  training.groupSize = groupSize;
+  training.learningRate = learningRate;
+  std::vector<std::string> problems =
+      train ? hetero::models::validateTraining(config, training)
+            : hetero::models::validate(config);
   for (const std::string &problem : problems)
     llvm::errs() << "hetero-gen: " << problem << "\n";
   if (!problems.empty())
@@ -100,7 +115,8 @@ int main(int argc, char **argv) {
 
   mlir::MLIRContext context;
   hetero::registerAndLoadAllDialects(context);
-  std::string text = hetero::models::emitGpt(config);
+  std::string text = train ? hetero::models::emitGptTraining(config, training)
+                           : hetero::models::emitGpt(config);
   mlir::ParserConfig parserConfig(&context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(text, parserConfig, "gpt");
@@ -120,7 +136,13 @@ int main(int argc, char **argv) {
                << " --hidden " << hidden << " --heads " << heads << " --seq "
                << seq << " --batch " << batch << " --stages " << stages
                << " --microbatches " << microbatches << " --tp " << tp
-               << " --dp " << dp << " --compress " << compress << "\n";
+               << " --dp " << dp << " --compress " << compress;
+  if (checkpointReplicas != 2)
+    output->os() << " --checkpoint-replicas " << checkpointReplicas;
+  if (train)
+    output->os() << " --train --group-size " << groupSize << " --lr "
+                 << learningRate;
+  output->os() << "\n";
   module->print(output->os());
   output->os() << "\n";
   output->keep();

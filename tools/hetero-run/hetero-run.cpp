@@ -62,6 +62,11 @@ static cl::opt<bool> allRanks("all-ranks",
                               cl::desc("Print the lines of every rank"),
                               cl::init(false), cl::cat(category));
 static cl::opt<std::string>
+    then("then",
+         cl::desc("A function () -> scalar to call once after the "
+                  "iterations; rank 0 prints `<name>: <value>`"),
+         cl::init(""), cl::cat(category));
+static cl::opt<std::string>
     dumpLowered("dump-lowered",
                 cl::desc("Write the lowered LLVM-dialect module to a file"),
                 cl::init(""), cl::cat(category));
@@ -111,15 +116,15 @@ FailureOr<EntrySignature> checkEntry(func::FuncOp function) {
 /// Calls the entry once; returns the printed part of its result.
 llvm::Expected<std::string> invoke(ExecutionEngine &engine,
                                    const EntrySignature &signature,
-                                   int64_t iteration) {
+                                   int64_t iteration, StringRef name) {
   auto call = [&](auto... results) -> llvm::Error {
     switch (signature.arguments) {
     case 0:
-      return engine.invoke(entry, results...);
+      return engine.invoke(name, results...);
     case 1:
-      return engine.invoke(entry, iteration, results...);
+      return engine.invoke(name, iteration, results...);
     default:
-      return engine.invoke(entry, iteration, int64_t(seed), results...);
+      return engine.invoke(name, iteration, int64_t(seed), results...);
     }
   };
   char text[64] = "";
@@ -139,7 +144,7 @@ llvm::Expected<std::string> invoke(ExecutionEngine &engine,
     double value = 0;
     if (llvm::Error error = call(ExecutionEngine::result(value)))
       return std::move(error);
-    std::snprintf(text, sizeof(text), "loss %.9g", value);
+    std::snprintf(text, sizeof(text), "loss %.12g", value);
     break;
   }
   case ResultKind::I32: {
@@ -212,6 +217,25 @@ int run() {
   if (failed(signature))
     return 1;
   function->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+  FailureOr<EntrySignature> finalSignature;
+  if (!then.empty()) {
+    auto final = module->lookupSymbol<func::FuncOp>(then);
+    if (!final || final.isDeclaration()) {
+      llvm::errs() << "hetero-run: " << inputFile << " has no function @"
+                   << then << " to run after the iterations\n";
+      return 1;
+    }
+    finalSignature = checkEntry(final);
+    if (failed(finalSignature))
+      return 1;
+    if (finalSignature->arguments != 0 ||
+        finalSignature->result == ResultKind::None) {
+      final.emitError() << "hetero-run: --then needs a function () -> "
+                           "scalar";
+      return 1;
+    }
+    final->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+  }
 
   PassManager pm(&context);
   if (failed(hetero::buildLowerToCpuPipeline(pm)) || failed(pm.run(*module)))
@@ -240,7 +264,8 @@ int run() {
   }
   for (int64_t i = 0; i < iterations; ++i) {
     double start = hrt_wtime();
-    llvm::Expected<std::string> printed = invoke(**engine, *signature, i);
+    llvm::Expected<std::string> printed =
+        invoke(**engine, *signature, i, entry);
     if (!printed) {
       llvm::errs() << "hetero-run: iteration " << i << " on rank " << rank
                    << ": " << llvm::toString(printed.takeError()) << "\n";
@@ -253,6 +278,21 @@ int run() {
                            : "",
                   (long long)i, printed->c_str(),
                   printed->empty() ? "" : ", ", milliseconds);
+      std::fflush(stdout);
+    }
+  }
+  if (!then.empty()) {
+    llvm::Expected<std::string> printed =
+        invoke(**engine, *finalSignature, /*iteration=*/0, then);
+    if (!printed) {
+      llvm::errs() << "hetero-run: @" << then << " on rank " << rank << ": "
+                   << llvm::toString(printed.takeError()) << "\n";
+      return 1;
+    }
+    if (printer) {
+      // "loss 1.5" / "result 3": print the bare value under the name.
+      std::string value = printed->substr(printed->find(' ') + 1);
+      std::printf("%s: %s\n", then.c_str(), value.c_str());
       std::fflush(stdout);
     }
   }

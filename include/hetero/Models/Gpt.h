@@ -53,9 +53,40 @@ struct StagePartition {
 };
 StagePartition partitionLayers(int64_t layers, int64_t stages);
 
+/// A weight matrix of a stage: its name (an SSA-friendly identifier such as
+/// "l3_wqkv" or "head") and shape.
+struct Parameter {
+  std::string name;
+  int64_t rows;
+  int64_t cols;
+};
+
+/// The parameters of `stage`, in the order the stage functions take them:
+/// per layer wqkv [H, 3H], wo [H, H], w1 [H, 4H], w2 [4H, H]; on the last
+/// stage, then the head [H, H].
+std::vector<Parameter> stageParameters(const GptConfig &config, int64_t stage);
+
 /// Emits the module: a shard.grid, the hetero.pipeline, and the forward and
 /// backward functions of every stage. `config` must be valid.
 std::string emitGpt(const GptConfig &config);
+
+/// How the generated training step trains.
+struct TrainingOptions {
+  /// k of the kFkB schedule each stage follows (1: 1F1B).
+  int64_t groupSize = 1;
+  /// SGD step size; gradients are averaged over the micro-batches.
+  double learningRate = 0.05;
+};
+
+/// validate() plus what the training entry points need.
+std::vector<std::string> validateTraining(const GptConfig &config,
+                                          const TrainingOptions &options);
+
+/// emitGpt plus the SGD training entry points (see GptTraining.cpp):
+/// @train_step, @train_step_reference, @weights_digest and
+/// @weights_digest_reference.
+std::string emitGptTraining(const GptConfig &config,
+                            const TrainingOptions &options);
 
 } // namespace hetero::models
 
