@@ -328,12 +328,10 @@ private:
     return total;
   }
 
-  void transfer(bool send, const std::string &value, int64_t peer,
-                int64_t tag) {
-    if (send)
-      os << "    hetero.send " << value << " to " << peer
-         << " on @gpt_devices axes = [0] tag = " << tag << " : " << act()
-         << "\n";
+  void send(const std::string &value, int64_t peer, int64_t tag) {
+    os << "    hetero.send " << value << " to " << peer
+       << " on @gpt_devices axes = [0] tag = " << tag << " : " << act()
+       << "\n";
   }
 
   std::string receive(int64_t peer, int64_t tag) {
@@ -372,7 +370,7 @@ private:
           targets[i] = data("target", i);
           loss = addLoss(loss, forward(stage, inputs[i], params, targets[i]));
         } else {
-          transfer(true, forward(stage, inputs[i], params, ""), stage + 1, i);
+          send(forward(stage, inputs[i], params, ""), stage + 1, i);
         }
         continue;
       }
@@ -381,7 +379,7 @@ private:
       std::string results =
           backward(stage, inputs[i], params, targets[i], dy);
       if (stage > 0)
-        transfer(true, results + "#0", stage - 1, gradientTag + i);
+        send(results + "#0", stage - 1, gradientTag + i);
       accumulate(stage, grads, results, stage > 0 ? 1 : 0);
     }
     applySgd(stage, grads);
