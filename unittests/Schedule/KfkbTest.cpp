@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <set>
 
 using namespace hetero::schedule;
@@ -59,6 +60,100 @@ TEST(Kfkb, EveryTaskOnceForwardBeforeBackward) {
             }
           }
         }
+}
+
+std::vector<std::vector<Action>> kfkbPipeline(int64_t stages,
+                                              int64_t microbatches,
+                                              int64_t k) {
+  std::vector<std::vector<Action>> programs;
+  for (int64_t s = 0; s < stages; ++s)
+    programs.push_back(
+        withTransfers(kfkbProgram(stages, microbatches, k, s), stages, s));
+  return programs;
+}
+
+TEST(VerifyPrograms, EveryKfkbScheduleIsSound) {
+  for (int64_t stages = 1; stages <= 5; ++stages)
+    for (int64_t microbatches = 1; microbatches <= 8; ++microbatches)
+      for (int64_t k = 1; k <= microbatches; ++k) {
+        std::vector<Problem> problems =
+            verifyPrograms(kfkbPipeline(stages, microbatches, k),
+                           microbatches);
+        EXPECT_TRUE(problems.empty())
+            << stages << " stages, " << microbatches << " micro-batches, k = "
+            << k << ": " << problems.front().message;
+      }
+}
+
+TEST(VerifyPrograms, PeakMemoryIsKTimesStagesToGo) {
+  // kFkB keeps min(k (S - s), M) activations in flight on stage s.
+  int64_t stages = 4, microbatches = 12;
+  for (int64_t k = 1; k <= 4; ++k)
+    for (int64_t s = 0; s < stages; ++s) {
+      int64_t peak = std::min(k * (stages - s), microbatches);
+      std::vector<std::vector<Action>> programs =
+          kfkbPipeline(stages, microbatches, k);
+      int64_t inFlight = 0, maximum = 0;
+      for (const Action &action : programs[s]) {
+        inFlight += action.kind == Action::Forward;
+        inFlight -= action.kind == Action::Backward;
+        maximum = std::max(maximum, inFlight);
+      }
+      EXPECT_EQ(maximum, peak) << "k = " << k << ", stage " << s;
+    }
+}
+
+TEST(VerifyPrograms, ReportsAMemoryCap) {
+  std::vector<Problem> problems =
+      verifyPrograms(kfkbPipeline(2, 4, 4), 4, /*memoryCap=*/3);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems.front().message,
+            "stage 0 holds 4 activations in flight after F3, above the memory "
+            "cap of 3");
+}
+
+TEST(VerifyPrograms, ReportsADeadlock) {
+  // Both stages wait for the other first.
+  std::vector<std::vector<Action>> programs = {
+      {{Action::Forward, 0},
+       {Action::RecvGradient, 0, 1},
+       {Action::SendActivation, 0, 1},
+       {Action::Backward, 0}},
+      {{Action::RecvActivation, 0, 0},
+       {Action::Forward, 0},
+       {Action::Backward, 0},
+       {Action::SendGradient, 0, 0}}};
+  std::vector<Problem> problems = verifyPrograms(programs, 1);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems.front().message,
+            "deadlock: stage 0 waits at the receive of gradient 0 from stage "
+            "1; stage 1 waits at the receive of activation 0 from stage 0");
+}
+
+TEST(VerifyPrograms, ReportsAForwardBeforeItsActivation) {
+  std::vector<std::vector<Action>> programs = kfkbPipeline(2, 2, 2);
+  // Stage 1: receive activation 1, F0, receive activation 0, ...
+  std::swap(programs[1][0], programs[1][2]);
+  std::vector<Problem> problems = verifyPrograms(programs, 2);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems.front().message,
+            "stage 1 runs F0 before receiving its activation from stage 0");
+}
+
+TEST(VerifyPrograms, ReportsALinkOutOfOrder) {
+  std::vector<std::vector<Action>> programs = kfkbPipeline(2, 2, 2);
+  // Stage 1 receives activation 1 before activation 0, then runs both.
+  ASSERT_EQ(describe(programs[1][0]), "the receive of activation 0 from stage 0");
+  ASSERT_EQ(describe(programs[1][2]), "the receive of activation 1 from stage 0");
+  std::swap(programs[1][1], programs[1][2]); // recv a0, recv a1, F0, F1
+  std::swap(programs[1][0], programs[1][1]); // recv a1, recv a0, F0, F1
+  std::vector<Problem> problems = verifyPrograms(programs, 2);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems.front().message,
+            "link 0 -> 1: message 0 is activation 0, but stage 1 receives "
+            "activation 1 there");
+  EXPECT_EQ(problems.front().stage, 1);
+  EXPECT_EQ(problems.front().action, 0);
 }
 
 } // namespace

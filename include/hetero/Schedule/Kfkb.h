@@ -40,6 +40,53 @@ std::vector<Task> kfkbProgram(int64_t stages, int64_t microbatches,
 /// "F0 F1 B0 ..." as printed by --hetero-print-schedule.
 std::string formatProgram(const std::vector<Task> &program);
 
+/// One step of a stage program including its transfers.
+struct Action {
+  enum Kind {
+    Forward,
+    Backward,
+    SendActivation,
+    RecvActivation,
+    SendGradient,
+    RecvGradient,
+  } kind;
+  int64_t microbatch;
+  int64_t peer = -1; // transfers only
+};
+
+/// `program` with its transfers: the activation of micro-batch i is received
+/// from stage s-1 right before F(i) and sent to s+1 right after it; the
+/// gradient is received from s+1 right before B(i) and sent to s-1 right
+/// after it.
+std::vector<Action> withTransfers(const std::vector<Task> &program,
+                                  int64_t stages, int64_t stage);
+
+/// "F3", "B0", "send activation 2 to 1", ... for messages.
+std::string describe(const Action &action);
+
+/// A problem found in a schedule: the stage, the index of the offending
+/// action in its program (or -1 for the stage as a whole) and a sentence.
+struct Problem {
+  int64_t stage;
+  int64_t action;
+  std::string message;
+};
+
+/// Verifies the programs of a pipeline of `programs.size()` stages running
+/// `microbatches` micro-batches:
+///  - every F(i) and B(i) exactly once per stage, F(i) before B(i);
+///  - activations arrive before the forward that needs them and gradients
+///    before the backward, and are sent only after they are produced;
+///  - on every directed link the receive order equals the send order;
+///  - no deadlock: a simulation with blocking receives and buffered sends
+///    completes every program;
+///  - when `memoryCap` > 0, no stage holds more than `memoryCap` forward
+///    activations in flight (forwards run minus backwards run).
+/// Returns the problems in program order; empty when the schedule is sound.
+std::vector<Problem> verifyPrograms(
+    const std::vector<std::vector<Action>> &programs, int64_t microbatches,
+    int64_t memoryCap = 0);
+
 } // namespace hetero::schedule
 
 #endif // HETERO_SCHEDULE_KFKB_H
