@@ -45,6 +45,57 @@ def HeteroPrunableToLinalg : Pass<"hetero-prunable-to-linalg"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def HeteroKfkbSchedule : Pass<"hetero-kfkb-schedule", "::mlir::ModuleOp"> {
+  let summary = "Build the kFkB schedule of every pipeline";
+  let description = [{
+    Adds, for every `hetero.pipeline @p`, a `hetero.schedule @p_<k>f<k>b` in
+    which each stage runs its micro-batches in groups of `group-size`: a
+    warm-up of min(S-1-s, G) forward groups, then one forward and one
+    backward group alternately, then the remaining backward groups (k = 1 is
+    1F1B, k >= M is GPipe). Activations are received right before and sent
+    right after each forward, gradients likewise around each backward.
+
+    ```
+    hetero-opt --hetero-kfkb-schedule=group-size=2 --hetero-print-schedule
+    ```
+  }];
+  let options = [
+    Option<"groupSize", "group-size", "int64_t", /*default=*/"1",
+           "Micro-batches per group (k)">
+  ];
+}
+
+def HeteroPrintSchedule : Pass<"hetero-print-schedule", "::mlir::ModuleOp"> {
+  let summary = "Print the compute order of every schedule";
+  let description = [{
+    Prints one line per stage of every `hetero.schedule`, in stage order:
+    `stage <s>: <task> <task> ...` with tasks `F<i>` and `B<i>`. Transfers
+    are not printed. The IR is unchanged.
+  }];
+  let options = [
+    Option<"outputFile", "output", "std::string", /*default=*/"\"-\"",
+           "Where to print ('-' for stdout)">
+  ];
+}
+
+def HeteroVerifySchedule : Pass<"hetero-verify-schedule",
+                                "::mlir::ModuleOp"> {
+  let summary = "Prove every schedule complete, ordered and deadlock-free";
+  let description = [{
+    Checks each `hetero.schedule` against its pipeline: every forward and
+    backward of every micro-batch exactly once per stage, forward before
+    backward, activations and gradients received before they are used and
+    sent after they are produced, every directed link receiving in the
+    order it sends, no deadlock (by simulating the programs with blocking
+    receives), and, with `memory-cap=N`, at most N activations in flight per
+    stage. Each problem is an error on the task it concerns.
+  }];
+  let options = [
+    Option<"memoryCap", "memory-cap", "int64_t", /*default=*/"0",
+           "Most activations a stage may hold in flight (0: no cap)">
+  ];
+}
+
 def HeteroLowerToRuntime : Pass<"hetero-lower-to-runtime",
                                 "::mlir::ModuleOp"> {
   let summary = "Lower collectives and transfers to libhetero_rt calls";

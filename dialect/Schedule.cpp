@@ -1,0 +1,82 @@
+//===- Schedule.cpp - hetero.schedule <-> stage programs ------------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero/Dialect/Schedule.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace hetero;
+using schedule::Action;
+
+StagePrograms hetero::getStagePrograms(ScheduleOp scheduleOp,
+                                       int64_t numStages) {
+  StagePrograms programs;
+  programs.actions.resize(numStages);
+  programs.ops.resize(numStages);
+  for (auto program : scheduleOp.getBody().getOps<StageProgramOp>()) {
+    int64_t stage = program.getStageId();
+    if (stage < 0 || stage >= numStages)
+      continue;
+    for (Operation &task : program.getBody().getOps()) {
+      Action action = TypeSwitch<Operation *, Action>(&task)
+          .Case([](FwdOp op) {
+            return Action{Action::Forward, op.getMicrobatch()};
+          })
+          .Case([](BwdOp op) {
+            return Action{Action::Backward, op.getMicrobatch()};
+          })
+          .Case([](SendTaskOp op) {
+            return Action{op.getPayload() == Payload::activation
+                              ? Action::SendActivation
+                              : Action::SendGradient,
+                          op.getMicrobatch(), op.getPeer()};
+          })
+          .Case([](RecvTaskOp op) {
+            return Action{op.getPayload() == Payload::activation
+                              ? Action::RecvActivation
+                              : Action::RecvGradient,
+                          op.getMicrobatch(), op.getPeer()};
+          });
+      programs.actions[stage].push_back(action);
+      programs.ops[stage].push_back(&task);
+    }
+  }
+  return programs;
+}
+
+void hetero::buildStageProgram(OpBuilder &builder, StageProgramOp program,
+                               const std::vector<Action> &actions) {
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(&program.getBody().front());
+  Location loc = program.getLoc();
+  for (const Action &action : actions) {
+    switch (action.kind) {
+    case Action::Forward:
+      FwdOp::create(builder, loc, action.microbatch);
+      break;
+    case Action::Backward:
+      BwdOp::create(builder, loc, action.microbatch);
+      break;
+    case Action::SendActivation:
+    case Action::SendGradient:
+      SendTaskOp::create(builder, loc,
+                         action.kind == Action::SendActivation
+                             ? Payload::activation
+                             : Payload::gradient,
+                         action.microbatch, action.peer);
+      break;
+    case Action::RecvActivation:
+    case Action::RecvGradient:
+      RecvTaskOp::create(builder, loc,
+                         action.kind == Action::RecvActivation
+                             ? Payload::activation
+                             : Payload::gradient,
+                         action.microbatch, action.peer);
+      break;
+    }
+  }
+}

@@ -1,0 +1,37 @@
+//===- Schedule.h - hetero.schedule <-> stage programs ----------*- C++ -*-===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Converts between the schedule ops of the dialect and the MLIR-free stage
+// programs of hetero/Schedule/Kfkb.h, so that passes use the library's
+// builder and verifier.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERO_DIALECT_SCHEDULE_H
+#define HETERO_DIALECT_SCHEDULE_H
+
+#include "hetero/Dialect/Hetero.h"
+#include "hetero/Schedule/Kfkb.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace hetero {
+
+/// The programs of `schedule`, indexed by stage id, and the task ops of each
+/// program in the same order. Stages without a program stay empty.
+struct StagePrograms {
+  std::vector<std::vector<schedule::Action>> actions;
+  std::vector<std::vector<mlir::Operation *>> ops;
+};
+StagePrograms getStagePrograms(ScheduleOp schedule, int64_t numStages);
+
+/// Appends the task ops of `actions` to the body of `program`.
+void buildStageProgram(mlir::OpBuilder &builder, StageProgramOp program,
+                       const std::vector<schedule::Action> &actions);
+
+} // namespace hetero
+
+#endif // HETERO_DIALECT_SCHEDULE_H

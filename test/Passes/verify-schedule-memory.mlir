@@ -1,0 +1,13 @@
+// RUN: hetero-opt %s --hetero-kfkb-schedule=group-size=4 --hetero-verify-schedule=memory-cap=4 -o /dev/null
+// RUN: not hetero-opt %s --hetero-kfkb-schedule=group-size=4 --hetero-verify-schedule=memory-cap=3 -o /dev/null 2>&1 | FileCheck %s
+// RUN: hetero-opt %s --hetero-kfkb-schedule=group-size=1 --hetero-verify-schedule=memory-cap=2 -o /dev/null
+
+// GPipe on 2 stages keeps all 4 activations in flight on stage 0; 1F1B keeps
+// min(S - s, M) = 2.
+// CHECK: error: schedule 'two_4f4b': stage 0 holds 4 activations in flight after F3, above the memory cap of 3
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+hetero.pipeline @two stages = 2 microbatches = 4 {
+  hetero.stage 0 forward @f backward @f
+  hetero.stage 1 forward @f backward @f
+}
