@@ -1,0 +1,105 @@
+//===- PipelineSim.h - discrete-event pipeline simulator --------*- C++ -*-===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// MLIR-free. Each stage is a device that runs its program in order; a task
+// starts when the device is free and its input has arrived: F(s, i) needs
+// F(s-1, i)'s output over link s-1 -> s, B(s, i) needs B(s+1, i)'s output
+// over link s+1 -> s, B(S-1, i) needs F(S-1, i) locally. A directed link
+// carries one message at a time, in send order; a transfer starts when its
+// producer has finished and the link is free. Links can be slowed over time
+// windows (a preemption trace) and devices by a constant factor
+// (stragglers).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERO_SIM_PIPELINESIM_H
+#define HETERO_SIM_PIPELINESIM_H
+
+#include "hetero/Schedule/Kfkb.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hetero::sim {
+
+/// A time window in which a link is `slowdown` times slower.
+struct LinkWindow {
+  int64_t from;
+  int64_t to;
+  double startMs;
+  double endMs;
+  double slowdown;
+};
+
+struct Costs {
+  /// Per micro-batch, on an unslowed device.
+  double forwardMs = 1.0;
+  double backwardMs = 2.0;
+  /// Per message on an unslowed link.
+  double commMs = 0.0;
+  /// Per stage; empty or 1.0 means full speed.
+  std::vector<double> deviceSlowdown;
+  std::vector<LinkWindow> linkWindows;
+};
+
+/// Parses a trace: one directive per line, '#' starts a comment.
+///   link <from> <to> <start_ms> <end_ms> <slowdown>
+///   stage <s> <slowdown>
+/// Returns an empty string on success, else "line N: <problem>".
+std::string parseTrace(const std::string &text, int64_t stages, Costs &costs);
+
+struct Span {
+  double startMs;
+  double endMs;
+};
+
+struct Result {
+  double iterationMs = 0.0;
+  /// 1 - busy device time / (stages x iteration time).
+  double bubbleFraction = 0.0;
+  std::vector<int64_t> peakInflight;
+  /// Per stage: when each compute task ran, in program order.
+  std::vector<std::vector<Span>> computeSpans;
+  std::vector<std::vector<schedule::Action>> computeTasks;
+  /// Per directed link (from, to) used: its busy and idle spans.
+  struct Link {
+    int64_t from;
+    int64_t to;
+    std::vector<Span> busy;
+    std::vector<Span> idle;
+  };
+  std::vector<Link> links;
+};
+
+/// Simulates sound programs (see schedule::verifyPrograms).
+Result simulate(const std::vector<std::vector<schedule::Action>> &programs,
+                const Costs &costs);
+
+/// The kFkB programs of a pipeline, with transfers.
+std::vector<std::vector<schedule::Action>>
+kfkbPrograms(int64_t stages, int64_t microbatches, int64_t groupSize);
+
+/// The group size an adaptive schedule picks: the k whose kFkB schedule the
+/// simulator finds shortest, among those whose peak in-flight activations
+/// on stage 0, min(k S, M), fit `memoryCap` (0: no cap); 1F1B, the least
+/// memory any kFkB schedule needs, is always a candidate. Ties go to the
+/// smaller k.
+struct Choice {
+  int64_t groupSize = 1;
+  double iterationMs = 0.0;
+};
+Choice chooseGroupSize(int64_t stages, int64_t microbatches,
+                       const Costs &costs, int64_t memoryCap);
+
+/// The time a transfer of `commMs` takes on link from -> to when it starts at
+/// `startMs`: the work progresses at 1/slowdown inside slowed windows.
+double transferEnd(const Costs &costs, int64_t from, int64_t to,
+                   double startMs);
+
+} // namespace hetero::sim
+
+#endif // HETERO_SIM_PIPELINESIM_H

@@ -1,0 +1,118 @@
+//===- PipelineSimTest.cpp - the pipeline simulator against hand values ---===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero/Sim/PipelineSim.h"
+
+#include "gtest/gtest.h"
+
+using namespace hetero::sim;
+
+namespace {
+
+TEST(PipelineSim, OneForwardOneBackwardWithoutCommunication) {
+  // With F = 1, B = 2, C = 0, 1F1B takes (M + S - 1)(F + B).
+  Costs costs;
+  costs.forwardMs = 1.0;
+  costs.backwardMs = 2.0;
+  for (int64_t stages = 1; stages <= 6; ++stages)
+    for (int64_t microbatches = 1; microbatches <= 12; ++microbatches) {
+      Result result = simulate(kfkbPrograms(stages, microbatches, 1), costs);
+      EXPECT_DOUBLE_EQ(result.iterationMs,
+                       double((microbatches + stages - 1) * 3))
+          << stages << " stages, " << microbatches << " micro-batches";
+      // Idle time is the (S - 1)(F + B) ramp on each of the S devices.
+      EXPECT_NEAR(result.bubbleFraction,
+                  double(stages - 1) / double(microbatches + stages - 1),
+                  1e-12);
+    }
+}
+
+TEST(PipelineSim, GroupingHidesCommunication) {
+  // Ada-Grouper's Fig. 2 setting: B = 2F, C = F/2. 2F2B beats 1F1B.
+  Costs costs;
+  costs.forwardMs = 1.0;
+  costs.backwardMs = 2.0;
+  costs.commMs = 0.5;
+  for (int64_t stages : {2, 4})
+    for (int64_t microbatches : {4, 8}) {
+      double oneByOne =
+          simulate(kfkbPrograms(stages, microbatches, 1), costs).iterationMs;
+      double twoByTwo =
+          simulate(kfkbPrograms(stages, microbatches, 2), costs).iterationMs;
+      EXPECT_LT(twoByTwo, oneByOne)
+          << stages << " stages, " << microbatches << " micro-batches";
+    }
+  // By hand for S = 2, M = 4: 1F1B 17 ms, 2F2B 16 ms.
+  EXPECT_DOUBLE_EQ(simulate(kfkbPrograms(2, 4, 1), costs).iterationMs, 17.0);
+  EXPECT_DOUBLE_EQ(simulate(kfkbPrograms(2, 4, 2), costs).iterationMs, 16.0);
+}
+
+TEST(PipelineSim, PeakInflightIsKTimesStagesToGo) {
+  Costs costs;
+  Result result = simulate(kfkbPrograms(4, 12, 2), costs);
+  EXPECT_EQ(result.peakInflight, (std::vector<int64_t>{8, 6, 4, 2}));
+}
+
+TEST(PipelineSim, SlowedLinkWindowsStretchTransfers) {
+  Costs costs;
+  costs.commMs = 2.0;
+  costs.linkWindows.push_back({0, 1, 1.0, 3.0, 4.0});
+  // 1 ms at full speed, then 2 ms of window does 0.5 ms of work, then 0.5.
+  EXPECT_DOUBLE_EQ(transferEnd(costs, 0, 1, 0.0), 3.5);
+  // Other links are unaffected.
+  EXPECT_DOUBLE_EQ(transferEnd(costs, 1, 0, 0.0), 2.0);
+}
+
+TEST(PipelineSim, StragglersSlowTheirStage) {
+  Costs costs;
+  costs.forwardMs = 1.0;
+  costs.backwardMs = 2.0;
+  costs.deviceSlowdown = {1.0, 2.0};
+  Result slow = simulate(kfkbPrograms(2, 4, 1), costs);
+  costs.deviceSlowdown = {1.0, 1.0};
+  Result fast = simulate(kfkbPrograms(2, 4, 1), costs);
+  EXPECT_GT(slow.iterationMs, fast.iterationMs);
+}
+
+TEST(PipelineSim, ParsesTraces) {
+  Costs costs;
+  EXPECT_EQ(parseTrace("# preempted link\nlink 0 1 2.0 5.0 3\nstage 1 1.5\n",
+                       2, costs),
+            "");
+  ASSERT_EQ(costs.linkWindows.size(), 1u);
+  EXPECT_DOUBLE_EQ(costs.deviceSlowdown[1], 1.5);
+  Costs bad;
+  EXPECT_EQ(parseTrace("link 0 2 0 1 2\n", 3, bad),
+            "line 1: link 0 -> 2 does not join neighbouring stages of 3");
+  EXPECT_EQ(parseTrace("\nspeed 3\n", 2, bad),
+            "line 2: unknown directive 'speed', expected 'link' or 'stage'");
+}
+
+TEST(PipelineSim, AdaptiveGroupSizeIsTheBestFixedOne) {
+  Costs costs;
+  costs.forwardMs = 1.0;
+  costs.backwardMs = 2.0;
+  for (double comm : {0.0, 0.5, 2.0, 5.0}) {
+    costs.commMs = comm;
+    int64_t best = 0;
+    double bestMs = 1e300;
+    for (int64_t k = 1; k <= 8; ++k) {
+      double ms = simulate(kfkbPrograms(4, 8, k), costs).iterationMs;
+      if (ms < bestMs) {
+        best = k;
+        bestMs = ms;
+      }
+    }
+    Choice choice = chooseGroupSize(4, 8, costs, /*memoryCap=*/0);
+    EXPECT_EQ(choice.groupSize, best) << "comm " << comm;
+    EXPECT_DOUBLE_EQ(choice.iterationMs, bestMs);
+  }
+  // A memory cap rules out large groups: stage 0 holds min(4k, 8).
+  costs.commMs = 5.0;
+  EXPECT_LE(chooseGroupSize(4, 8, costs, /*memoryCap=*/4).groupSize, 1);
+}
+
+} // namespace
