@@ -1,0 +1,239 @@
+//===- hetero-sim.cpp - simulate hetero schedules --------------------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+//   hetero-sim pipeline --stages S --microbatches M --group-size k
+//                       --forward-ms F --backward-ms B --comm-ms C
+//                       [--trace file] [--chrome-trace out.json]
+//                       [--svg out.svg]
+//
+// Prints `iteration_ms: <value>`, `bubble_fraction: <value>`,
+// `peak_inflight: <per stage>` and, per directed link, its idle spans.
+// `--group-size adaptive` picks k with the simulator (Ada-Grouper).
+//
+// MLIR-free: only the simulator library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero/Sim/PipelineSim.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+using namespace hetero;
+
+namespace {
+
+int usage(const std::string &problem) {
+  std::fprintf(stderr,
+               "hetero-sim: %s\n"
+               "usage: hetero-sim pipeline --stages S --microbatches M "
+               "--group-size k|adaptive --forward-ms F --backward-ms B "
+               "--comm-ms C [--trace file] [--memory-cap N] "
+               "[--chrome-trace out.json] [--svg out.svg]\n",
+               problem.c_str());
+  return 1;
+}
+
+/// Parses "--name value" pairs; returns an error message or "".
+std::string parseOptions(int argc, char **argv,
+                         std::map<std::string, std::string> &options) {
+  for (int i = 2; i < argc; i += 2) {
+    std::string name = argv[i];
+    if (name.rfind("--", 0) != 0)
+      return "unexpected argument '" + name + "'";
+    if (i + 1 >= argc)
+      return "option " + name + " needs a value";
+    options[name.substr(2)] = argv[i + 1];
+  }
+  return "";
+}
+
+bool readNumber(const std::map<std::string, std::string> &options,
+                const std::string &name, double &value, std::string &error) {
+  auto found = options.find(name);
+  if (found == options.end()) {
+    error = "missing --" + name;
+    return false;
+  }
+  char *end = nullptr;
+  value = std::strtod(found->second.c_str(), &end);
+  if (end == found->second.c_str() || *end != '\0') {
+    error = "--" + name + " expects a number, got '" + found->second + "'";
+    return false;
+  }
+  return true;
+}
+
+std::string taskName(const schedule::Action &action) {
+  return (action.kind == schedule::Action::Forward ? "F" : "B") +
+         std::to_string(action.microbatch);
+}
+
+void writeChromeTrace(const sim::Result &result, std::ostream &os) {
+  os << "{\"traceEvents\": [\n";
+  bool first = true;
+  auto event = [&](const std::string &name, int64_t tid, const sim::Span &span,
+                   const char *category) {
+    os << (first ? "" : ",\n") << "  {\"name\": \"" << name
+       << "\", \"cat\": \"" << category << "\", \"ph\": \"X\", \"pid\": 0, "
+       << "\"tid\": " << tid << ", \"ts\": " << span.startMs * 1000.0
+       << ", \"dur\": " << (span.endMs - span.startMs) * 1000.0 << "}";
+    first = false;
+  };
+  for (size_t s = 0; s < result.computeSpans.size(); ++s)
+    for (size_t t = 0; t < result.computeSpans[s].size(); ++t)
+      event(taskName(result.computeTasks[s][t]), s, result.computeSpans[s][t],
+            "compute");
+  int64_t row = result.computeSpans.size();
+  for (const sim::Result::Link &link : result.links) {
+    for (const sim::Span &span : link.busy)
+      event("link " + std::to_string(link.from) + "->" +
+                std::to_string(link.to),
+            row, span, "transfer");
+    ++row;
+  }
+  os << "\n]}\n";
+}
+
+/// One row per stage (forward blue, backward green), then one per link.
+void writeSvg(const sim::Result &result, std::ostream &os) {
+  double scale = 800.0 / std::max(result.iterationMs, 1e-9);
+  int64_t rows = result.computeSpans.size() + result.links.size();
+  double height = 24.0 * rows + 30.0;
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\""
+     << height << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  auto rect = [&](int64_t row, const sim::Span &span, const char *fill,
+                  const std::string &label) {
+    double x = 120.0 + span.startMs * scale;
+    double width = std::max((span.endMs - span.startMs) * scale, 0.5);
+    double y = 10.0 + 24.0 * row;
+    os << "  <rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << width
+       << "\" height=\"20\" fill=\"" << fill << "\" stroke=\"white\"/>\n";
+    if (!label.empty())
+      os << "  <text x=\"" << x + 2 << "\" y=\"" << y + 14 << "\">" << label
+         << "</text>\n";
+  };
+  int64_t row = 0;
+  for (size_t s = 0; s < result.computeSpans.size(); ++s, ++row) {
+    os << "  <text x=\"4\" y=\"" << 24 + 24 * row << "\">stage " << s
+       << "</text>\n";
+    for (size_t t = 0; t < result.computeSpans[s].size(); ++t) {
+      const schedule::Action &task = result.computeTasks[s][t];
+      rect(row, result.computeSpans[s][t],
+           task.kind == schedule::Action::Forward ? "#4c78a8" : "#59a14f",
+           taskName(task));
+    }
+  }
+  for (const sim::Result::Link &link : result.links) {
+    os << "  <text x=\"4\" y=\"" << 24 + 24 * row << "\">link " << link.from
+       << "-&gt;" << link.to << "</text>\n";
+    for (const sim::Span &span : link.busy)
+      rect(row, span, "#f28e2b", "");
+    ++row;
+  }
+  os << "  <text x=\"120\" y=\"" << height - 4 << "\">0 ms</text>\n"
+     << "  <text x=\"880\" y=\"" << height - 4 << "\">"
+     << result.iterationMs << " ms</text>\n</svg>\n";
+}
+
+int runPipeline(int argc, char **argv) {
+  std::map<std::string, std::string> options;
+  if (std::string error = parseOptions(argc, argv, options); !error.empty())
+    return usage(error);
+  double stages, microbatches, forward, backward, comm, memoryCap = 0;
+  std::string error;
+  if (!readNumber(options, "stages", stages, error) ||
+      !readNumber(options, "microbatches", microbatches, error) ||
+      !readNumber(options, "forward-ms", forward, error) ||
+      !readNumber(options, "backward-ms", backward, error) ||
+      !readNumber(options, "comm-ms", comm, error))
+    return usage(error);
+  if (options.count("memory-cap") &&
+      !readNumber(options, "memory-cap", memoryCap, error))
+    return usage(error);
+  if (stages < 1 || microbatches < 1 || forward < 0 || backward < 0 ||
+      comm < 0)
+    return usage("stages and micro-batches must be >= 1 and times >= 0");
+
+  sim::Costs costs;
+  costs.forwardMs = forward;
+  costs.backwardMs = backward;
+  costs.commMs = comm;
+  if (options.count("trace")) {
+    std::ifstream file(options["trace"]);
+    if (!file)
+      return usage("cannot read trace '" + options["trace"] + "'");
+    std::stringstream text;
+    text << file.rdbuf();
+    if (std::string problem = sim::parseTrace(text.str(), int64_t(stages),
+                                              costs);
+        !problem.empty())
+      return usage(options["trace"] + ":" + problem.substr(5));
+  }
+
+  int64_t groupSize = 0;
+  std::string group = options.count("group-size") ? options["group-size"] : "";
+  if (group == "adaptive") {
+    sim::Choice choice = sim::chooseGroupSize(
+        int64_t(stages), int64_t(microbatches), costs, int64_t(memoryCap));
+    groupSize = choice.groupSize;
+    std::printf("group_size: %lld (adaptive)\n", (long long)groupSize);
+  } else {
+    double k;
+    if (!readNumber(options, "group-size", k, error) || k < 1)
+      return usage(error.empty() ? "--group-size must be >= 1 or adaptive"
+                                 : error);
+    groupSize = int64_t(k);
+  }
+  sim::Result result = sim::simulate(
+      sim::kfkbPrograms(int64_t(stages), int64_t(microbatches), groupSize),
+      costs);
+  std::printf("iteration_ms: %.6g\n", result.iterationMs);
+  std::printf("bubble_fraction: %.6g\n", result.bubbleFraction);
+  std::printf("peak_inflight:");
+  for (int64_t peak : result.peakInflight)
+    std::printf(" %lld", (long long)peak);
+  std::printf("\n");
+  for (const sim::Result::Link &link : result.links) {
+    double idle = 0.0;
+    for (const sim::Span &span : link.idle)
+      idle += span.endMs - span.startMs;
+    std::printf("link %lld->%lld: idle_ms %.6g in %zu spans:",
+                (long long)link.from, (long long)link.to, idle,
+                link.idle.size());
+    for (const sim::Span &span : link.idle)
+      std::printf(" [%.6g, %.6g]", span.startMs, span.endMs);
+    std::printf("\n");
+  }
+  if (options.count("chrome-trace")) {
+    std::ofstream out(options["chrome-trace"]);
+    if (!out)
+      return usage("cannot write '" + options["chrome-trace"] + "'");
+    writeChromeTrace(result, out);
+  }
+  if (options.count("svg")) {
+    std::ofstream out(options["svg"]);
+    if (!out)
+      return usage("cannot write '" + options["svg"] + "'");
+    writeSvg(result, out);
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2)
+    return usage("missing command");
+  std::string command = argv[1];
+  if (command == "pipeline")
+    return runPipeline(argc, argv);
+  return usage("unknown command '" + command + "', expected 'pipeline'");
+}
