@@ -48,8 +48,9 @@ StagePrograms hetero::getStagePrograms(ScheduleOp scheduleOp,
   return programs;
 }
 
-void hetero::buildStageProgram(OpBuilder &builder, StageProgramOp program,
-                               const std::vector<Action> &actions) {
+/// Appends the task ops of `actions` to the body of `program`.
+static void buildStageProgram(OpBuilder &builder, StageProgramOp program,
+                              const std::vector<Action> &actions) {
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(&program.getBody().front());
   Location loc = program.getLoc();
@@ -79,4 +80,26 @@ void hetero::buildStageProgram(OpBuilder &builder, StageProgramOp program,
       break;
     }
   }
+}
+
+ScheduleOp
+hetero::createSchedule(SymbolTable &symbols, PipelineOp pipeline,
+                       StringRef name, int64_t groupSize,
+                       const std::vector<std::vector<Action>> &programs) {
+  OpBuilder builder(pipeline);
+  builder.setInsertionPointAfter(pipeline);
+  Location loc = pipeline.getLoc();
+  auto scheduleOp = ScheduleOp::create(
+      builder, loc, builder.getStringAttr(name),
+      FlatSymbolRefAttr::get(pipeline.getSymNameAttr()),
+      builder.getI64IntegerAttr(groupSize), /*microbatch_size=*/IntegerAttr());
+  scheduleOp.getBody().emplaceBlock();
+  symbols.insert(scheduleOp);
+  builder.setInsertionPointToEnd(&scheduleOp.getBody().front());
+  for (size_t stage = 0; stage < programs.size(); ++stage) {
+    auto program = StageProgramOp::create(builder, loc, stage);
+    program.getBody().emplaceBlock();
+    buildStageProgram(builder, program, programs[stage]);
+  }
+  return scheduleOp;
 }

@@ -32,33 +32,18 @@ struct HeteroKfkbSchedulePass
       return signalPassFailure();
     }
     SymbolTable symbols(module);
-    OpBuilder builder(&getContext());
+    std::string k = std::to_string(groupSize);
     for (auto pipeline : llvm::to_vector(module.getOps<PipelineOp>())) {
       int64_t stages = pipeline.getNumStages();
-      int64_t microbatches = pipeline.getNumMicrobatches();
-      builder.setInsertionPointAfter(pipeline);
-      std::string k = std::to_string(groupSize);
-      auto scheduleOp = ScheduleOp::create(
-          builder, pipeline.getLoc(),
-          builder.getStringAttr(pipeline.getSymName() + "_" + k + "f" + k +
-                                "b"),
-          FlatSymbolRefAttr::get(pipeline.getSymNameAttr()),
-          builder.getI64IntegerAttr(groupSize),
-          /*microbatch_size=*/IntegerAttr());
-      scheduleOp.getBody().emplaceBlock();
-      // Unique name if one exists already.
-      symbols.insert(scheduleOp);
-      builder.setInsertionPointToEnd(&scheduleOp.getBody().front());
-      for (int64_t s = 0; s < stages; ++s) {
-        auto program =
-            StageProgramOp::create(builder, pipeline.getLoc(), s);
-        program.getBody().emplaceBlock();
-        buildStageProgram(builder, program,
-                          schedule::withTransfers(
-                              schedule::kfkbProgram(stages, microbatches,
-                                                    groupSize, s),
-                              stages, s));
-      }
+      std::vector<std::vector<schedule::Action>> programs;
+      for (int64_t s = 0; s < stages; ++s)
+        programs.push_back(schedule::withTransfers(
+            schedule::kfkbProgram(stages, pipeline.getNumMicrobatches(),
+                                  groupSize, s),
+            stages, s));
+      createSchedule(symbols, pipeline,
+                     (pipeline.getSymName() + "_" + k + "f" + k + "b").str(),
+                     groupSize, programs);
     }
   }
 };

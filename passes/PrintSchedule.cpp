@@ -27,13 +27,9 @@ struct HeteroPrintSchedulePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::string errorMessage;
-    auto file = openOutputFile(outputFile, &errorMessage);
-    if (!file) {
-      module.emitError() << "cannot open '" << outputFile
-                         << "': " << errorMessage;
+    auto file = openPassOutput(module, outputFile);
+    if (!file)
       return signalPassFailure();
-    }
     SymbolTable symbols(module);
     for (auto scheduleOp : module.getOps<ScheduleOp>()) {
       auto pipeline = symbols.lookup<PipelineOp>(scheduleOp.getPipeline());

@@ -175,14 +175,10 @@ void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
 
 void HeteroSummaryPass::runOnOperation() {
   ModuleOp module = getOperation();
-  std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> file =
-      openOutputFile(outputFile, &errorMessage);
-  if (!file) {
-    module.emitError() << "cannot open summary output '" << outputFile
-                       << "': " << errorMessage;
+      openPassOutput(module, outputFile);
+  if (!file)
     return signalPassFailure();
-  }
   raw_ostream &os = file->os();
   SymbolTable symbols(module);
   int64_t pipelines = 0;

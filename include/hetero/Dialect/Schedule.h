@@ -28,9 +28,13 @@ struct StagePrograms {
 };
 StagePrograms getStagePrograms(ScheduleOp schedule, int64_t numStages);
 
-/// Appends the task ops of `actions` to the body of `program`.
-void buildStageProgram(mlir::OpBuilder &builder, StageProgramOp program,
-                       const std::vector<schedule::Action> &actions);
+/// Adds `hetero.schedule @name for @pipeline` right after the pipeline, with
+/// one stage program per entry of `programs` (the name is made unique in
+/// `symbols` if it is taken).
+ScheduleOp createSchedule(mlir::SymbolTable &symbols, PipelineOp pipeline,
+                          llvm::StringRef name, int64_t groupSize,
+                          const std::vector<std::vector<schedule::Action>>
+                              &programs);
 
 } // namespace hetero
 

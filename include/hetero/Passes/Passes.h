@@ -18,6 +18,9 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <memory>
 #include <string>
 
 namespace hetero {
@@ -27,6 +30,11 @@ namespace hetero {
 
 #define GEN_PASS_REGISTRATION
 #include "hetero/Passes/Passes.h.inc"
+
+/// Opens the file a reporting pass writes to ('-' is stdout); on failure
+/// emits an error on `anchor` and returns null.
+std::unique_ptr<llvm::ToolOutputFile> openPassOutput(mlir::Operation *anchor,
+                                                     llvm::StringRef path);
 
 /// The CPU pipeline: prunable matmuls computed in full, canonicalization,
 /// collectives lowered to libhetero_rt calls, one-shot bufferization with

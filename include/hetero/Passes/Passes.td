@@ -96,6 +96,44 @@ def HeteroVerifySchedule : Pass<"hetero-verify-schedule",
   ];
 }
 
+def HeteroExportSchedule : Pass<"hetero-export-schedule",
+                                "::mlir::ModuleOp"> {
+  let summary = "Write a schedule in torch.distributed.pipelining's CSV";
+  let description = [{
+    Writes the `hetero.schedule` named by `schedule` (or the only one) as the
+    pipeline-order CSV of torch.distributed.pipelining: one row per rank
+    (stage s on rank s), one cell per action such as `0F0`, `1B3`,
+    `0SEND_F2` or `1RECV_B0`. The IR is unchanged.
+  }];
+  let options = [
+    Option<"scheduleName", "schedule", "std::string", /*default=*/"\"\"",
+           "The schedule to write (default: the only one)">,
+    Option<"outputFile", "output", "std::string", /*default=*/"\"-\"",
+           "Where to write ('-' for stdout)">
+  ];
+}
+
+def HeteroImportSchedule : Pass<"hetero-import-schedule",
+                                "::mlir::ModuleOp"> {
+  let summary = "Read a torch.distributed.pipelining CSV schedule";
+  let description = [{
+    Reads a pipeline-order CSV (one row per rank, stage s on rank s; rows of
+    compute actions only get their transfers added) and adds it as
+    `hetero.schedule @<name>` for `pipeline`, after proving it sound with
+    the same checks as hetero-verify-schedule.
+  }];
+  let options = [
+    Option<"inputFile", "input", "std::string", /*default=*/"\"\"",
+           "The CSV file">,
+    Option<"pipelineName", "pipeline", "std::string", /*default=*/"\"\"",
+           "The pipeline it schedules (default: the only one)">,
+    Option<"scheduleName", "name", "std::string", /*default=*/"\"imported\"",
+           "The name of the new schedule">,
+    Option<"groupSize", "group-size", "int64_t", /*default=*/"1",
+           "The group size to record on the schedule">
+  ];
+}
+
 def HeteroLowerToRuntime : Pass<"hetero-lower-to-runtime",
                                 "::mlir::ModuleOp"> {
   let summary = "Lower collectives and transfers to libhetero_rt calls";
