@@ -130,6 +130,38 @@ HRT_EXPORT hrt_status hrt_barrier(hrt_comm comm);
 HRT_EXPORT double hrt_wtime(void);
 
 /*===----------------------------------------------------------------------===*
+ * Adaptive pipeline schedules (Ada-Grouper). A planner holds candidate kFkB
+ * group sizes, a moving average (over `window` samples) of the measured
+ * per-micro-batch forward and backward times and per-message transfer time,
+ * and every `period` iterations picks the candidate the pipeline simulator
+ * finds fastest. The pick takes effect at the iteration boundary: the plan in
+ * force changes only inside hrt_planner_end_iteration.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct hrt_planner_impl *hrt_planner;
+
+/* `group_sizes` lists `count` candidate k; the first is in force at start. */
+HRT_EXPORT hrt_status hrt_planner_create(int stages, int microbatches,
+                                         const int *group_sizes, int count,
+                                         int period, int window,
+                                         hrt_planner *planner);
+HRT_EXPORT void hrt_planner_destroy(hrt_planner planner);
+/* Measurements of this iteration, in milliseconds. */
+HRT_EXPORT hrt_status hrt_planner_record_compute(hrt_planner planner,
+                                                 double forward_ms,
+                                                 double backward_ms);
+HRT_EXPORT hrt_status hrt_planner_record_transfer(hrt_planner planner,
+                                                  double ms);
+/* Ends an iteration. Every `period` iterations the averages (over the ranks
+ * of `comm` when it is not null, so that all ranks decide alike) are
+ * simulated for each candidate; `*switched` says whether the plan changed. */
+HRT_EXPORT hrt_status hrt_planner_end_iteration(hrt_planner planner,
+                                                hrt_comm comm, int *switched);
+/* The group size in force, and its index among the candidates. */
+HRT_EXPORT int hrt_planner_group_size(hrt_planner planner);
+HRT_EXPORT int hrt_planner_plan_index(hrt_planner planner);
+
+/*===----------------------------------------------------------------------===*
  * Entry points for compiled code (hetero-lower-to-runtime). They take
  * 64-bit counts, report a failure with its message on stderr and abort the
  * job: generated code has no error path of its own.
