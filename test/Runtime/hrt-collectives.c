@@ -21,7 +21,7 @@
  * everything else must match exactly.
  */
 
-#include "hetero-rt/hrt.h"
+#include "Inputs/hrt-test.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -31,14 +31,6 @@
 static int failures = 0;
 static int rank = 0, size = 1;
 
-#define CHECK_OK(call)                                                         \
-  do {                                                                         \
-    hrt_status status_ = (call);                                               \
-    if (status_ != HRT_SUCCESS) {                                              \
-      fprintf(stderr, "%s failed: %s\n", #call, hrt_last_error());             \
-      hrt_abort(2);                                                            \
-    }                                                                          \
-  } while (0)
 
 static void expectClose(const char *what, size_t i, double got, double want) {
   double scale = fabs(want) > 1.0 ? fabs(want) : 1.0;

@@ -13,19 +13,12 @@
  * Needs a GPU per rank: the buffers are device memory.
  */
 
-#include "hetero-rt/hrt.h"
+#include "Inputs/hrt-test.h"
 
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK_OK(call)                                                         \
-  do {                                                                         \
-    if ((call) != HRT_SUCCESS) {                                               \
-      fprintf(stderr, "%s: %s\n", #call, hrt_last_error());                    \
-      hrt_abort(2);                                                            \
-    }                                                                          \
-  } while (0)
 
 int main(int argc, char **argv) {
   CHECK_OK(hrt_init(HRT_BACKEND_NCCL, &argc, &argv));

@@ -22,17 +22,10 @@
  * CHECK-DAG: bad create: invalid argument: hrt_planner_create (0 bytes): candidate group size 0 is below 1
  */
 
-#include "hetero-rt/hrt.h"
+#include "Inputs/hrt-test.h"
 
 #include <stdio.h>
 
-#define CHECK_OK(call)                                                         \
-  do {                                                                         \
-    if ((call) != HRT_SUCCESS) {                                               \
-      fprintf(stderr, "%s: %s\n", #call, hrt_last_error());                    \
-      hrt_abort(2);                                                            \
-    }                                                                          \
-  } while (0)
 
 int main(int argc, char **argv) {
   CHECK_OK(hrt_init(HRT_BACKEND_MPI, &argc, &argv));

@@ -1,0 +1,24 @@
+/*===- hrt-test.h - shared by the runtime's test programs -------------------===*\
+|*                                                                            *|
+|* Part of the hetero project.                                                *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef HETERO_TEST_RUNTIME_HRT_TEST_H
+#define HETERO_TEST_RUNTIME_HRT_TEST_H
+
+#include "hetero-rt/hrt.h"
+
+#include <stdio.h>
+
+/* Aborts the whole job when a call that must succeed fails. */
+#define CHECK_OK(call)                                                         \
+  do {                                                                         \
+    hrt_status status_ = (call);                                               \
+    if (status_ != HRT_SUCCESS) {                                              \
+      fprintf(stderr, "%s failed: %s\n", #call, hrt_last_error());             \
+      hrt_abort(2);                                                            \
+    }                                                                          \
+  } while (0)
+
+#endif /* HETERO_TEST_RUNTIME_HRT_TEST_H */
