@@ -142,8 +142,9 @@ extern "C" void hrt_mlir_all_to_all(hrt_comm comm, const void *send,
 extern "C" void hrt_mlir_send(hrt_comm comm, const void *data,
                               long long count, int dtype, long long peer,
                               long long tag) {
-  orAbort(hrt_send(data, size_t(count), hrt_dtype(dtype), int(peer), int(tag),
-                   comm));
+  // Buffered: a pipeline stage never waits for the receiver to be ready.
+  orAbort(hrt_bsend(data, size_t(count), hrt_dtype(dtype), int(peer),
+                    int(tag), comm));
 }
 
 extern "C" void hrt_mlir_recv(hrt_comm comm, void *data, long long count,

@@ -203,6 +203,19 @@ extern "C" hrt_status hrt_init(hrt_backend backend, int *argc, char ***argv) {
   if (const char *timeout = std::getenv("HETERO_RT_TIMEOUT"))
     created->timeout = std::atof(timeout);
   state = created;
+  hrt_status linkStatus = configureLinkModelFromEnvironment(here);
+  if (linkStatus == HRT_SUCCESS && linkModelActive() &&
+      backend != HRT_BACKEND_MPI)
+    linkStatus = fail(HRT_ERROR_UNAVAILABLE, here,
+                      "HETERO_RT_LINK emulates links for the MPI backend's "
+                      "host buffers only");
+  if (linkStatus != HRT_SUCCESS) {
+    std::string message = lastError;
+    delete state;
+    state = nullptr;
+    lastError = message;
+    return linkStatus;
+  }
   if (hrt_status status = state->backend->initWorld(&state->world);
       status != HRT_SUCCESS) {
     // Keep the message of the failure, not of the clean-up.
@@ -221,7 +234,12 @@ extern "C" hrt_status hrt_finalize(void) {
   CallSite here{"hrt_finalize", nullptr, 0};
   if (!state)
     return fail(HRT_ERROR_NOT_INITIALIZED, here, "not initialised");
-  hrt_status status = state->backend->free(&state->world);
+  // Every buffered send completes before the communicators go.
+  hrt_status status = flushBufferedSends();
+  if (status == HRT_SUCCESS)
+    status = state->backend->free(&state->world);
+  else
+    state->backend->free(&state->world);
   if (status == HRT_SUCCESS)
     status = state->backend->finalize();
   bool ownsMpi = state->ownsMpi;
@@ -388,7 +406,8 @@ extern "C" hrt_status hrt_isend(const void *buffer, size_t count,
   return postTransfer(
       "hrt_send", buffer, count, dtype, peer, tag, comm, request,
       [&](const CallSite &here, std::unique_ptr<PendingOperation> &pending) {
-        return state->backend->isend(buffer, count, dtype, here, pending);
+        return postSend(*state->backend, buffer, count, dtype, here,
+                        /*copy=*/false, pending);
       });
 }
 
@@ -398,7 +417,7 @@ extern "C" hrt_status hrt_irecv(void *buffer, size_t count, hrt_dtype dtype,
   return postTransfer(
       "hrt_recv", buffer, count, dtype, peer, tag, comm, request,
       [&](const CallSite &here, std::unique_ptr<PendingOperation> &pending) {
-        return state->backend->irecv(buffer, count, dtype, here, pending);
+        return postRecv(*state->backend, buffer, count, dtype, here, pending);
       });
 }
 
@@ -420,6 +439,51 @@ extern "C" hrt_status hrt_send(const void *buffer, size_t count,
           hrt_isend(buffer, count, dtype, peer, tag, comm, &request))
     return status;
   return hrt_wait(&request);
+}
+
+extern "C" hrt_status hrt_bsend(const void *buffer, size_t count,
+                                hrt_dtype dtype, int peer, int tag,
+                                hrt_comm comm) {
+  if (state && state->kind != HRT_BACKEND_MPI)
+    return hrt_send(buffer, count, dtype, peer, tag, comm);
+  std::unique_ptr<PendingOperation> posted;
+  hrt_request request = nullptr;
+  hrt_status status = postTransfer(
+      "hrt_bsend", buffer, count, dtype, peer, tag, comm, &request,
+      [&](const CallSite &here, std::unique_ptr<PendingOperation> &pending) {
+        return postSend(*state->backend, buffer, count, dtype, here,
+                        /*copy=*/true, pending);
+      });
+  if (status != HRT_SUCCESS)
+    return status;
+  posted = std::move(request->pending);
+  delete request;
+  return keepBufferedSend(std::move(posted));
+}
+
+extern "C" hrt_status hrt_flush_sends(void) {
+  if (!state)
+    return fail(HRT_ERROR_NOT_INITIALIZED, {"hrt_flush_sends", nullptr, 0},
+                "not initialised");
+  return flushBufferedSends();
+}
+
+extern "C" size_t hrt_sends_in_flight(void) {
+  return state ? bufferedSendsInFlight() : 0;
+}
+
+extern "C" hrt_status hrt_set_link_model(double megabytes_per_second,
+                                         double latency_ms) {
+  CallSite here{"hrt_set_link_model", nullptr, 0};
+  if (!state)
+    return fail(HRT_ERROR_NOT_INITIALIZED, here, "not initialised");
+  if (state->kind != HRT_BACKEND_MPI &&
+      (megabytes_per_second > 0.0 || latency_ms > 0.0))
+    return fail(HRT_ERROR_UNAVAILABLE, here,
+                "link emulation covers the MPI backend's host buffers only");
+  if (hrt_status status = flushBufferedSends())
+    return status;
+  return configureLinkModel(megabytes_per_second, latency_ms, here);
 }
 
 extern "C" hrt_status hrt_recv(void *buffer, size_t count, hrt_dtype dtype,

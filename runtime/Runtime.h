@@ -97,6 +97,33 @@ public:
 };
 
 std::unique_ptr<Backend> createMpiBackend();
+
+//===----------------------------------------------------------------------===//
+// Point to point (PointToPoint.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Sets the emulated link: bandwidth in MB/s (0: unlimited) and latency in
+/// milliseconds; both 0 turn the emulation off.
+hrt_status configureLinkModel(double megabytesPerSecond, double latencyMs,
+                              const CallSite &site);
+/// Reads HETERO_RT_LINK="<MB/s>[,<latency ms>]".
+hrt_status configureLinkModelFromEnvironment(const CallSite &site);
+bool linkModelActive();
+/// Posts a send; `copy` sends from a copy so that the caller's buffer is
+/// free at once. Under the link model every message carries its arrival.
+hrt_status postSend(Backend &backend, const void *buffer, size_t count,
+                    hrt_dtype dtype, const CallSite &site, bool copy,
+                    std::unique_ptr<PendingOperation> &pending);
+hrt_status postRecv(Backend &backend, void *buffer, size_t count,
+                    hrt_dtype dtype, const CallSite &site,
+                    std::unique_ptr<PendingOperation> &pending);
+/// Keeps a posted buffered send until it completes; reports the failure of
+/// any earlier one.
+hrt_status keepBufferedSend(std::unique_ptr<PendingOperation> pending);
+/// Waits for every buffered send.
+hrt_status flushBufferedSends();
+/// The buffered sends not yet complete.
+size_t bufferedSendsInFlight();
 /// Null when the library was built without NCCL.
 std::unique_ptr<Backend> createNcclBackend();
 

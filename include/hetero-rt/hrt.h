@@ -102,6 +102,26 @@ HRT_EXPORT hrt_status hrt_send(const void *buffer, size_t count,
                                hrt_comm comm);
 HRT_EXPORT hrt_status hrt_recv(void *buffer, size_t count, hrt_dtype dtype,
                                int peer, int tag, hrt_comm comm);
+/* Buffered send: copies the message and returns at once; the runtime
+ * completes it in the background (a send never waits for its receive, as
+ * pipeline schedules assume). A failure is reported by a later call.
+ * hrt_flush_sends waits for all of them (hrt_finalize does too);
+ * hrt_sends_in_flight counts those not yet complete. With the NCCL backend
+ * hrt_bsend is hrt_send. */
+HRT_EXPORT hrt_status hrt_bsend(const void *buffer, size_t count,
+                                hrt_dtype dtype, int peer, int tag,
+                                hrt_comm comm);
+HRT_EXPORT hrt_status hrt_flush_sends(void);
+HRT_EXPORT size_t hrt_sends_in_flight(void);
+/* Link emulation for the MPI backend, for experiments on one host: every
+ * directed link (communicator, peer) carries one message at a time at
+ * `megabytes_per_second` (2^20 bytes; 0: unlimited), and each message
+ * arrives `latency_ms` after it has crossed. Receives hand a message over at
+ * its arrival time on the host's monotonic clock. Every rank must use the
+ * same setting; both 0 turn it off. hrt_init reads the environment variable
+ * HETERO_RT_LINK="<MB/s>[,<latency ms>]". */
+HRT_EXPORT hrt_status hrt_set_link_model(double megabytes_per_second,
+                                         double latency_ms);
 
 /* Collectives. `count` is per rank for all_gather and all_to_all (each rank
  * contributes `count` elements and receives size x count), and the result

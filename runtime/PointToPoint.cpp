@@ -1,0 +1,220 @@
+//===- PointToPoint.cpp - buffered sends and link emulation --------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Point-to-point messages between pipeline stages.
+//
+// A buffered send copies the message and returns at once, as a NIC with its
+// own queue would: a stage goes on computing while its activations travel.
+// Pipeline schedules are verified under exactly that model (a send never
+// waits for its receive), and a rendezvous-mode blocking send would deadlock
+// 1F1B on messages above the MPI eager limit.
+//
+// The link model emulates a slower network on one host. Each directed link
+// (communicator, peer) carries one message at a time at the configured
+// bandwidth, plus a fixed latency. The sender stamps each message with its
+// arrival time on the shared monotonic clock; the receiver hands the message
+// over no earlier than that. Messages then take the time a real link of that
+// bandwidth would take, whatever the underlying transport.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Runtime.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <vector>
+
+namespace hetero::rt {
+namespace {
+
+constexpr size_t kStampBytes = sizeof(double);
+
+struct LinkModel {
+  double bytesPerSecond = 0.0; // 0: unlimited
+  double latencySeconds = 0.0;
+  bool active() const { return bytesPerSecond > 0.0 || latencySeconds > 0.0; }
+};
+
+struct PointToPointState {
+  LinkModel link;
+  /// When each directed link is next free, in hrt_wtime seconds.
+  std::map<std::pair<hrt_comm, int>, double> linkFree;
+  /// Buffered sends not yet known to be complete, oldest first.
+  std::vector<std::unique_ptr<PendingOperation>> outstanding;
+};
+
+PointToPointState &p2p() {
+  static PointToPointState instance;
+  return instance;
+}
+
+/// A send from a copy of the caller's message, with its arrival stamp when
+/// the link model is active.
+class StagedSend final : public PendingOperation {
+public:
+  std::vector<char> storage;
+  std::unique_ptr<PendingOperation> inner;
+
+  hrt_status test(bool &done) override { return inner->test(done); }
+  void abandon() override { inner->abandon(); }
+};
+
+/// A receive through the link model: the message lands in a staging buffer
+/// and is handed over at its arrival stamp.
+class EmulatedRecv final : public PendingOperation {
+public:
+  std::vector<char> storage;
+  void *destination = nullptr;
+  size_t bytes = 0;
+  std::unique_ptr<PendingOperation> inner;
+  bool received = false;
+
+  hrt_status test(bool &done) override {
+    done = false;
+    if (!received) {
+      if (hrt_status status = inner->test(received))
+        return status;
+      if (!received)
+        return HRT_SUCCESS;
+    }
+    double arrival = 0.0;
+    std::memcpy(&arrival, storage.data() + bytes, kStampBytes);
+    if (hrt_wtime() < arrival)
+      return HRT_SUCCESS;
+    std::memcpy(destination, storage.data(), bytes);
+    done = true;
+    return HRT_SUCCESS;
+  }
+  void abandon() override {
+    if (!received)
+      inner->abandon();
+  }
+};
+
+/// Completes the buffered sends that have finished, oldest first, and
+/// reports the first failure.
+hrt_status reapCompleted() {
+  auto &outstanding = p2p().outstanding;
+  hrt_status failure = HRT_SUCCESS;
+  auto kept = outstanding.begin();
+  for (auto &pending : outstanding) {
+    bool done = false;
+    hrt_status status = pending->test(done);
+    if (status != HRT_SUCCESS && failure == HRT_SUCCESS)
+      failure = status;
+    if (!done && status == HRT_SUCCESS)
+      *kept++ = std::move(pending);
+  }
+  outstanding.erase(kept, outstanding.end());
+  return failure;
+}
+
+} // namespace
+
+hrt_status configureLinkModel(double megabytesPerSecond, double latencyMs,
+                              const CallSite &site) {
+  if (!(megabytesPerSecond >= 0.0) || !(latencyMs >= 0.0))
+    return fail(HRT_ERROR_INVALID_ARGUMENT, site,
+                "the link bandwidth (MB/s) and latency (ms) must be >= 0 "
+                "(0 bandwidth: unlimited)");
+  LinkModel &link = p2p().link;
+  link.bytesPerSecond = megabytesPerSecond * 1024.0 * 1024.0;
+  link.latencySeconds = latencyMs / 1000.0;
+  p2p().linkFree.clear();
+  return HRT_SUCCESS;
+}
+
+hrt_status configureLinkModelFromEnvironment(const CallSite &site) {
+  const char *text = std::getenv("HETERO_RT_LINK");
+  if (!text || !*text)
+    return configureLinkModel(0.0, 0.0, site);
+  char *end = nullptr;
+  double bandwidth = std::strtod(text, &end);
+  double latency = 0.0;
+  bool valid = end != text;
+  if (valid && *end == ',') {
+    const char *latencyText = end + 1;
+    latency = std::strtod(latencyText, &end);
+    valid = end != latencyText;
+  }
+  if (!valid || *end != '\0')
+    return fail(HRT_ERROR_INVALID_ARGUMENT, site,
+                std::string("HETERO_RT_LINK='") + text +
+                    "' is not '<MB/s>[,<latency ms>]'");
+  return configureLinkModel(bandwidth, latency, site);
+}
+
+bool linkModelActive() { return p2p().link.active(); }
+
+hrt_status postSend(Backend &backend, const void *buffer, size_t count,
+                    hrt_dtype dtype, const CallSite &site, bool copy,
+                    std::unique_ptr<PendingOperation> &pending) {
+  const LinkModel &link = p2p().link;
+  if (!copy && !link.active())
+    return backend.isend(buffer, count, dtype, site, pending);
+  size_t bytes = count * hrt_dtype_size(dtype);
+  auto staged = std::make_unique<StagedSend>();
+  staged->storage.resize(bytes + (link.active() ? kStampBytes : 0));
+  if (bytes)
+    std::memcpy(staged->storage.data(), buffer, bytes);
+  if (link.active()) {
+    double &free = p2p().linkFree[{site.comm, site.peer}];
+    double start = std::max(hrt_wtime(), free);
+    free = start + (link.bytesPerSecond > 0.0
+                        ? double(bytes) / link.bytesPerSecond
+                        : 0.0);
+    double arrival = free + link.latencySeconds;
+    std::memcpy(staged->storage.data() + bytes, &arrival, kStampBytes);
+  }
+  if (hrt_status status =
+          backend.isend(staged->storage.data(), staged->storage.size(),
+                        HRT_UINT8, site, staged->inner))
+    return status;
+  pending = std::move(staged);
+  return HRT_SUCCESS;
+}
+
+hrt_status postRecv(Backend &backend, void *buffer, size_t count,
+                    hrt_dtype dtype, const CallSite &site,
+                    std::unique_ptr<PendingOperation> &pending) {
+  if (!p2p().link.active())
+    return backend.irecv(buffer, count, dtype, site, pending);
+  auto emulated = std::make_unique<EmulatedRecv>();
+  emulated->bytes = count * hrt_dtype_size(dtype);
+  emulated->destination = buffer;
+  emulated->storage.resize(emulated->bytes + kStampBytes);
+  if (hrt_status status =
+          backend.irecv(emulated->storage.data(), emulated->storage.size(),
+                        HRT_UINT8, site, emulated->inner))
+    return status;
+  pending = std::move(emulated);
+  return HRT_SUCCESS;
+}
+
+hrt_status keepBufferedSend(std::unique_ptr<PendingOperation> pending) {
+  p2p().outstanding.push_back(std::move(pending));
+  return reapCompleted();
+}
+
+hrt_status flushBufferedSends() {
+  auto &outstanding = p2p().outstanding;
+  hrt_status failure = HRT_SUCCESS;
+  for (auto &pending : outstanding) {
+    hrt_status status = waitWithTimeout(*pending);
+    if (status != HRT_SUCCESS && failure == HRT_SUCCESS)
+      failure = status;
+  }
+  outstanding.clear();
+  return failure;
+}
+
+size_t bufferedSendsInFlight() {
+  reapCompleted();
+  return p2p().outstanding.size();
+}
+
+} // namespace hetero::rt
