@@ -49,6 +49,27 @@ StagePrograms hetero::getStagePrograms(ScheduleOp scheduleOp,
 }
 
 /// Appends the task ops of `actions` to the body of `program`.
+LogicalResult hetero::verifyStagePrograms(ScheduleOp scheduleOp,
+                                          PipelineOp pipeline,
+                                          const StagePrograms &programs,
+                                          int64_t memoryCap) {
+  bool sound = true;
+  for (const schedule::Problem &problem : schedule::verifyPrograms(
+           programs.actions, pipeline.getNumMicrobatches(), memoryCap)) {
+    Operation *at = scheduleOp;
+    if (problem.action >= 0)
+      at = programs.ops[problem.stage][problem.action];
+    else
+      for (auto program : scheduleOp.getBody().getOps<StageProgramOp>())
+        if (program.getStageId() == problem.stage)
+          at = program;
+    at->emitError() << "schedule '" << scheduleOp.getSymName()
+                    << "': " << problem.message;
+    sound = false;
+  }
+  return success(sound);
+}
+
 static void buildStageProgram(OpBuilder &builder, StageProgramOp program,
                               const std::vector<Action> &actions) {
   OpBuilder::InsertionGuard guard(builder);

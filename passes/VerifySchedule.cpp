@@ -34,19 +34,9 @@ struct HeteroVerifySchedulePass
         continue;
       StagePrograms programs =
           getStagePrograms(scheduleOp, pipeline.getNumStages());
-      for (const schedule::Problem &problem : schedule::verifyPrograms(
-               programs.actions, pipeline.getNumMicrobatches(), memoryCap)) {
-        Operation *at = scheduleOp;
-        if (problem.action >= 0)
-          at = programs.ops[problem.stage][problem.action];
-        else
-          for (auto program : scheduleOp.getBody().getOps<StageProgramOp>())
-            if (program.getStageId() == problem.stage)
-              at = program;
-        at->emitError() << "schedule '" << scheduleOp.getSymName()
-                        << "': " << problem.message;
+      if (failed(verifyStagePrograms(scheduleOp, pipeline, programs,
+                                     memoryCap)))
         sound = false;
-      }
     }
     if (!sound)
       return signalPassFailure();

@@ -25,6 +25,21 @@ std::vector<std::vector<Action>> kfkbPrograms(int64_t stages,
   return programs;
 }
 
+double Costs::forward(int64_t stage) const {
+  return stage < int64_t(stageForwardMs.size()) ? stageForwardMs[stage]
+                                                 : forwardMs;
+}
+
+double Costs::backward(int64_t stage) const {
+  return stage < int64_t(stageBackwardMs.size()) ? stageBackwardMs[stage]
+                                                  : backwardMs;
+}
+
+double Costs::comm(int64_t from, int64_t to) const {
+  auto found = linkCommMs.find({from, to});
+  return found != linkCommMs.end() ? found->second : commMs;
+}
+
 std::string parseTrace(const std::string &text, int64_t stages, Costs &costs) {
   std::istringstream lines(text);
   std::string line;
@@ -82,7 +97,7 @@ double transferEnd(const Costs &costs, int64_t from, int64_t to,
             [](const LinkWindow &a, const LinkWindow &b) {
               return a.startMs < b.startMs;
             });
-  double now = startMs, work = costs.commMs;
+  double now = startMs, work = costs.comm(from, to);
   for (const LinkWindow &window : windows) {
     if (work <= 0.0)
       break;
@@ -134,8 +149,8 @@ Result simulate(const std::vector<std::vector<Action>> &programs,
         case Action::Forward:
         case Action::Backward: {
           double duration = (action.kind == Action::Forward
-                                 ? costs.forwardMs
-                                 : costs.backwardMs) *
+                                 ? costs.forward(s)
+                                 : costs.backward(s)) *
                             slowdown(s);
           double start = deviceFree[s];
           deviceFree[s] = lastProduced[s] = start + duration;

@@ -9,14 +9,23 @@
 //                       [--trace file] [--chrome-trace out.json]
 //                       [--svg out.svg]
 //
+//   hetero-sim <scheduled.mlir> --profile profile.json [--schedule name]
+//                       [--chrome-trace out.json] [--svg out.svg]
+//
 // Prints `iteration_ms: <value>`, `bubble_fraction: <value>`,
 // `peak_inflight: <per stage>` and, per directed link, its idle spans.
-// `--group-size adaptive` picks k with the simulator (Ada-Grouper).
+// `--group-size adaptive` picks k with the simulator (Ada-Grouper). The
+// second form simulates the verified hetero.schedule ops of a module (as
+// hetero-kfkb-schedule or hetero-import-schedule leave them) with the
+// measured costs of a pipeline profile (hetero/Profile/PipelineProfile.h).
 //
-// MLIR-free: only the simulator library.
+// The simulators are MLIR-free; MLIR only reads the module.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ScheduledModule.h"
+
+#include "hetero/Profile/PipelineProfile.h"
 #include "hetero/Sim/PipelineSim.h"
 
 #include <cstdio>
@@ -25,6 +34,9 @@
 #include <map>
 #include <sstream>
 #include <string>
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
 
 using namespace hetero;
 
@@ -36,8 +48,16 @@ int usage(const std::string &problem) {
                "usage: hetero-sim pipeline --stages S --microbatches M "
                "--group-size k|adaptive --forward-ms F --backward-ms B "
                "--comm-ms C [--trace file] [--memory-cap N] "
-               "[--chrome-trace out.json] [--svg out.svg]\n",
+               "[--chrome-trace out.json] [--svg out.svg]\n"
+               "       hetero-sim <scheduled.mlir> --profile profile.json "
+               "[--schedule name] [--chrome-trace out.json] [--svg out.svg]\n",
                problem.c_str());
+  return 1;
+}
+
+/// A problem with the inputs rather than the command line.
+int failure(const std::string &problem) {
+  std::fprintf(stderr, "hetero-sim: %s\n", problem.c_str());
   return 1;
 }
 
@@ -143,6 +163,51 @@ void writeSvg(const sim::Result &result, std::ostream &os) {
      << result.iterationMs << " ms</text>\n</svg>\n";
 }
 
+std::string readFile(const std::string &path, std::string &text) {
+  std::ifstream file(path);
+  if (!file)
+    return "cannot read '" + path + "'";
+  std::stringstream contents;
+  contents << file.rdbuf();
+  text = contents.str();
+  return "";
+}
+
+/// Prints the simulated figures and writes the pictures asked for.
+int report(const sim::Result &result,
+           std::map<std::string, std::string> &options) {
+  std::printf("iteration_ms: %.6g\n", result.iterationMs);
+  std::printf("bubble_fraction: %.6g\n", result.bubbleFraction);
+  std::printf("peak_inflight:");
+  for (int64_t peak : result.peakInflight)
+    std::printf(" %lld", (long long)peak);
+  std::printf("\n");
+  for (const sim::Result::Link &link : result.links) {
+    double idle = 0.0;
+    for (const sim::Span &span : link.idle)
+      idle += span.endMs - span.startMs;
+    std::printf("link %lld->%lld: idle_ms %.6g in %zu spans:",
+                (long long)link.from, (long long)link.to, idle,
+                link.idle.size());
+    for (const sim::Span &span : link.idle)
+      std::printf(" [%.6g, %.6g]", span.startMs, span.endMs);
+    std::printf("\n");
+  }
+  if (options.count("chrome-trace")) {
+    std::ofstream out(options["chrome-trace"]);
+    if (!out)
+      return failure("cannot write '" + options["chrome-trace"] + "'");
+    writeChromeTrace(result, out);
+  }
+  if (options.count("svg")) {
+    std::ofstream out(options["svg"]);
+    if (!out)
+      return failure("cannot write '" + options["svg"] + "'");
+    writeSvg(result, out);
+  }
+  return 0;
+}
+
 int runPipeline(int argc, char **argv) {
   std::map<std::string, std::string> options;
   if (std::string error = parseOptions(argc, argv, options); !error.empty())
@@ -167,15 +232,12 @@ int runPipeline(int argc, char **argv) {
   costs.backwardMs = backward;
   costs.commMs = comm;
   if (options.count("trace")) {
-    std::ifstream file(options["trace"]);
-    if (!file)
-      return usage("cannot read trace '" + options["trace"] + "'");
-    std::stringstream text;
-    text << file.rdbuf();
-    if (std::string problem = sim::parseTrace(text.str(), int64_t(stages),
-                                              costs);
+    std::string text;
+    if (std::string error = readFile(options["trace"], text); !error.empty())
+      return failure(error);
+    if (std::string problem = sim::parseTrace(text, int64_t(stages), costs);
         !problem.empty())
-      return usage(options["trace"] + ":" + problem.substr(5));
+      return failure(options["trace"] + ":" + problem.substr(5));
   }
 
   int64_t groupSize = 0;
@@ -192,37 +254,47 @@ int runPipeline(int argc, char **argv) {
                                  : error);
     groupSize = int64_t(k);
   }
-  sim::Result result = sim::simulate(
-      sim::kfkbPrograms(int64_t(stages), int64_t(microbatches), groupSize),
-      costs);
-  std::printf("iteration_ms: %.6g\n", result.iterationMs);
-  std::printf("bubble_fraction: %.6g\n", result.bubbleFraction);
-  std::printf("peak_inflight:");
-  for (int64_t peak : result.peakInflight)
-    std::printf(" %lld", (long long)peak);
-  std::printf("\n");
-  for (const sim::Result::Link &link : result.links) {
-    double idle = 0.0;
-    for (const sim::Span &span : link.idle)
-      idle += span.endMs - span.startMs;
-    std::printf("link %lld->%lld: idle_ms %.6g in %zu spans:",
-                (long long)link.from, (long long)link.to, idle,
-                link.idle.size());
-    for (const sim::Span &span : link.idle)
-      std::printf(" [%.6g, %.6g]", span.startMs, span.endMs);
-    std::printf("\n");
+  return report(sim::simulate(sim::kfkbPrograms(int64_t(stages),
+                                                int64_t(microbatches),
+                                                groupSize),
+                               costs),
+                options);
+}
+
+int runScheduledModule(int argc, char **argv) {
+  std::map<std::string, std::string> options;
+  if (std::string error = parseOptions(argc, argv, options); !error.empty())
+    return usage(error);
+  if (!options.count("profile"))
+    return usage("missing --profile profile.json");
+  std::vector<NamedSchedule> schedules;
+  if (!readScheduledModule(argv[1], schedules))
+    return 1;
+  if (options.count("schedule")) {
+    std::string wanted = options["schedule"];
+    llvm::erase_if(schedules, [&](const NamedSchedule &schedule) {
+      return schedule.name != wanted;
+    });
+    if (schedules.empty())
+      return failure(std::string(argv[1]) + " has no schedule '" + wanted +
+                     "'");
   }
-  if (options.count("chrome-trace")) {
-    std::ofstream out(options["chrome-trace"]);
-    if (!out)
-      return usage("cannot write '" + options["chrome-trace"] + "'");
-    writeChromeTrace(result, out);
-  }
-  if (options.count("svg")) {
-    std::ofstream out(options["svg"]);
-    if (!out)
-      return usage("cannot write '" + options["svg"] + "'");
-    writeSvg(result, out);
+  if (schedules.size() > 1 &&
+      (options.count("chrome-trace") || options.count("svg")))
+    return usage("the module has several schedules: pick one with "
+                 "--schedule for --chrome-trace or --svg");
+  std::string text;
+  if (std::string error = readFile(options["profile"], text); !error.empty())
+    return failure(error);
+  for (const NamedSchedule &schedule : schedules) {
+    sim::Costs costs;
+    if (std::string problem = profile::parsePipelineProfile(
+            text, int64_t(schedule.programs.size()), costs);
+        !problem.empty())
+      return failure(options["profile"] + ": " + problem);
+    std::printf("schedule: @%s\n", schedule.name.c_str());
+    if (int status = report(sim::simulate(schedule.programs, costs), options))
+      return status;
   }
   return 0;
 }
@@ -235,5 +307,9 @@ int main(int argc, char **argv) {
   std::string command = argv[1];
   if (command == "pipeline")
     return runPipeline(argc, argv);
-  return usage("unknown command '" + command + "', expected 'pipeline'");
+  if (llvm::StringRef(command).ends_with(".mlir") || command == "-")
+    return runScheduledModule(argc, argv);
+  return usage("unknown command '" + command +
+               "', expected 'pipeline' or a scheduled .mlir file");
 }
+

@@ -28,6 +28,14 @@ struct StagePrograms {
 };
 StagePrograms getStagePrograms(ScheduleOp schedule, int64_t numStages);
 
+/// Checks `programs` (those of `schedule`) with schedule::verifyPrograms and
+/// reports each problem as an error at the offending task op, or at the
+/// stage program for a problem of the stage as a whole.
+mlir::LogicalResult verifyStagePrograms(ScheduleOp schedule,
+                                        PipelineOp pipeline,
+                                        const StagePrograms &programs,
+                                        int64_t memoryCap = 0);
+
 /// Adds `hetero.schedule @name for @pipeline` right after the pipeline, with
 /// one stage program per entry of `programs` (the name is made unique in
 /// `symbols` if it is taken).

@@ -21,6 +21,7 @@
 #include "hetero/Schedule/Kfkb.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,9 +42,20 @@ struct Costs {
   double backwardMs = 2.0;
   /// Per message on an unslowed link.
   double commMs = 0.0;
+  /// Per stage, where measured: they override forwardMs and backwardMs.
+  std::vector<double> stageForwardMs;
+  std::vector<double> stageBackwardMs;
+  /// Per directed link (from, to), where measured: overrides commMs.
+  std::map<std::pair<int64_t, int64_t>, double> linkCommMs;
   /// Per stage; empty or 1.0 means full speed.
   std::vector<double> deviceSlowdown;
   std::vector<LinkWindow> linkWindows;
+
+  /// The unslowed time of one micro-batch's forward or backward on `stage`.
+  double forward(int64_t stage) const;
+  double backward(int64_t stage) const;
+  /// The unslowed time of one message on link from -> to.
+  double comm(int64_t from, int64_t to) const;
 };
 
 /// Parses a trace: one directive per line, '#' starts a comment.

@@ -1,0 +1,40 @@
+//===- PipelineProfile.h - measured pipeline costs in JSON ------*- C++ -*-===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// MLIR-free. A pipeline profile gives the simulator measured costs:
+//
+//   {
+//     "forward_ms":  1.5 | [per stage],
+//     "backward_ms": 3.0 | [per stage],
+//     "comm_ms":     0.5 | {"0->1": 0.5, "1->0": 0.4},
+//     "stage_slowdown": [per stage],                              (optional)
+//     "link_windows": [{"from": 0, "to": 1, "start_ms": 10,
+//                       "end_ms": 30, "slowdown": 4}]             (optional)
+//   }
+//
+// Times are per micro-batch (forward, backward) and per message (comm).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERO_PROFILE_PIPELINEPROFILE_H
+#define HETERO_PROFILE_PIPELINEPROFILE_H
+
+#include "hetero/Sim/PipelineSim.h"
+
+#include <string>
+
+namespace hetero::profile {
+
+/// Reads a pipeline profile for `stages` stages into `costs`. Returns "" on
+/// success, else "line L: <problem>" for malformed JSON or
+/// "<json path>: <problem>" (such as "$.forward_ms[2]: expected a number
+/// >= 0") for a wrong value.
+std::string parsePipelineProfile(const std::string &text, int64_t stages,
+                                 sim::Costs &costs);
+
+} // namespace hetero::profile
+
+#endif // HETERO_PROFILE_PIPELINEPROFILE_H
