@@ -288,6 +288,8 @@ LogicalResult ScheduleOp::verify() {
   if (std::optional<int64_t> size = getMicrobatchSize(); size && *size < 1)
     return emitOpError() << "microbatch_size must be at least 1, got "
                          << *size;
+  if (std::optional<int64_t> count = getMicrobatches(); count && *count < 1)
+    return emitOpError() << "microbatches must be at least 1, got " << *count;
   return success();
 }
 
@@ -331,7 +333,7 @@ ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError() << "'" << getPipeline()
                          << "' does not name a hetero.pipeline";
   int64_t numStages = pipeline.getNumStages();
-  int64_t numMicrobatches = pipeline.getNumMicrobatches();
+  int64_t numMicrobatches = getMicrobatchCount(pipeline);
   if (failed(verifyStageCover<StageProgramOp>(*this, getBody(), numStages,
                                               "hetero.stage_program")))
     return failure();
@@ -342,9 +344,11 @@ ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       int64_t microbatch = cast<IntegerAttr>(task.getAttr("microbatch")).getInt();
       if (microbatch >= numMicrobatches)
         return task.emitOpError()
-               << "names micro-batch " << microbatch << ", but pipeline '"
-               << getPipeline() << "' has " << numMicrobatches
-               << " micro-batches";
+               << "names micro-batch " << microbatch << ", but "
+               << (getMicrobatches() ? "the schedule runs "
+                                     : "pipeline '" + getPipeline().str() +
+                                           "' has ")
+               << numMicrobatches << " micro-batches";
       LogicalResult direction =
           TypeSwitch<Operation *, LogicalResult>(&task)
               .Case([&](SendTaskOp send) {
@@ -388,6 +392,11 @@ LogicalResult PlanSetOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                                                        getPipelineAttr()))
     return emitOpError() << "'" << getPipeline()
                          << "' does not name a hetero.pipeline";
+  auto pipeline =
+      symbolTable.lookupNearestSymbolFrom<PipelineOp>(*this, getPipelineAttr());
+  // The first plan that states its micro-batch size, and its samples.
+  ScheduleOp sized;
+  int64_t samples = 0;
   for (auto plan : getPlans().getAsRange<FlatSymbolRefAttr>()) {
     auto schedule =
         symbolTable.lookupNearestSymbolFrom<ScheduleOp>(*this, plan);
@@ -399,6 +408,18 @@ LogicalResult PlanSetOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                            << "' schedules pipeline '"
                            << schedule.getPipeline() << "', not '"
                            << getPipeline() << "'";
+    std::optional<int64_t> size = schedule.getMicrobatchSize();
+    if (!size)
+      continue;
+    int64_t covered = *size * schedule.getMicrobatchCount(pipeline);
+    if (!sized) {
+      sized = schedule;
+      samples = covered;
+    } else if (covered != samples) {
+      return emitOpError() << "plan '" << plan.getValue() << "' covers "
+                           << covered << " samples per step, but plan '"
+                           << sized.getSymName() << "' covers " << samples;
+    }
   }
   return success();
 }

@@ -55,7 +55,8 @@ LogicalResult hetero::verifyStagePrograms(ScheduleOp scheduleOp,
                                           int64_t memoryCap) {
   bool sound = true;
   for (const schedule::Problem &problem : schedule::verifyPrograms(
-           programs.actions, pipeline.getNumMicrobatches(), memoryCap)) {
+           programs.actions, scheduleOp.getMicrobatchCount(pipeline),
+           memoryCap)) {
     Operation *at = scheduleOp;
     if (problem.action >= 0)
       at = programs.ops[problem.stage][problem.action];
@@ -106,14 +107,19 @@ static void buildStageProgram(OpBuilder &builder, StageProgramOp program,
 ScheduleOp
 hetero::createSchedule(SymbolTable &symbols, PipelineOp pipeline,
                        StringRef name, int64_t groupSize,
-                       const std::vector<std::vector<Action>> &programs) {
+                       const std::vector<std::vector<Action>> &programs,
+                       std::optional<int64_t> microbatchSize,
+                       std::optional<int64_t> microbatches) {
   OpBuilder builder(pipeline);
   builder.setInsertionPointAfter(pipeline);
   Location loc = pipeline.getLoc();
   auto scheduleOp = ScheduleOp::create(
       builder, loc, builder.getStringAttr(name),
       FlatSymbolRefAttr::get(pipeline.getSymNameAttr()),
-      builder.getI64IntegerAttr(groupSize), /*microbatch_size=*/IntegerAttr());
+      builder.getI64IntegerAttr(groupSize),
+      microbatchSize ? builder.getI64IntegerAttr(*microbatchSize)
+                     : IntegerAttr(),
+      microbatches ? builder.getI64IntegerAttr(*microbatches) : IntegerAttr());
   scheduleOp.getBody().emplaceBlock();
   symbols.insert(scheduleOp);
   builder.setInsertionPointToEnd(&scheduleOp.getBody().front());

@@ -34,16 +34,12 @@ struct HeteroKfkbSchedulePass
     SymbolTable symbols(module);
     std::string k = std::to_string(groupSize);
     for (auto pipeline : llvm::to_vector(module.getOps<PipelineOp>())) {
-      int64_t stages = pipeline.getNumStages();
-      std::vector<std::vector<schedule::Action>> programs;
-      for (int64_t s = 0; s < stages; ++s)
-        programs.push_back(schedule::withTransfers(
-            schedule::kfkbProgram(stages, pipeline.getNumMicrobatches(),
-                                  groupSize, s),
-            stages, s));
       createSchedule(symbols, pipeline,
                      (pipeline.getSymName() + "_" + k + "f" + k + "b").str(),
-                     groupSize, programs);
+                     groupSize,
+                     schedule::kfkbPrograms(pipeline.getNumStages(),
+                                            pipeline.getNumMicrobatches(),
+                                            groupSize));
     }
   }
 };

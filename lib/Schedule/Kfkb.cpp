@@ -67,6 +67,16 @@ std::vector<Action> withTransfers(const std::vector<Task> &program,
   return actions;
 }
 
+std::vector<std::vector<Action>> kfkbPrograms(int64_t stages,
+                                              int64_t microbatches,
+                                              int64_t groupSize) {
+  std::vector<std::vector<Action>> programs;
+  for (int64_t s = 0; s < stages; ++s)
+    programs.push_back(withTransfers(
+        kfkbProgram(stages, microbatches, groupSize, s), stages, s));
+  return programs;
+}
+
 std::string describe(const Action &action) {
   std::string i = std::to_string(action.microbatch);
   std::string peer = std::to_string(action.peer);

@@ -15,16 +15,6 @@ namespace hetero::sim {
 
 using schedule::Action;
 
-std::vector<std::vector<Action>> kfkbPrograms(int64_t stages,
-                                              int64_t microbatches,
-                                              int64_t groupSize) {
-  std::vector<std::vector<Action>> programs;
-  for (int64_t s = 0; s < stages; ++s)
-    programs.push_back(schedule::withTransfers(
-        schedule::kfkbProgram(stages, microbatches, groupSize, s), stages, s));
-  return programs;
-}
-
 double Costs::forward(int64_t stage) const {
   return stage < int64_t(stageForwardMs.size()) ? stageForwardMs[stage]
                                                  : forwardMs;

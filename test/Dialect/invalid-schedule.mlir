@@ -213,3 +213,45 @@ hetero.schedule @sq for @q group_size = 1 {
 }
 // expected-error @+1 {{'hetero.plan_set' op plan 'sq' schedules pipeline 'q', not 'p'}}
 hetero.plan_set @plans for @p [@sq] default @sq
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+hetero.pipeline @p stages = 1 microbatches = 2 {
+  hetero.stage 0 forward @f backward @f
+}
+// expected-error @+1 {{'hetero.schedule' op microbatches must be at least 1, got 0}}
+hetero.schedule @s for @p group_size = 1 microbatches = 0 {
+  hetero.stage_program 0 {
+  }
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+hetero.pipeline @p stages = 1 microbatches = 2 {
+  hetero.stage 0 forward @f backward @f
+}
+hetero.schedule @s for @p group_size = 1 microbatches = 1 {
+  hetero.stage_program 0 {
+    // expected-error @+1 {{'hetero.fwd' op names micro-batch 1, but the schedule runs 1 micro-batches}}
+    hetero.fwd 1
+  }
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+hetero.pipeline @p stages = 1 microbatches = 2 {
+  hetero.stage 0 forward @f backward @f
+}
+hetero.schedule @a for @p group_size = 1 microbatch_size = 4 {
+  hetero.stage_program 0 {
+  }
+}
+hetero.schedule @b for @p group_size = 1 microbatch_size = 2 microbatches = 2 {
+  hetero.stage_program 0 {
+  }
+}
+// expected-error @+1 {{'hetero.plan_set' op plan 'b' covers 4 samples per step, but plan 'a' covers 8}}
+hetero.plan_set @plans for @p [@a, @b] default @a

@@ -112,7 +112,10 @@ def Hetero_ScheduleOp : Hetero_Op<"schedule", [
     pipeline named by `for`, each an ordered list of forward and backward
     tasks and the transfers between neighbouring stages. `group_size` is the
     k of a kFkB schedule (1 for 1F1B) and `microbatch_size` the number of
-    samples in one micro-batch.
+    samples in one micro-batch. `microbatches` is the number of micro-batches
+    the schedule runs when it splits the step's batch differently from the
+    pipeline (a candidate of another micro-batch size); it defaults to the
+    pipeline's.
 
     Example:
 
@@ -137,15 +140,24 @@ def Hetero_ScheduleOp : Hetero_Op<"schedule", [
     SymbolNameAttr:$sym_name,
     FlatSymbolRefAttr:$pipeline,
     Hetero_I64Attr:$group_size,
-    OptionalAttr<Hetero_I64Attr>:$microbatch_size
+    OptionalAttr<Hetero_I64Attr>:$microbatch_size,
+    OptionalAttr<Hetero_I64Attr>:$microbatches
   );
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `for` $pipeline `group_size` `=` $group_size
-    (`microbatch_size` `=` $microbatch_size^)? attr-dict-with-keyword $body
+    (`microbatch_size` `=` $microbatch_size^)?
+    (`microbatches` `=` $microbatches^)? attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The micro-batches this schedule runs: its own count, else those of
+    /// `pipeline`.
+    int64_t getMicrobatchCount(PipelineOp pipeline) {
+      return getMicrobatches().value_or(pipeline.getNumMicrobatches());
+    }
+  }];
 }
 
 def Hetero_StageProgramOp : Hetero_Op<"stage_program", [
@@ -234,7 +246,8 @@ def Hetero_PlanSetOp : Hetero_Op<"plan_set", [
     Keeps several schedules of one pipeline (for instance the Pareto set of
     kFkB schedules over group size and micro-batch size) so that the runtime
     can switch between them at an iteration boundary. `default` is the plan
-    used until the runtime has measured anything.
+    used until the runtime has measured anything. Plans that state their
+    micro-batch size must all cover the same number of samples per step.
 
     Example:
 

@@ -38,11 +38,14 @@ mlir::LogicalResult verifyStagePrograms(ScheduleOp schedule,
 
 /// Adds `hetero.schedule @name for @pipeline` right after the pipeline, with
 /// one stage program per entry of `programs` (the name is made unique in
-/// `symbols` if it is taken).
-ScheduleOp createSchedule(mlir::SymbolTable &symbols, PipelineOp pipeline,
-                          llvm::StringRef name, int64_t groupSize,
-                          const std::vector<std::vector<schedule::Action>>
-                              &programs);
+/// `symbols` if it is taken). A candidate of another micro-batch size states
+/// it and its micro-batch count.
+ScheduleOp createSchedule(
+    mlir::SymbolTable &symbols, PipelineOp pipeline, llvm::StringRef name,
+    int64_t groupSize,
+    const std::vector<std::vector<schedule::Action>> &programs,
+    std::optional<int64_t> microbatchSize = std::nullopt,
+    std::optional<int64_t> microbatches = std::nullopt);
 
 } // namespace hetero
 

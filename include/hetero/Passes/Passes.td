@@ -65,6 +65,32 @@ def HeteroKfkbSchedule : Pass<"hetero-kfkb-schedule", "::mlir::ModuleOp"> {
   ];
 }
 
+def HeteroPlanCandidates : Pass<"hetero-plan-candidates", "::mlir::ModuleOp"> {
+  let summary = "Keep Ada-Grouper's candidate schedules under a memory cap";
+  let description = [{
+    For every `hetero.pipeline @p`, generates the Pareto candidates over the
+    group size k and the micro-batch size b: for each k from 1, the largest b
+    dividing the step's batch whose peak activations on stage 0,
+    min(k S, M) x b x `activation-bytes`, fit `memory-cap` bytes; it stops at
+    the first k with none (or once k reaches M: GPipe). Each candidate
+    becomes a kFkB `hetero.schedule @p_k<k>_b<b>` that states its
+    `microbatch_size` and `microbatches`, and all of them a
+    `hetero.plan_set @p_plans` whose default is the first (1F1B).
+
+    ```
+    hetero-opt --hetero-plan-candidates="batch=32 activation-bytes=4096 memory-cap=65536"
+    ```
+  }];
+  let options = [
+    Option<"memoryCap", "memory-cap", "int64_t", /*default=*/"0",
+           "Activation bytes a stage may hold (required)">,
+    Option<"batch", "batch", "int64_t", /*default=*/"0",
+           "Samples per step (required)">,
+    Option<"activationBytes", "activation-bytes", "int64_t", /*default=*/"0",
+           "Activation bytes one sample keeps in flight (required)">
+  ];
+}
+
 def HeteroPrintSchedule : Pass<"hetero-print-schedule", "::mlir::ModuleOp"> {
   let summary = "Print the compute order of every schedule";
   let description = [{

@@ -61,6 +61,11 @@ struct Action {
 std::vector<Action> withTransfers(const std::vector<Task> &program,
                                   int64_t stages, int64_t stage);
 
+/// The kFkB programs of every stage of a pipeline, with their transfers.
+std::vector<std::vector<Action>> kfkbPrograms(int64_t stages,
+                                              int64_t microbatches,
+                                              int64_t groupSize);
+
 /// "F3", "B0", "send activation 2 to 1", ... for messages.
 std::string describe(const Action &action);
 

@@ -91,9 +91,7 @@ struct Result {
 Result simulate(const std::vector<std::vector<schedule::Action>> &programs,
                 const Costs &costs);
 
-/// The kFkB programs of a pipeline, with transfers.
-std::vector<std::vector<schedule::Action>>
-kfkbPrograms(int64_t stages, int64_t microbatches, int64_t groupSize);
+using schedule::kfkbPrograms;
 
 /// The group size an adaptive schedule picks: the k whose kFkB schedule the
 /// simulator finds shortest, among those whose peak in-flight activations
