@@ -40,6 +40,10 @@ std::optional<llvm::json::Value> parseJson(const std::string &text,
 std::optional<double> readNonNegative(const llvm::json::Value *value,
                                       const std::string &path,
                                       JsonError &error, bool positive) {
+  if (!value) {
+    error = {path, "missing"};
+    return std::nullopt;
+  }
   std::optional<double> number = value ? value->getAsNumber() : std::nullopt;
   if (number && (positive ? *number > 0.0 : *number >= 0.0))
     return number;
@@ -50,6 +54,10 @@ std::optional<double> readNonNegative(const llvm::json::Value *value,
 std::optional<int64_t> readInteger(const llvm::json::Value *value,
                                    const std::string &path, JsonError &error,
                                    int64_t minimum, int64_t maximum) {
+  if (!value) {
+    error = {path, "missing"};
+    return std::nullopt;
+  }
   std::optional<int64_t> number = value ? value->getAsInteger() : std::nullopt;
   if (number && *number >= minimum && *number <= maximum)
     return number;

@@ -30,7 +30,7 @@ struct JsonError {
 std::optional<llvm::json::Value> parseJson(const std::string &text,
                                            std::string &error);
 
-/// A number >= 0 (or > 0 when `positive`).
+/// A number >= 0 (or > 0 when `positive`); a null `value` is missing.
 std::optional<double> readNonNegative(const llvm::json::Value *value,
                                       const std::string &path,
                                       JsonError &error, bool positive = false);

@@ -11,6 +11,7 @@
 //
 //   hetero-sim <scheduled.mlir> --profile profile.json [--schedule name]
 //                       [--chrome-trace out.json] [--svg out.svg]
+//   hetero-sim fusion <profile.json> [--threshold-mb T]
 //
 // Prints `iteration_ms: <value>`, `bubble_fraction: <value>`,
 // `peak_inflight: <per stage>` and, per directed link, its idle spans.
@@ -18,6 +19,12 @@
 // second form simulates the verified hetero.schedule ops of a module (as
 // hetero-kfkb-schedule or hetero-import-schedule leave them) with the
 // measured costs of a pipeline profile (hetero/Profile/PipelineProfile.h).
+// `fusion` solves Cupcake's gradient-fusion problem of a profile
+// (hetero/Profile/FusionProfile.h) exactly and prints `groups: [i-j] ...`
+// and `iteration_ms: <end of last transfer>`, then the same two lines,
+// prefixed by their name, for each baseline: per_tensor, single_group,
+// threshold_<T>MB (DDP / Horovod buckets, T = 25 by default) and even_<m>
+// (the best split into m equal tensor counts).
 //
 // The simulators are MLIR-free; MLIR only reads the module.
 //
@@ -25,6 +32,7 @@
 
 #include "ScheduledModule.h"
 
+#include "hetero/Profile/FusionProfile.h"
 #include "hetero/Profile/PipelineProfile.h"
 #include "hetero/Sim/PipelineSim.h"
 
@@ -50,7 +58,8 @@ int usage(const std::string &problem) {
                "--comm-ms C [--trace file] [--memory-cap N] "
                "[--chrome-trace out.json] [--svg out.svg]\n"
                "       hetero-sim <scheduled.mlir> --profile profile.json "
-               "[--schedule name] [--chrome-trace out.json] [--svg out.svg]\n",
+               "[--schedule name] [--chrome-trace out.json] [--svg out.svg]\n"
+               "       hetero-sim fusion <profile.json> [--threshold-mb T]\n",
                problem.c_str());
   return 1;
 }
@@ -299,6 +308,46 @@ int runScheduledModule(int argc, char **argv) {
   return 0;
 }
 
+void printFusionPlan(const std::string &prefix, const fusion::Plan &plan) {
+  std::printf("%sgroups: %s\n", prefix.c_str(),
+              fusion::formatGroups(plan.groups).c_str());
+  std::printf("%siteration_ms: %.6g\n", prefix.c_str(), plan.iterationMs);
+}
+
+int runFusion(int argc, char **argv) {
+  if (argc < 3 || llvm::StringRef(argv[2]).starts_with("--"))
+    return usage("fusion needs a profile.json");
+  std::map<std::string, std::string> options;
+  // Options follow the profile.
+  if (std::string error = parseOptions(argc - 1, argv + 1, options);
+      !error.empty())
+    return usage(error);
+  double thresholdMb = 25.0;
+  std::string error;
+  if (options.count("threshold-mb") &&
+      (!readNumber(options, "threshold-mb", thresholdMb, error) ||
+       thresholdMb <= 0))
+    return usage(error.empty() ? "--threshold-mb must be > 0" : error);
+  std::string text;
+  if (std::string problem = readFile(argv[2], text); !problem.empty())
+    return failure(problem);
+  fusion::Problem problem;
+  if (std::string bad = profile::parseFusionProfile(text, problem);
+      !bad.empty())
+    return failure(std::string(argv[2]) + ": " + bad);
+  printFusionPlan("", fusion::optimalPlan(problem));
+  printFusionPlan("per_tensor ", fusion::perTensorPlan(problem));
+  printFusionPlan("single_group ", fusion::singleGroupPlan(problem));
+  std::ostringstream threshold;
+  threshold << "threshold_" << thresholdMb << "MB ";
+  printFusionPlan(threshold.str(),
+                  fusion::thresholdPlan(
+                      problem, int64_t(thresholdMb * fusion::kBytesPerMB)));
+  fusion::Plan even = fusion::bestEvenPlan(problem);
+  printFusionPlan("even_" + std::to_string(even.groups.size()) + " ", even);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -307,9 +356,11 @@ int main(int argc, char **argv) {
   std::string command = argv[1];
   if (command == "pipeline")
     return runPipeline(argc, argv);
+  if (command == "fusion")
+    return runFusion(argc, argv);
   if (llvm::StringRef(command).ends_with(".mlir") || command == "-")
     return runScheduledModule(argc, argv);
   return usage("unknown command '" + command +
-               "', expected 'pipeline' or a scheduled .mlir file");
+               "', expected 'pipeline', 'fusion' or a scheduled .mlir file");
 }
 
