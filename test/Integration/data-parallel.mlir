@@ -9,6 +9,13 @@
 // RUN: sed -e 's/@RANKS@/4/g' %s > %t.4.mlir
 // RUN: %mpirun -np 4 hetero-run %t.4.mlir --entry check --iterations 3 | FileCheck %s
 //
+// Regrouped by hetero-fuse-gradients (latency-bound: the sum and the bucket
+// become one bucket of three gradients), the results are the same.
+// RUN: hetero-opt %t.2.mlir --hetero-fuse-gradients="comm-alpha-ms=100" -o %t.fused.mlir
+// RUN: FileCheck %s --check-prefix=FUSED < %t.fused.mlir
+// RUN: %mpirun -np 2 hetero-run %t.fused.mlir --entry check --iterations 3 | FileCheck %s
+// FUSED: hetero.bucket {{.*}} on @world : tensor<1000xf32>, tensor<1000xf32>, tensor<10x100xf32>
+//
 // CHECK: iteration 0: result 0,
 // CHECK: iteration 1: result 0,
 // CHECK: iteration 2: result 0,

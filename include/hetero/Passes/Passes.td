@@ -91,6 +91,44 @@ def HeteroPlanCandidates : Pass<"hetero-plan-candidates", "::mlir::ModuleOp"> {
   ];
 }
 
+def HeteroFuseGradients : Pass<"hetero-fuse-gradients", "::mlir::ModuleOp"> {
+  let summary = "Regroup gradient all-reduces into Cupcake's optimal buckets";
+  let description = [{
+    In every block, the dense `hetero.all_reduce` and `hetero.bucket` ops
+    that share a process group, reduction, compression and element type are
+    one fusion set: their gradients, in the order the block produces them
+    (gradient-ready order), are cut into the consecutive groups that end the
+    last transfer soonest under Cupcake's timeline model
+    (hetero/Fusion/Fusion.h), solved exactly. Each group becomes one
+    `hetero.bucket` (a group of one, a `hetero.all_reduce`) placed before the
+    first use of any of its results.
+
+    Costs come from `profile=` (the JSON of `hetero-sim fusion`, whose
+    tensors must be the set's gradients in order; then the module must have
+    one fusion set) or from the built-in model: backprop
+    `backward-ms-per-mb` per MB of gradient, compression alpha-beta when the
+    set is compressed, and transfers alpha-beta on the compressed size.
+
+    ```
+    hetero-opt --hetero-fuse-gradients=profile=resnet.json
+    ```
+  }];
+  let options = [
+    Option<"profile", "profile", "std::string", /*default=*/"",
+           "Fusion profile (JSON); empty: the built-in cost model">,
+    Option<"backwardMsPerMb", "backward-ms-per-mb", "double",
+           /*default=*/"1.0", "Built-in model: backprop time per MB">,
+    Option<"compressAlphaMs", "compress-alpha-ms", "double",
+           /*default=*/"0.05", "Built-in model: compression latency">,
+    Option<"compressBetaMsPerMb", "compress-beta-ms-per-mb", "double",
+           /*default=*/"0.2", "Built-in model: compression time per MB">,
+    Option<"commAlphaMs", "comm-alpha-ms", "double", /*default=*/"0.5",
+           "Built-in model: transfer latency">,
+    Option<"commBetaMsPerMb", "comm-beta-ms-per-mb", "double",
+           /*default=*/"1.0", "Built-in model: transfer time per MB on the wire">
+  ];
+}
+
 def HeteroPrintSchedule : Pass<"hetero-print-schedule", "::mlir::ModuleOp"> {
   let summary = "Print the compute order of every schedule";
   let description = [{

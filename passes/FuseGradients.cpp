@@ -1,0 +1,255 @@
+//===- FuseGradients.cpp - Cupcake's optimal gradient buckets -------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero/Dialect/Hetero.h"
+#include "hetero/Fusion/Fusion.h"
+#include "hetero/Passes/Passes.h"
+#include "hetero/Profile/FusionProfile.h"
+#include "hetero/Support/WireSize.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+namespace hetero {
+#define GEN_PASS_DEF_HETEROFUSEGRADIENTS
+#include "hetero/Passes/Passes.h.inc"
+} // namespace hetero
+
+using namespace mlir;
+using namespace hetero;
+
+namespace {
+
+/// A gradient of a fusion set: the value reduced and the result that stood
+/// for it.
+struct Gradient {
+  Value input;
+  Value reduced;
+};
+
+/// The collectives of one block that may be fused together.
+struct FusionSet {
+  Block *block;
+  SmallVector<Operation *> collectives;
+  SmallVector<Gradient> gradients;
+};
+
+/// What a fusion set has in common: group, reduction, compression and
+/// element type.
+using SetKey = std::tuple<Block *, Attribute, Attribute, Attribute,
+                          Attribute, Type>;
+
+/// The position of the op defining `value` in `block` (-1: before it).
+int64_t readyPosition(Value value, Block *block,
+                      const DenseMap<Operation *, int64_t> &positions) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return -1;
+  Operation *inBlock = block->findAncestorOpInBlock(*def);
+  return inBlock ? positions.lookup(inBlock) : -1;
+}
+
+int64_t tensorBytes(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.getNumElements() *
+         ((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+struct HeteroFuseGradientsPass
+    : public hetero::impl::HeteroFuseGradientsBase<HeteroFuseGradientsPass> {
+  using Base::Base;
+
+  /// The fusion sets of the module, in program order.
+  SmallVector<FusionSet> collectSets(ModuleOp module) {
+    llvm::MapVector<SetKey, FusionSet> sets;
+    module.walk([&](Operation *op) {
+      auto add = [&](ValueRange inputs, ValueRange results, Attribute grid,
+                     Attribute axes, Attribute reduction,
+                     Attribute compress) {
+        Type element =
+            cast<RankedTensorType>(inputs.front().getType()).getElementType();
+        SetKey key{op->getBlock(), grid, axes, reduction, compress, element};
+        FusionSet &set = sets[key];
+        set.block = op->getBlock();
+        set.collectives.push_back(op);
+        for (auto [input, result] : llvm::zip(inputs, results))
+          set.gradients.push_back({input, result});
+      };
+      if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+        if (reduce.getSparse() == SparseFormat::dense)
+          add(reduce->getOperands(), reduce->getResults(),
+              reduce.getGridAttr(), reduce.getGridAxesAttr(),
+              reduce.getReductionAttr(), reduce.getCompressAttr());
+      } else if (auto bucket = dyn_cast<BucketOp>(op)) {
+        if (!bucket.getInputs().empty())
+          add(bucket.getInputs(), bucket.getResults(), bucket.getGridAttr(),
+              bucket.getGridAxesAttr(), bucket.getReductionAttr(),
+              bucket.getCompressAttr());
+      }
+    });
+    SmallVector<FusionSet> result;
+    for (auto &entry : sets)
+      result.push_back(std::move(entry.second));
+    return result;
+  }
+
+  /// The built-in cost model of a set, its gradients in ready order.
+  fusion::Problem builtinProblem(const FusionSet &set, CompressAttr compress) {
+    fusion::Problem problem;
+    for (const Gradient &gradient : set.gradients) {
+      int64_t bytes = tensorBytes(gradient.input);
+      problem.tensors.push_back(
+          {"", bytes, backwardMsPerMb * double(bytes) / fusion::kBytesPerMB});
+    }
+    double wireFraction = 1.0;
+    if (compress) {
+      problem.compress = {compressAlphaMs, compressBetaMsPerMb};
+      // Transfers move the compressed bytes.
+      constexpr int64_t kElements = 1 << 20;
+      auto type = cast<RankedTensorType>(set.gradients.front().input.getType());
+      int64_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
+      wireFraction = double(wire::compressedBytes(
+                         kElements, elementBytes,
+                         compress.getWireCompression())) /
+                     double(kElements * elementBytes);
+    }
+    problem.comm = {commAlphaMs, commBetaMsPerMb * wireFraction};
+    return problem;
+  }
+
+  /// Replaces the collectives of `set` by one per group of `plan`.
+  LogicalResult rewrite(FusionSet &set, const fusion::Plan &plan) {
+    Operation *first = set.collectives.front();
+    auto reduce = dyn_cast<AllReduceOp>(first);
+    auto bucket = dyn_cast<BucketOp>(first);
+    FlatSymbolRefAttr grid =
+        reduce ? reduce.getGridAttr() : bucket.getGridAttr();
+    auto axes = reduce ? reduce.getGridAxesAttr() : bucket.getGridAxesAttr();
+    auto reduction =
+        reduce ? reduce.getReductionAttr() : bucket.getReductionAttr();
+    CompressAttr compress =
+        reduce ? reduce.getCompressAttr() : bucket.getCompressAttr();
+    Block *block = set.block;
+    DenseMap<Operation *, int64_t> positions;
+    int64_t index = 0;
+    for (Operation &op : *block)
+      positions[&op] = index++;
+
+    for (const fusion::Group &group : plan.groups) {
+      ArrayRef<Gradient> members(set.gradients.begin() + group.first,
+                                 set.gradients.begin() + group.last + 1);
+      // Before the first use of any member's result, after every input.
+      Operation *insertBefore =
+          block->mightHaveTerminator() ? block->getTerminator() : nullptr;
+      int64_t lastInput = -1;
+      for (const Gradient &member : members) {
+        lastInput = std::max(lastInput,
+                             readyPosition(member.input, block, positions));
+        for (Operation *user : member.reduced.getUsers()) {
+          Operation *inBlock = block->findAncestorOpInBlock(*user);
+          if (inBlock && (!insertBefore || positions.lookup(inBlock) <
+                                               positions.lookup(insertBefore)))
+            insertBefore = inBlock;
+        }
+      }
+      if (insertBefore && lastInput >= positions.lookup(insertBefore))
+        return insertBefore->emitError()
+               << "hetero-fuse-gradients: this op uses the reduced gradient "
+                  "of group ["
+               << group.first << "-" << group.last
+               << "] before the group's last gradient is produced; the "
+                  "grouping cannot be placed";
+      OpBuilder builder = insertBefore ? OpBuilder(insertBefore)
+                                       : OpBuilder::atBlockEnd(block);
+      SmallVector<Value> inputs;
+      for (const Gradient &member : members)
+        inputs.push_back(member.input);
+      Location loc = set.collectives.front()->getLoc();
+      ValueRange results;
+      if (inputs.size() == 1) {
+        auto single = AllReduceOp::create(
+            builder, loc, inputs.front().getType(), grid, axes,
+            inputs.front(), reduction, compress,
+            SparseFormatAttr::get(builder.getContext(), SparseFormat::dense));
+        results = single->getResults();
+      } else {
+        auto fused = BucketOp::create(builder, loc, grid, axes, inputs,
+                                      reduction, compress);
+        results = fused->getResults();
+      }
+      for (auto [member, result] : llvm::zip(members, results)) {
+        Value reduced = member.reduced;
+        reduced.replaceAllUsesWith(result);
+      }
+    }
+    for (Operation *old : set.collectives)
+      old->erase();
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<FusionSet> sets = collectSets(module);
+    std::optional<fusion::Problem> profiled;
+    if (!profile.empty()) {
+      std::string message;
+      std::unique_ptr<llvm::MemoryBuffer> file =
+          openInputFile(profile, &message);
+      if (!file) {
+        module.emitError() << "hetero-fuse-gradients: " << message;
+        return signalPassFailure();
+      }
+      profiled.emplace();
+      std::string problem =
+          profile::parseFusionProfile(file->getBuffer().str(), *profiled);
+      if (!problem.empty()) {
+        module.emitError() << "hetero-fuse-gradients: " << profile << ": "
+                           << problem;
+        return signalPassFailure();
+      }
+      if (sets.size() != 1) {
+        module.emitError() << "hetero-fuse-gradients: a profile describes "
+                              "one fusion set, but the module has "
+                           << sets.size()
+                           << " (collectives differing in block, group, "
+                              "reduction, compression or element type)";
+        return signalPassFailure();
+      }
+    }
+    for (FusionSet &set : sets) {
+      Block *block = set.block;
+      DenseMap<Operation *, int64_t> positions;
+      int64_t index = 0;
+      for (Operation &op : *block)
+        positions[&op] = index++;
+      // Gradient-ready order: the order the block produces them.
+      llvm::stable_sort(set.gradients, [&](const Gradient &a,
+                                           const Gradient &b) {
+        return readyPosition(a.input, block, positions) <
+               readyPosition(b.input, block, positions);
+      });
+      Operation *first = set.collectives.front();
+      CompressAttr compress = isa<AllReduceOp>(first)
+                                  ? cast<AllReduceOp>(first).getCompressAttr()
+                                  : cast<BucketOp>(first).getCompressAttr();
+      fusion::Problem problem =
+          profiled ? *profiled : builtinProblem(set, compress);
+      if (problem.tensors.size() != set.gradients.size()) {
+        first->emitError() << "hetero-fuse-gradients: the profile lists "
+                           << problem.tensors.size()
+                           << " tensors, but this fusion set reduces "
+                           << set.gradients.size() << " gradients";
+        return signalPassFailure();
+      }
+      if (failed(rewrite(set, fusion::optimalPlan(problem))))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,29 @@
+// Cupcake's optimal gradient buckets.
+// RUN: hetero-opt %s --hetero-fuse-gradients="comm-alpha-ms=100" | FileCheck %s --check-prefix=LATENCY
+// RUN: hetero-opt %s --hetero-fuse-gradients="comm-alpha-ms=0" | FileCheck %s --check-prefix=BANDWIDTH
+// RUN: hetero-opt %s --hetero-fuse-gradients="profile=%S/../Sim/Inputs/three-tensors.json" | FileCheck %s --check-prefix=PROFILE
+
+// Three gradients, produced %g0, %g1, %g2 and reduced in the opposite
+// order. When each transfer costs 100 ms of latency, one bucket is best;
+// with no latency, reducing each gradient as soon as it is ready overlaps
+// the transfers with the remaining backprop. The profile of
+// hetero-sim fusion (1, 2, 1 MB) gives [0-0] [1-2].
+// LATENCY-LABEL: func.func @step
+// LATENCY:      %[[R:.*]]:3 = hetero.bucket %[[G0:.*]], %[[G1:.*]], %[[G2:.*]] reduction = avg : tensor<256xf32>, tensor<512xf32>, tensor<256xf32>
+// LATENCY-NOT:  hetero.all_reduce
+// LATENCY:      return %[[R]]#2, %[[R]]#1, %[[R]]#0
+// BANDWIDTH-LABEL: func.func @step
+// BANDWIDTH-COUNT-3: hetero.all_reduce {{.*}} reduction = avg
+// BANDWIDTH-NOT: hetero.bucket
+// PROFILE-LABEL: func.func @step
+// PROFILE:      %[[A:.*]] = hetero.all_reduce %[[G0:.*]] reduction = avg : tensor<256xf32>
+// PROFILE:      %[[B:.*]]:2 = hetero.bucket %{{.*}}, %{{.*}} reduction = avg : tensor<512xf32>, tensor<256xf32>
+// PROFILE:      return %[[B]]#1, %[[B]]#0, %[[A]]
+func.func @step(%x: tensor<256xf32>, %y: tensor<512xf32>) -> (tensor<256xf32>, tensor<512xf32>, tensor<256xf32>) {
+  %g0 = arith.mulf %x, %x : tensor<256xf32>
+  %g1 = arith.mulf %y, %y : tensor<512xf32>
+  %g2 = arith.addf %x, %g0 : tensor<256xf32>
+  %r2 = hetero.all_reduce %g2 reduction = avg : tensor<256xf32>
+  %r1, %r0 = hetero.bucket %g1, %g0 reduction = avg : tensor<512xf32>, tensor<256xf32>
+  return %r2, %r1, %r0 : tensor<256xf32>, tensor<512xf32>, tensor<256xf32>
+}
