@@ -66,6 +66,66 @@ HRT_EXPORT void hrt_from_bf16(const uint16_t *in, size_t n, float *out);
 HRT_EXPORT void hrt_scatter_add(const uint32_t *indices, const float *values,
                                 size_t count, float *out);
 
+/*===----------------------------------------------------------------------===*
+ * Compressed all-reduce (MPI backend, float32 host buffers).
+ *
+ *  - allgather (indivisible): each rank compresses its buffer once; the
+ *    compressed payloads are all-gathered and every rank decompresses and
+ *    sums them in rank order.
+ *  - alltoall (divisible): the buffer is cut into one chunk per rank; chunk
+ *    c of every rank goes to rank c, which decompresses and sums them,
+ *    compresses the sum again and all-gathers it.
+ *  - allreduce: for the casts (fp16, bf16), whose compressed values can be
+ *    summed: here the casts are all-gathered and summed in float32.
+ *
+ * With `residual` (n floats, kept by the caller between calls) error
+ * feedback compresses g + residual and leaves the part not sent in it.
+ * `seed` must be the same on every rank for a call (random-k picks its
+ * indices from it); QSGD and DGC mix the rank into it.
+ *===----------------------------------------------------------------------===*/
+typedef enum hrt_compressor {
+  HRT_COMPRESS_NONE = 0,
+  HRT_COMPRESS_FP16 = 1,
+  HRT_COMPRESS_BF16 = 2,
+  HRT_COMPRESS_TOPK = 3,
+  HRT_COMPRESS_DGC = 4,
+  HRT_COMPRESS_RANDOMK = 5,
+  HRT_COMPRESS_EFSIGNSGD = 6,
+  HRT_COMPRESS_ONEBIT = 7,
+  HRT_COMPRESS_QSGD = 8,
+} hrt_compressor;
+
+typedef enum hrt_scheme {
+  HRT_SCHEME_ALLREDUCE = 0,
+  HRT_SCHEME_ALLGATHER = 1,
+  HRT_SCHEME_ALLTOALL = 2,
+} hrt_scheme;
+
+typedef struct hrt_compression {
+  hrt_compressor compressor;
+  double ratio; /* kept fraction: topk, dgc, randomk */
+  int levels;   /* qsgd */
+  hrt_scheme scheme;
+  uint64_t seed;
+  float *residual; /* error feedback, or NULL */
+} hrt_compression;
+
+/* Bytes one rank's compressed payload of n elements takes on the wire. */
+HRT_EXPORT size_t hrt_compressed_size(const hrt_compression *spec, size_t n);
+
+/* out += decompress(compress(g)) as one rank of `rank` would send it; the
+ * single-process reference of what a compressed all-reduce aggregates. */
+HRT_EXPORT void hrt_compress_roundtrip_add(const hrt_compression *spec,
+                                           const float *g, size_t n, int rank,
+                                           float *out);
+
+/* In place: data <- the sum (HRT_SUM) or mean (HRT_AVG) over the ranks of
+ * `comm` of every rank's compressed data. */
+HRT_EXPORT hrt_status hrt_compressed_all_reduce(float *data, size_t n,
+                                                const hrt_compression *spec,
+                                                hrt_reduce_op op,
+                                                hrt_comm comm);
+
 #ifdef __cplusplus
 }
 #endif

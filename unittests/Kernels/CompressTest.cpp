@@ -46,9 +46,11 @@ TEST(Compress, TopKKeepsExactlyTheLargestMagnitudes) {
         EXPECT_EQ(values[i], g[indices[i]]);
         EXPECT_GE(std::fabs(values[i]), kth);
       }
-      for (size_t i = 0; i < n; ++i)
-        if (!kept.count(uint32_t(i)))
+      for (size_t i = 0; i < n; ++i) {
+        if (!kept.count(uint32_t(i))) {
           EXPECT_LE(std::fabs(g[i]), kth);
+        }
+      }
     }
 }
 
@@ -186,9 +188,11 @@ TEST(Compress, DgcKeepsEverythingAboveItsThreshold) {
   for (size_t i = 0; i < kept; ++i)
     smallestKept = std::min(smallestKept, std::fabs(values[i]));
   std::set<uint32_t> chosen(indices.begin(), indices.begin() + kept);
-  for (size_t i = 0; i < n; ++i)
-    if (!chosen.count(uint32_t(i)))
+  for (size_t i = 0; i < n; ++i) {
+    if (!chosen.count(uint32_t(i))) {
       ASSERT_LT(std::fabs(g[i]), smallestKept);
+    }
+  }
 }
 
 // Error feedback: e <- (g + e) - decompress(compress(g + e)). What was sent
