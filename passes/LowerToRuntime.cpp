@@ -65,6 +65,9 @@ int64_t runtimeReduction(Reduction reduction) {
 
 /// Emits calls to the runtime for one module.
 class RuntimeCalls {
+  ModuleOp module;
+  RewriterBase &rewriter;
+
 public:
   RuntimeCalls(ModuleOp module, RewriterBase &rewriter)
       : module(module), rewriter(rewriter),
@@ -152,9 +155,6 @@ private:
     function.setPrivate();
     return function;
   }
-
-  ModuleOp module;
-  RewriterBase &rewriter;
 };
 
 /// Rejects what this lowering does not handle, with the reason.
@@ -170,6 +170,24 @@ LogicalResult checkLowerable(Operation *op, CompressAttr compress,
     return op->emitOpError() << "with sparse format '"
                              << stringifySparseFormat(sparse)
                              << "' cannot be lowered to the runtime yet";
+  return success();
+}
+
+/// What the runtime's compressed all-reduce takes beyond the op verifier's
+/// rules (sums and averages only): float32 gradients, QSGD with at most 127
+/// levels.
+LogicalResult checkCompressible(AllReduceOp reduce) {
+  CompressAttr compress = reduce.getCompressAttr();
+  Type element = reduce.getInput().getType().getElementType();
+  if (!element.isF32())
+    return reduce.emitOpError()
+           << "compresses " << element
+           << " gradients, but the runtime compresses f32 only";
+  if (compress.getCompressor() == Compressor::qsgd &&
+      (compress.getLevels() < 1 || compress.getLevels() > 127))
+    return reduce.emitOpError()
+           << "uses qsgd with " << compress.getLevels()
+           << " levels; the runtime quantises to 1..127 levels";
   return success();
 }
 
@@ -238,6 +256,10 @@ struct HeteroLowerToRuntimePass
 
   void runOnOperation() override;
   LogicalResult lower(Operation *op, RuntimeCalls &calls, IRRewriter &rewriter);
+
+  /// Numbers the compressed all-reduces of the module: the runtime keeps
+  /// the error-feedback residual and the random seed of each.
+  int64_t nextCompressedSite = 0;
 };
 
 /// Lowers one communicating op; returns failure after a diagnostic.
@@ -295,13 +317,28 @@ LogicalResult HeteroLowerToRuntimePass::lower(Operation *op,
 
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](AllReduceOp reduce) -> LogicalResult {
-        if (failed(checkLowerable(op, reduce.getCompressAttr(),
-                                  reduce.getSparse())))
+        CompressAttr compress = reduce.getCompressAttr();
+        bool compressed =
+            compress && compress.getCompressor() != Compressor::none;
+        if (failed(checkLowerable(op, {}, reduce.getSparse())) ||
+            (compressed && failed(checkCompressible(reduce))))
           return failure();
         FailureOr<Value> comm =
             calls.group(op, reduce.getGridAttr(), reduce.getGridAxes());
         if (failed(comm))
           return failure();
+        if (compressed)
+          return inPlace(
+              reduce.getInput(), *comm, "hrt_mlir_compressed_all_reduce",
+              {calls.constant32(loc, runtimeReduction(reduce.getReduction())),
+               calls.constant32(loc, int64_t(compress.getCompressor())),
+               arith::ConstantFloatOp::create(
+                   rewriter, loc, rewriter.getF64Type(),
+                   llvm::APFloat(compress.getRatio().convertToDouble())),
+               calls.constant64(loc, compress.getLevels()),
+               calls.constant32(loc, int64_t(compress.getScheme())),
+               calls.constant32(loc, compress.getErrorFeedback()),
+               calls.constant64(loc, nextCompressedSite++)});
         return inPlace(reduce.getInput(), *comm, "hrt_mlir_all_reduce",
                        {calls.constant32(
                            loc, runtimeReduction(reduce.getReduction()))});

@@ -10,12 +10,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hetero-rt/compress.h"
 #include "hetero-rt/hrt.h"
 
 #include <array>
 #include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -151,4 +153,32 @@ extern "C" void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
                               int dtype, long long peer, long long tag) {
   orAbort(hrt_recv(data, size_t(count), hrt_dtype(dtype), int(peer), int(tag),
                    comm));
+}
+
+extern "C" void hrt_mlir_compressed_all_reduce(
+    hrt_comm comm, void *data, long long count, int dtype, int op,
+    int compressor, double ratio, long long levels, int scheme,
+    int errorFeedback, long long site) {
+  if (dtype != HRT_FLOAT32)
+    abortWith("a compressed all-reduce needs float32 data, got hrt_dtype " +
+              std::to_string(dtype));
+  // Per compressed all-reduce of the program: its residual and how often it
+  // ran, from which every rank derives the same seed.
+  struct SiteState {
+    std::vector<float> residual;
+    unsigned long long calls = 0;
+  };
+  static std::map<long long, SiteState> sites;
+  SiteState &state = sites[site];
+  if (errorFeedback && state.residual.size() != size_t(count))
+    state.residual.assign(size_t(count), 0.0f);
+  hrt_compression spec;
+  spec.compressor = hrt_compressor(compressor);
+  spec.ratio = ratio;
+  spec.levels = int(levels);
+  spec.scheme = hrt_scheme(scheme);
+  spec.seed = (unsigned long long)site * 0x100000001b3ULL + state.calls++;
+  spec.residual = errorFeedback ? state.residual.data() : nullptr;
+  orAbort(hrt_compressed_all_reduce(static_cast<float *>(data), size_t(count),
+                                    &spec, hrt_reduce_op(op), comm));
 }

@@ -199,6 +199,13 @@ HRT_EXPORT long long hrt_mlir_rank(hrt_comm comm);
 HRT_EXPORT long long hrt_mlir_size(hrt_comm comm);
 HRT_EXPORT void hrt_mlir_all_reduce(hrt_comm comm, void *data,
                                     long long count, int dtype, int op);
+/* A compressed all-reduce (hrt_compressed_all_reduce) of float32 data in
+ * place; `site` numbers the op in the program, whose error-feedback
+ * residual and seed the runtime keeps. */
+HRT_EXPORT void hrt_mlir_compressed_all_reduce(
+    hrt_comm comm, void *data, long long count, int dtype, int op,
+    int compressor, double ratio, long long levels, int scheme,
+    int error_feedback, long long site);
 HRT_EXPORT void hrt_mlir_all_gather(hrt_comm comm, const void *send,
                                     void *recv, long long count, int dtype);
 HRT_EXPORT void hrt_mlir_reduce_scatter(hrt_comm comm, const void *send,

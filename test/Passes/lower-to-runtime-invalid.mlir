@@ -1,8 +1,25 @@
 // RUN: hetero-opt %s --hetero-lower-to-runtime -split-input-file -verify-diagnostics
 
+func.func @f(%g: tensor<64xf32>) -> tensor<128xf32> {
+  // expected-error @+1 {{'hetero.all_gather' op with compressor 'fp16' cannot be lowered to the runtime yet; only uncompressed collectives are}}
+  %0 = hetero.all_gather %g axis = 0 compress <fp16> : tensor<64xf32> -> tensor<128xf32>
+  return %0 : tensor<128xf32>
+}
+
+// -----
+
+func.func @f(%g: tensor<64xf64>) -> tensor<64xf64> {
+  // expected-error @+1 {{'hetero.all_reduce' op compresses 'f64' gradients, but the runtime compresses f32 only}}
+  %0 = hetero.all_reduce %g compress <topk, ratio = 0.1, scheme = allgather> : tensor<64xf64>
+  return %0 : tensor<64xf64>
+}
+
+
+// -----
+
 func.func @f(%g: tensor<64xf32>) -> tensor<64xf32> {
-  // expected-error @+1 {{'hetero.all_reduce' op with compressor 'topk' cannot be lowered to the runtime yet; only uncompressed collectives are}}
-  %0 = hetero.all_reduce %g compress <topk, ratio = 0.1, scheme = allgather> : tensor<64xf32>
+  // expected-error @+1 {{'hetero.all_reduce' op uses qsgd with 256 levels; the runtime quantises to 1..127 levels}}
+  %0 = hetero.all_reduce %g compress <qsgd, scheme = allgather> : tensor<64xf32>
   return %0 : tensor<64xf32>
 }
 
