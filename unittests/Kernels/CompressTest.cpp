@@ -27,8 +27,9 @@ std::vector<float> randomGradient(size_t n, unsigned seed) {
 }
 
 TEST(Compress, TopKKeepsExactlyTheLargestMagnitudes) {
-  for (size_t n : {1, 7, 100, 5000})
-    for (size_t k : {size_t(1), n / 3 + 1, n}) {
+  // 300000 elements take the sampled-threshold path.
+  for (size_t n : {1, 7, 100, 5000, 300000})
+    for (size_t k : {size_t(1), n / 100 + 1, n / 3 + 1, n}) {
       std::vector<float> g = randomGradient(n, unsigned(n + k));
       std::vector<uint32_t> indices(k);
       std::vector<float> values(k);
@@ -52,6 +53,19 @@ TEST(Compress, TopKKeepsExactlyTheLargestMagnitudes) {
         }
       }
     }
+}
+
+TEST(Compress, TopKBreaksTiesByIndex) {
+  // 200000 elements of magnitude 1 and a few larger ones.
+  size_t n = 200000;
+  std::vector<float> g(n, 1.0f);
+  g[7] = -3.0f;
+  g[150000] = 2.0f;
+  std::vector<uint32_t> indices(5);
+  std::vector<float> values(5);
+  hrt_topk(g.data(), n, 5, indices.data(), values.data());
+  EXPECT_EQ(indices, (std::vector<uint32_t>{0, 1, 2, 7, 150000}));
+  EXPECT_EQ(values[3], -3.0f);
 }
 
 TEST(Compress, RandomKPicksTheSameIndicesForTheSameSeed) {

@@ -72,22 +72,6 @@ double uniform(uint64_t seed, uint64_t counter) {
   return double(mix(seed ^ mix(counter)) >> 11) * 0x1.0p-53;
 }
 
-/// The indices of the `k` largest |g| among `candidates` (ties: lower
-/// index), ascending.
-void selectLargest(const float *g, std::vector<uint32_t> &candidates,
-                   size_t k) {
-  auto larger = [&](uint32_t a, uint32_t b) {
-    float x = std::fabs(g[a]), y = std::fabs(g[b]);
-    return x > y || (x == y && a < b);
-  };
-  if (k < candidates.size()) {
-    std::nth_element(candidates.begin(), candidates.begin() + k,
-                     candidates.end(), larger);
-    candidates.resize(k);
-  }
-  std::sort(candidates.begin(), candidates.end());
-}
-
 uint32_t floatBits(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, 4);
@@ -147,13 +131,53 @@ float fromHalf(uint16_t half) {
 extern "C" void hrt_topk(const float *g, size_t n, size_t k,
                          uint32_t *indices, float *values) {
   k = std::min(k, n);
-  std::vector<uint32_t> candidates(n);
-  for (size_t i = 0; i < n; ++i)
-    candidates[i] = uint32_t(i);
-  selectLargest(g, candidates, k);
-  for (size_t i = 0; i < k; ++i) {
-    indices[i] = candidates[i];
-    values[i] = g[candidates[i]];
+  if (k == 0)
+    return;
+  // A threshold t from an evenly strided sample, aimed at about 1.5 k
+  // elements at or above it. When at least k are, the k-th largest
+  // magnitude is among them, so the exact selection runs on those
+  // candidates only; otherwise on everything (t = 0).
+  float estimate = 0.0f;
+  size_t samples = std::min<size_t>(n, 65536);
+  if (samples < n && k < n / 4) {
+    std::vector<float> sampled(samples);
+    for (size_t i = 0; i < samples; ++i)
+      sampled[i] = std::fabs(g[i * (n / samples)]);
+    size_t rank = std::min(
+        samples - 1, size_t(1.5 * double(k) / double(n) * double(samples)));
+    std::nth_element(sampled.begin(), sampled.begin() + rank, sampled.end(),
+                     std::greater<float>());
+    estimate = sampled[rank];
+  }
+  std::vector<uint32_t> candidates;
+  auto collect = [&](float floor) {
+    candidates.clear();
+    for (size_t i = 0; i < n; ++i)
+      if (std::fabs(g[i]) >= floor)
+        candidates.push_back(uint32_t(i));
+  };
+  collect(estimate);
+  if (candidates.size() < k)
+    collect(0.0f);
+  std::vector<float> magnitudes(candidates.size());
+  for (size_t c = 0; c < candidates.size(); ++c)
+    magnitudes[c] = std::fabs(g[candidates[c]]);
+  std::nth_element(magnitudes.begin(), magnitudes.begin() + (k - 1),
+                   magnitudes.end(), std::greater<float>());
+  float threshold = magnitudes[k - 1];
+  // Everything above the k-th largest magnitude and, in index order, as
+  // many equal to it as fill k.
+  size_t above = 0;
+  for (uint32_t i : candidates)
+    above += std::fabs(g[i]) > threshold;
+  size_t ties = k - above, out = 0;
+  for (uint32_t i : candidates) {
+    float magnitude = std::fabs(g[i]);
+    if (magnitude > threshold || (magnitude == threshold && ties > 0)) {
+      ties -= magnitude == threshold;
+      indices[out] = i;
+      values[out++] = g[i];
+    }
   }
 }
 
@@ -202,8 +226,15 @@ extern "C" void hrt_pack_signs(const float *g, size_t n, uint32_t *words) {
     for (size_t w = begin; w < end; ++w) {
       uint32_t word = 0;
       size_t base = w * 32, bits = std::min<size_t>(32, n - base);
-      for (size_t b = 0; b < bits; ++b)
-        word |= uint32_t(floatBits(g[base + b]) >> 31) << b;
+      if (bits == 32) {
+        uint32_t lanes[32];
+        std::memcpy(lanes, g + base, sizeof lanes);
+        for (size_t b = 0; b < 32; ++b)
+          word |= (lanes[b] >> 31) << b;
+      } else {
+        for (size_t b = 0; b < bits; ++b)
+          word |= uint32_t(floatBits(g[base + b]) >> 31) << b;
+      }
       words[w] = word;
     }
   });
