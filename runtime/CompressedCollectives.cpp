@@ -56,6 +56,20 @@ const T *at(const char *payload, size_t offset) {
   return reinterpret_cast<const T *>(payload + offset);
 }
 
+/// out[i] += values[i] over [0, n), with `decode(begin, length, values)`
+/// filling a cache-sized block of values at a time.
+template <typename Decode>
+void forChunks(size_t n, Decode decode, float *out) {
+  constexpr size_t kBlock = 4096;
+  float values[kBlock];
+  for (size_t begin = 0; begin < n; begin += kBlock) {
+    size_t length = std::min(kBlock, n - begin);
+    decode(begin, length, values);
+    for (size_t i = 0; i < length; ++i)
+      out[begin + i] += values[i];
+  }
+}
+
 void compress(const hrt_compression &spec, const float *g, size_t n, int rank,
               char *payload) {
   uint64_t seed = rankSeed(spec, rank);
@@ -120,11 +134,12 @@ void decompressAdd(const hrt_compression &spec, const char *payload, size_t n,
     return;
   case HRT_COMPRESS_FP16:
   case HRT_COMPRESS_BF16: {
-    std::vector<float> values(n);
-    (spec.compressor == HRT_COMPRESS_FP16 ? hrt_from_fp16 : hrt_from_bf16)(
-        at<uint16_t>(payload, 0), n, values.data());
-    for (size_t i = 0; i < n; ++i)
-      out[i] += values[i];
+    auto convert =
+        spec.compressor == HRT_COMPRESS_FP16 ? hrt_from_fp16 : hrt_from_bf16;
+    const uint16_t *halves = at<uint16_t>(payload, 0);
+    forChunks(n, [&](size_t begin, size_t length, float *values) {
+      convert(halves + begin, length, values);
+    }, out);
     return;
   }
   case HRT_COMPRESS_TOPK:
@@ -150,11 +165,11 @@ void decompressAdd(const hrt_compression &spec, const char *payload, size_t n,
     return;
   }
   case HRT_COMPRESS_QSGD: {
-    std::vector<float> values(n);
-    hrt_qsgd_decompress(at<int8_t>(payload, 4), n, spec.levels,
-                        *at<float>(payload, 0), values.data());
-    for (size_t i = 0; i < n; ++i)
-      out[i] += values[i];
+    const int8_t *steps = at<int8_t>(payload, 4);
+    float norm = *at<float>(payload, 0);
+    forChunks(n, [&](size_t begin, size_t length, float *values) {
+      hrt_qsgd_decompress(steps + begin, length, spec.levels, norm, values);
+    }, out);
     return;
   }
   }

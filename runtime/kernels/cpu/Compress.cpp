@@ -301,9 +301,17 @@ extern "C" void hrt_to_fp16(const float *g, size_t n, uint16_t *out) {
 }
 
 extern "C" void hrt_from_fp16(const uint16_t *in, size_t n, float *out) {
+  // Every half's float, computed once (256 KiB).
+  static const std::vector<float> table = [] {
+    std::vector<float> values(65536);
+    for (uint32_t bits = 0; bits < 65536; ++bits)
+      values[bits] = fromHalf(uint16_t(bits));
+    return values;
+  }();
+  const float *lookup = table.data();
   parallelFor(n, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i)
-      out[i] = fromHalf(in[i]);
+      out[i] = lookup[in[i]];
   });
 }
 
