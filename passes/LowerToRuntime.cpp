@@ -158,18 +158,13 @@ private:
 };
 
 /// Rejects what this lowering does not handle, with the reason.
-LogicalResult checkLowerable(Operation *op, CompressAttr compress,
-                             SparseFormat sparse = SparseFormat::dense) {
+LogicalResult checkLowerable(Operation *op, CompressAttr compress) {
   if (compress && compress.getCompressor() != Compressor::none)
     return op->emitOpError()
            << "with compressor '"
            << stringifyCompressor(compress.getCompressor())
-           << "' cannot be lowered to the runtime yet; only uncompressed "
-              "collectives are";
-  if (sparse != SparseFormat::dense)
-    return op->emitOpError() << "with sparse format '"
-                             << stringifySparseFormat(sparse)
-                             << "' cannot be lowered to the runtime yet";
+           << "' cannot be lowered to the runtime yet; only all-reduces "
+              "and buckets are compressed";
   return success();
 }
 
@@ -188,6 +183,17 @@ LogicalResult checkCompressible(AllReduceOp reduce) {
     return reduce.emitOpError()
            << "uses qsgd with " << compress.getLevels()
            << " levels; the runtime quantises to 1..127 levels";
+  return success();
+}
+
+/// Zen's sparse all-reduce takes float32 gradients.
+LogicalResult checkSparse(AllReduceOp reduce) {
+  Type element = reduce.getInput().getType().getElementType();
+  if (!element.isF32())
+    return reduce.emitOpError()
+           << "synchronises " << element
+           << " gradients sparsely, but the runtime's sparse all-reduce "
+              "takes f32 only";
   return success();
 }
 
@@ -320,13 +326,19 @@ LogicalResult HeteroLowerToRuntimePass::lower(Operation *op,
         CompressAttr compress = reduce.getCompressAttr();
         bool compressed =
             compress && compress.getCompressor() != Compressor::none;
-        if (failed(checkLowerable(op, {}, reduce.getSparse())) ||
-            (compressed && failed(checkCompressible(reduce))))
+        bool sparse = reduce.getSparse() != SparseFormat::dense;
+        if ((compressed && failed(checkCompressible(reduce))) ||
+            (sparse && failed(checkSparse(reduce))))
           return failure();
         FailureOr<Value> comm =
             calls.group(op, reduce.getGridAttr(), reduce.getGridAxes());
         if (failed(comm))
           return failure();
+        if (sparse)
+          return inPlace(
+              reduce.getInput(), *comm, "hrt_mlir_sparse_all_reduce",
+              {calls.constant32(loc, runtimeReduction(reduce.getReduction())),
+               calls.constant32(loc, int64_t(reduce.getSparse()))});
         if (compressed)
           return inPlace(
               reduce.getInput(), *comm, "hrt_mlir_compressed_all_reduce",

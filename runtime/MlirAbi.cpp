@@ -182,3 +182,14 @@ extern "C" void hrt_mlir_compressed_all_reduce(
   orAbort(hrt_compressed_all_reduce(static_cast<float *>(data), size_t(count),
                                     &spec, hrt_reduce_op(op), comm));
 }
+
+extern "C" void hrt_mlir_sparse_all_reduce(hrt_comm comm, void *data,
+                                           long long count, int dtype, int op,
+                                           int format) {
+  if (dtype != HRT_FLOAT32)
+    abortWith("a sparse all-reduce needs float32 data, got hrt_dtype " +
+              std::to_string(dtype));
+  orAbort(hrt_sparse_all_reduce(static_cast<float *>(data), size_t(count),
+                                hrt_sparse_format(format), hrt_reduce_op(op),
+                                comm));
+}

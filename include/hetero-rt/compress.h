@@ -126,6 +126,27 @@ HRT_EXPORT hrt_status hrt_compressed_all_reduce(float *data, size_t n,
                                                 hrt_reduce_op op,
                                                 hrt_comm comm);
 
+/*===----------------------------------------------------------------------===*
+ * Sparse all-reduce (Zen), float32 host buffers, MPI backend. The non-zero
+ * elements of every rank are pushed to the rank that owns their hash
+ * partition (all-to-all), summed there in rank order, and pulled back by
+ * every rank (all-gather) as (index, value) pairs (COO) or as a hash bitmap
+ * plus the values. The hash seeds come from rank 0 (broadcast once per
+ * communicator). Equal to a dense all-reduce up to the order of the sums.
+ *===----------------------------------------------------------------------===*/
+typedef enum hrt_sparse_format {
+  HRT_SPARSE_COO = 1,
+  HRT_SPARSE_HASH_BITMAP = 2,
+} hrt_sparse_format;
+
+HRT_EXPORT hrt_status hrt_sparse_all_reduce(float *data, size_t n,
+                                            hrt_sparse_format format,
+                                            hrt_reduce_op op, hrt_comm comm);
+
+/* Bytes the last hrt_sparse_all_reduce of this process pushed and pulled
+ * (its own payloads, padding included). */
+HRT_EXPORT void hrt_sparse_last_traffic(size_t *pushed, size_t *pulled);
+
 #ifdef __cplusplus
 }
 #endif

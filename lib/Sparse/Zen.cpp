@@ -81,14 +81,20 @@ partitionIndices(const std::vector<uint32_t> &indices, int64_t partitions,
   return result;
 }
 
+std::vector<std::vector<uint32_t>> allPartitionMembers(int64_t size,
+                                                       int64_t partitions,
+                                                       const HashSeeds &seeds) {
+  std::vector<std::vector<uint32_t>> members(partitions);
+  for (int64_t i = 0; i < size; ++i)
+    members[partitionOf(uint32_t(i), seeds, partitions)].push_back(
+        uint32_t(i));
+  return members;
+}
+
 std::vector<uint32_t> partitionMembers(int64_t size, int64_t p,
                                        int64_t partitions,
                                        const HashSeeds &seeds) {
-  std::vector<uint32_t> members;
-  for (int64_t i = 0; i < size; ++i)
-    if (partitionOf(uint32_t(i), seeds, partitions) == p)
-      members.push_back(uint32_t(i));
-  return members;
+  return allPartitionMembers(size, partitions, seeds)[p];
 }
 
 std::vector<uint32_t> encodeHashBitmap(const std::vector<uint32_t> &indices,

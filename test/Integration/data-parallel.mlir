@@ -1,7 +1,7 @@
 // Data parallelism on 2 and 4 ranks: the all-reduce of every rank's
 // gradient equals the sum that one process computes from all the ranks'
-// gradients (float32, relative tolerance 1e-6), and so do the average and a
-// fused bucket. @check returns the number of mismatching elements.
+// gradients (float32, relative tolerance 1e-6), and so do the average, a
+// fused bucket and the sparse all-reduce in COO and hash-bitmap form. @check returns the number of mismatching elements.
 //
 // REQUIRES: mpi
 // RUN: sed -e 's/@RANKS@/2/g' %s > %t.2.mlir
@@ -113,6 +113,9 @@ func.func @check(%iteration: i64) -> i64 {
   %g2 = tensor.expand_shape %g [[0, 1]] output_shape [10, 100] : tensor<1000xf32> into tensor<10x100xf32>
   %fused:2 = hetero.bucket %g2, %g on @world : tensor<10x100xf32>, tensor<1000xf32>
   %fused0 = tensor.collapse_shape %fused#0 [[0, 1]] : tensor<10x100xf32> into tensor<1000xf32>
+  // Zen's sparse all-reduce, in both wire formats.
+  %coo = hetero.all_reduce %g on @world sparse = coo : tensor<1000xf32>
+  %bitmap = hetero.all_reduce %g on @world reduction = avg sparse = hash_bitmap : tensor<1000xf32>
 
   %one = arith.constant 1.0 : f32
   %ranks = arith.constant @RANKS@.0 : f32
@@ -124,5 +127,9 @@ func.func @check(%iteration: i64) -> i64 {
   %s0 = arith.addi %m0, %m1 : i64
   %s1 = arith.addi %s0, %m2 : i64
   %s2 = arith.addi %s1, %m3 : i64
-  return %s2 : i64
+  %m4 = func.call @mismatches(%coo, %want, %one) : (tensor<1000xf32>, tensor<1000xf32>, f32) -> i64
+  %m5 = func.call @mismatches(%bitmap, %want, %inverse) : (tensor<1000xf32>, tensor<1000xf32>, f32) -> i64
+  %s3 = arith.addi %s2, %m4 : i64
+  %s4 = arith.addi %s3, %m5 : i64
+  return %s4 : i64
 }

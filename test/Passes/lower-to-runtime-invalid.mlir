@@ -1,7 +1,7 @@
 // RUN: hetero-opt %s --hetero-lower-to-runtime -split-input-file -verify-diagnostics
 
 func.func @f(%g: tensor<64xf32>) -> tensor<128xf32> {
-  // expected-error @+1 {{'hetero.all_gather' op with compressor 'fp16' cannot be lowered to the runtime yet; only uncompressed collectives are}}
+  // expected-error @+1 {{'hetero.all_gather' op with compressor 'fp16' cannot be lowered to the runtime yet; only all-reduces and buckets are compressed}}
   %0 = hetero.all_gather %g axis = 0 compress <fp16> : tensor<64xf32> -> tensor<128xf32>
   return %0 : tensor<128xf32>
 }
@@ -14,7 +14,6 @@ func.func @f(%g: tensor<64xf64>) -> tensor<64xf64> {
   return %0 : tensor<64xf64>
 }
 
-
 // -----
 
 func.func @f(%g: tensor<64xf32>) -> tensor<64xf32> {
@@ -25,10 +24,10 @@ func.func @f(%g: tensor<64xf32>) -> tensor<64xf32> {
 
 // -----
 
-func.func @f(%g: tensor<64xf32>) -> tensor<64xf32> {
-  // expected-error @+1 {{'hetero.all_reduce' op with sparse format 'coo' cannot be lowered to the runtime yet}}
-  %0 = hetero.all_reduce %g sparse = coo : tensor<64xf32>
-  return %0 : tensor<64xf32>
+func.func @f(%g: tensor<64xf64>) -> tensor<64xf64> {
+  // expected-error @+1 {{'hetero.all_reduce' op synchronises 'f64' gradients sparsely, but the runtime's sparse all-reduce takes f32 only}}
+  %0 = hetero.all_reduce %g sparse = coo : tensor<64xf64>
+  return %0 : tensor<64xf64>
 }
 
 // -----

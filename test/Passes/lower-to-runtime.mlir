@@ -124,3 +124,18 @@ func.func @compressed(%g: tensor<64xf32>, %h: tensor<8xf32>) -> (tensor<64xf32>,
   %2:2 = hetero.bucket %g, %h compress <fp16> : tensor<64xf32>, tensor<8xf32>
   return %0, %1, %2#0, %2#1 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<8xf32>
 }
+
+// -----
+
+// Sparse all-reduces call Zen's sparse all-reduce with the format (coo = 1,
+// hash_bitmap = 2).
+// CHECK-LABEL: func.func @sparse
+// CHECK-DAG:     %[[COO:.*]] = arith.constant 1 : i32
+// CHECK:         call @hrt_mlir_sparse_all_reduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[COO]])
+// CHECK-DAG:     %[[BITMAP:.*]] = arith.constant 2 : i32
+// CHECK:         call @hrt_mlir_sparse_all_reduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[BITMAP]])
+func.func @sparse(%g: tensor<1024x16xf32>) -> (tensor<1024x16xf32>, tensor<1024x16xf32>) {
+  %0 = hetero.all_reduce %g sparse = coo : tensor<1024x16xf32>
+  %1 = hetero.all_reduce %g reduction = avg sparse = hash_bitmap : tensor<1024x16xf32>
+  return %0, %1 : tensor<1024x16xf32>, tensor<1024x16xf32>
+}

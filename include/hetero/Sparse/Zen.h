@@ -72,6 +72,10 @@ partitionIndices(const std::vector<uint32_t> &indices, int64_t partitions,
 std::vector<uint32_t> partitionMembers(int64_t size, int64_t p,
                                        int64_t partitions,
                                        const HashSeeds &seeds);
+/// The same for every partition, in one pass.
+std::vector<std::vector<uint32_t>> allPartitionMembers(int64_t size,
+                                                       int64_t partitions,
+                                                       const HashSeeds &seeds);
 
 /// The hash bitmap of `indices` (ascending, all in partition p of a
 /// gradient of `size` elements): ceil(|members of p| / 32) words.

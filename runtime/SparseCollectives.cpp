@@ -1,0 +1,209 @@
+//===- SparseCollectives.cpp - Zen's sparse all-reduce --------------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Push: every rank routes its non-zero (index, value) pairs to the owner
+// of their hash partition. The all-to-all moves one fixed-size slot per
+// peer (a count, then the pairs), padded to the largest partition of any
+// rank; the hash keeps that padding small even for skewed indices.
+// Aggregate: the owner sums the pairs of each index in rank order.
+// Pull: every owner's sums are all-gathered, as pairs (COO) or as the hash
+// bitmap of the partition's members plus the values in index order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Runtime.h"
+#include "hetero-rt/compress.h"
+#include "hetero/Sparse/Zen.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <random>
+#include <vector>
+
+using namespace hetero;
+
+namespace {
+
+size_t lastPushed = 0, lastPulled = 0;
+
+/// The seeds of `comm`, chosen by its rank 0 on first use.
+hrt_status seedsOf(hrt_comm comm, sparse::HashSeeds &seeds) {
+  static std::map<hrt_comm, sparse::HashSeeds> known;
+  if (auto found = known.find(comm); found != known.end()) {
+    seeds = found->second;
+    return HRT_SUCCESS;
+  }
+  uint64_t words[4];
+  std::random_device device;
+  for (uint64_t &word : words)
+    word = (uint64_t(device()) << 32) | device();
+  if (hrt_status status = hrt_broadcast(words, 4, HRT_INT64, 0, comm))
+    return status;
+  seeds.partition = words[0];
+  std::copy(words + 1, words + 4, seeds.probe);
+  known[comm] = seeds;
+  return HRT_SUCCESS;
+}
+
+hrt_status maxOver(hrt_comm comm, int64_t &value) {
+  return hrt_all_reduce(&value, &value, 1, HRT_INT64, HRT_MAX, comm);
+}
+
+/// A slot of `pairs` pairs: a uint32 count, the indices, the values.
+size_t slotBytes(size_t pairs) { return 4 + 8 * pairs; }
+
+void writeSlot(char *slot, size_t capacity,
+               const std::vector<uint32_t> &indices, const float *values) {
+  uint32_t count = uint32_t(indices.size());
+  std::memcpy(slot, &count, 4);
+  std::memcpy(slot + 4, indices.data(), 4 * indices.size());
+  std::memcpy(slot + 4 + 4 * capacity, values, 4 * indices.size());
+}
+
+} // namespace
+
+extern "C" void hrt_sparse_last_traffic(size_t *pushed, size_t *pulled) {
+  if (pushed)
+    *pushed = lastPushed;
+  if (pulled)
+    *pulled = lastPulled;
+}
+
+extern "C" hrt_status hrt_sparse_all_reduce(float *data, size_t n,
+                                            hrt_sparse_format format,
+                                            hrt_reduce_op op, hrt_comm comm) {
+  rt::CallSite here{"hrt_sparse_all_reduce", comm, n * sizeof(float)};
+  if (!comm || (!data && n))
+    return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                    "the communicator and the data must not be null");
+  if (format != HRT_SPARSE_COO && format != HRT_SPARSE_HASH_BITMAP)
+    return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                    "unknown sparse format " + std::to_string(int(format)));
+  if (op != HRT_SUM && op != HRT_AVG)
+    return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                    "sparse gradients are summed or averaged, not reduced "
+                    "with operation " + std::to_string(int(op)));
+  if (n > size_t(UINT32_MAX))
+    return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                    "sparse indices address at most 2^32 elements");
+  int rank = 0, size = 1;
+  if (hrt_status status = hrt_comm_rank(comm, &rank))
+    return status;
+  if (hrt_status status = hrt_comm_size(comm, &size))
+    return status;
+  sparse::HashSeeds seeds;
+  if (hrt_status status = seedsOf(comm, seeds))
+    return status;
+
+  // Push.
+  std::vector<uint32_t> nonZero;
+  for (size_t i = 0; i < n; ++i)
+    if (data[i] != 0.0f)
+      nonZero.push_back(uint32_t(i));
+  auto parts = sparse::partitionIndices(nonZero, size, seeds);
+  if (!parts)
+    return rt::fail(HRT_ERROR_BACKEND, here,
+                    "a partition's hash table overflowed");
+  int64_t capacity = 0;
+  for (const auto &part : *parts)
+    capacity = std::max<int64_t>(capacity, part.size());
+  if (hrt_status status = maxOver(comm, capacity))
+    return status;
+  size_t slot = slotBytes(capacity);
+  std::vector<char> outgoing(slot * size), incoming(slot * size);
+  for (int p = 0; p < size; ++p) {
+    std::vector<float> values;
+    for (uint32_t index : (*parts)[p])
+      values.push_back(data[index]);
+    writeSlot(outgoing.data() + p * slot, capacity, (*parts)[p],
+              values.data());
+  }
+  if (hrt_status status = hrt_all_to_all(outgoing.data(), incoming.data(),
+                                         slot, HRT_UINT8, comm))
+    return status;
+  lastPushed = outgoing.size();
+
+  // Aggregate this rank's partition, summing in rank order.
+  std::map<uint32_t, float> sums;
+  for (int r = 0; r < size; ++r) {
+    const char *from = incoming.data() + r * slot;
+    uint32_t count;
+    std::memcpy(&count, from, 4);
+    for (uint32_t j = 0; j < count; ++j) {
+      uint32_t index;
+      float value;
+      std::memcpy(&index, from + 4 + 4 * j, 4);
+      std::memcpy(&value, from + 4 + 4 * capacity + 4 * j, 4);
+      auto [entry, inserted] = sums.emplace(index, value);
+      if (!inserted)
+        entry->second += value;
+    }
+  }
+  std::vector<uint32_t> owned;
+  std::vector<float> summed;
+  for (const auto &[index, value] : sums) {
+    owned.push_back(index);
+    summed.push_back(value);
+  }
+
+  // Pull.
+  int64_t pulledCapacity = int64_t(owned.size());
+  if (hrt_status status = maxOver(comm, pulledCapacity))
+    return status;
+  std::fill(data, data + n, 0.0f);
+  float scale = op == HRT_AVG ? 1.0f / float(size) : 1.0f;
+  if (format == HRT_SPARSE_COO) {
+    size_t pullSlot = slotBytes(pulledCapacity);
+    std::vector<char> mine(pullSlot), all(pullSlot * size);
+    writeSlot(mine.data(), pulledCapacity, owned, summed.data());
+    if (hrt_status status = hrt_all_gather(mine.data(), all.data(), pullSlot,
+                                           HRT_UINT8, comm))
+      return status;
+    lastPulled = mine.size();
+    for (int p = 0; p < size; ++p) {
+      const char *from = all.data() + p * pullSlot;
+      uint32_t count;
+      std::memcpy(&count, from, 4);
+      for (uint32_t j = 0; j < count; ++j) {
+        uint32_t index;
+        float value;
+        std::memcpy(&index, from + 4 + 4 * j, 4);
+        std::memcpy(&value, from + 4 + 4 * pulledCapacity + 4 * j, 4);
+        data[index] = value * scale;
+      }
+    }
+    return HRT_SUCCESS;
+  }
+  // Hash bitmap: the words of the largest partition, then the values.
+  std::vector<std::vector<uint32_t>> members =
+      sparse::allPartitionMembers(int64_t(n), size, seeds);
+  size_t words = 0;
+  for (const auto &member : members)
+    words = std::max(words, (member.size() + 31) / 32);
+  size_t pullSlot = 4 * words + 4 * size_t(pulledCapacity);
+  std::vector<char> mine(pullSlot, 0), all(pullSlot * size);
+  std::vector<uint32_t> bitmap = sparse::encodeHashBitmap(owned, members[rank]);
+  std::memcpy(mine.data(), bitmap.data(), 4 * bitmap.size());
+  std::memcpy(mine.data() + 4 * words, summed.data(), 4 * summed.size());
+  if (hrt_status status = hrt_all_gather(mine.data(), all.data(), pullSlot,
+                                         HRT_UINT8, comm))
+    return status;
+  lastPulled = mine.size();
+  for (int p = 0; p < size; ++p) {
+    const char *from = all.data() + p * pullSlot;
+    std::vector<uint32_t> received((members[p].size() + 31) / 32);
+    std::memcpy(received.data(), from, 4 * received.size());
+    std::vector<uint32_t> indices =
+        sparse::decodeHashBitmap(received, members[p]);
+    for (size_t j = 0; j < indices.size(); ++j) {
+      float value;
+      std::memcpy(&value, from + 4 * words + 4 * j, 4);
+      data[indices[j]] = value * scale;
+    }
+  }
+  return HRT_SUCCESS;
+}
