@@ -64,6 +64,20 @@ void writeSlot(char *slot, size_t capacity,
   std::memcpy(slot + 4 + 4 * capacity, values, 4 * indices.size());
 }
 
+/// Calls visit(index, value) for each pair of a slot, in order.
+template <typename Visit>
+void readSlot(const char *slot, size_t capacity, Visit visit) {
+  uint32_t count;
+  std::memcpy(&count, slot, 4);
+  for (uint32_t j = 0; j < count; ++j) {
+    uint32_t index;
+    float value;
+    std::memcpy(&index, slot + 4 + 4 * j, 4);
+    std::memcpy(&value, slot + 4 + 4 * capacity + 4 * j, 4);
+    visit(index, value);
+  }
+}
+
 } // namespace
 
 extern "C" void hrt_sparse_last_traffic(size_t *pushed, size_t *pulled) {
@@ -130,18 +144,12 @@ extern "C" hrt_status hrt_sparse_all_reduce(float *data, size_t n,
   // Aggregate this rank's partition, summing in rank order.
   std::map<uint32_t, float> sums;
   for (int r = 0; r < size; ++r) {
-    const char *from = incoming.data() + r * slot;
-    uint32_t count;
-    std::memcpy(&count, from, 4);
-    for (uint32_t j = 0; j < count; ++j) {
-      uint32_t index;
-      float value;
-      std::memcpy(&index, from + 4 + 4 * j, 4);
-      std::memcpy(&value, from + 4 + 4 * capacity + 4 * j, 4);
-      auto [entry, inserted] = sums.emplace(index, value);
-      if (!inserted)
-        entry->second += value;
-    }
+    readSlot(incoming.data() + r * slot, capacity,
+             [&](uint32_t index, float value) {
+               auto [entry, inserted] = sums.emplace(index, value);
+               if (!inserted)
+                 entry->second += value;
+             });
   }
   std::vector<uint32_t> owned;
   std::vector<float> summed;
@@ -164,18 +172,11 @@ extern "C" hrt_status hrt_sparse_all_reduce(float *data, size_t n,
                                            HRT_UINT8, comm))
       return status;
     lastPulled = mine.size();
-    for (int p = 0; p < size; ++p) {
-      const char *from = all.data() + p * pullSlot;
-      uint32_t count;
-      std::memcpy(&count, from, 4);
-      for (uint32_t j = 0; j < count; ++j) {
-        uint32_t index;
-        float value;
-        std::memcpy(&index, from + 4 + 4 * j, 4);
-        std::memcpy(&value, from + 4 + 4 * pulledCapacity + 4 * j, 4);
-        data[index] = value * scale;
-      }
-    }
+    for (int p = 0; p < size; ++p)
+      readSlot(all.data() + p * pullSlot, pulledCapacity,
+               [&](uint32_t index, float value) {
+                 data[index] = value * scale;
+               });
     return HRT_SUCCESS;
   }
   // Hash bitmap: the words of the largest partition, then the values.
