@@ -11,9 +11,7 @@
 #include "hetero/Support/WireSize.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 namespace hetero {
 #define GEN_PASS_DEF_HETEROFUSEGRADIENTS
@@ -197,21 +195,13 @@ struct HeteroFuseGradientsPass
     SmallVector<FusionSet> sets = collectSets(module);
     std::optional<fusion::Problem> profiled;
     if (!profile.empty()) {
-      std::string message;
-      std::unique_ptr<llvm::MemoryBuffer> file =
-          openInputFile(profile, &message);
-      if (!file) {
-        module.emitError() << "hetero-fuse-gradients: " << message;
-        return signalPassFailure();
-      }
       profiled.emplace();
-      std::string problem =
-          profile::parseFusionProfile(file->getBuffer().str(), *profiled);
-      if (!problem.empty()) {
-        module.emitError() << "hetero-fuse-gradients: " << profile << ": "
-                           << problem;
+      if (failed(readPassProfile(module, "hetero-fuse-gradients", profile,
+                                 [&](const std::string &text) {
+                                   return profile::parseFusionProfile(
+                                       text, *profiled);
+                                 })))
         return signalPassFailure();
-      }
       if (sets.size() != 1) {
         module.emitError() << "hetero-fuse-gradients: a profile describes "
                               "one fusion set, but the module has "

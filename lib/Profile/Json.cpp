@@ -75,4 +75,75 @@ const llvm::json::Value *member(const llvm::json::Object &object,
   return value;
 }
 
+bool readLinearCost(const llvm::json::Object &object, llvm::StringRef key,
+                    const std::string &parent, fusion::LinearCost &cost,
+                    JsonError &error) {
+  std::string path = parent + "." + key.str();
+  const llvm::json::Value *value = member(object, key, parent, error, true);
+  if (!value)
+    return false;
+  const llvm::json::Object *fields = value->getAsObject();
+  if (!fields) {
+    error = {path, "expected an object with \"alpha_ms\" and "
+                   "\"beta_ms_per_mb\""};
+    return false;
+  }
+  std::optional<double> alpha = readNonNegative(
+      fields->get("alpha_ms"), path + ".alpha_ms", error);
+  if (!alpha)
+    return false;
+  std::optional<double> beta = readNonNegative(
+      fields->get("beta_ms_per_mb"), path + ".beta_ms_per_mb", error);
+  if (!beta)
+    return false;
+  cost = {*alpha, *beta};
+  return true;
+}
+
+bool readTensors(const llvm::json::Object &object,
+                 std::vector<fusion::Tensor> &tensors, JsonError &error) {
+  const llvm::json::Value *list = member(object, "tensors", "$", error, true);
+  if (!list)
+    return false;
+  const llvm::json::Array *items = list->getAsArray();
+  if (!items || items->empty()) {
+    error = {"$.tensors", "expected a non-empty array of tensors"};
+    return false;
+  }
+  for (size_t i = 0; i < items->size(); ++i) {
+    std::string path = "$.tensors[" + std::to_string(i) + "]";
+    const llvm::json::Object *tensor = (*items)[i].getAsObject();
+    if (!tensor) {
+      error = {path, "expected an object with \"name\", \"bytes\" and "
+                     "\"backward_ms\""};
+      return false;
+    }
+    fusion::Tensor parsed;
+    if (const llvm::json::Value *name = tensor->get("name")) {
+      std::optional<llvm::StringRef> text = name->getAsString();
+      if (!text) {
+        error = {path + ".name", "expected a string"};
+        return false;
+      }
+      parsed.name = text->str();
+    } else {
+      parsed.name = "t" + std::to_string(i);
+    }
+    std::optional<int64_t> bytes =
+        readInteger(member(*tensor, "bytes", path, error, true),
+                    path + ".bytes", error, 0, int64_t(1) << 50);
+    if (!bytes)
+      return false;
+    std::optional<double> backward = readNonNegative(
+        member(*tensor, "backward_ms", path, error, true),
+        path + ".backward_ms", error);
+    if (!backward)
+      return false;
+    parsed.bytes = *bytes;
+    parsed.backwardMs = *backward;
+    tensors.push_back(parsed);
+  }
+  return true;
+}
+
 } // namespace hetero::profile

@@ -12,6 +12,8 @@
 #ifndef HETERO_LIB_PROFILE_JSON_H
 #define HETERO_LIB_PROFILE_JSON_H
 
+#include "hetero/Fusion/Fusion.h"
+
 #include "llvm/Support/JSON.h"
 
 #include <optional>
@@ -30,6 +32,18 @@ struct JsonError {
 std::optional<llvm::json::Value> parseJson(const std::string &text,
                                            std::string &error);
 
+/// Parses `text` and hands its root to read(root, error): "" on success,
+/// else the syntax error or the first problem `read` reports.
+template <typename Read>
+std::string parseProfile(const std::string &text, Read read) {
+  std::string syntax;
+  std::optional<llvm::json::Value> root = parseJson(text, syntax);
+  if (!root)
+    return syntax;
+  JsonError error;
+  return read(*root, error) ? "" : error.str();
+}
+
 /// A number >= 0 (or > 0 when `positive`); a null `value` is missing.
 std::optional<double> readNonNegative(const llvm::json::Value *value,
                                       const std::string &path,
@@ -44,6 +58,17 @@ std::optional<int64_t> readInteger(const llvm::json::Value *value,
 const llvm::json::Value *member(const llvm::json::Object &object,
                                 llvm::StringRef key, const std::string &path,
                                 JsonError &error, bool required);
+
+/// The member `key` of `object` (at `path`): {"alpha_ms": a,
+/// "beta_ms_per_mb": b}.
+bool readLinearCost(const llvm::json::Object &object, llvm::StringRef key,
+                    const std::string &path, fusion::LinearCost &cost,
+                    JsonError &error);
+
+/// The "tensors" array of `object` (the root): name (optional), bytes and
+/// backward_ms of each, in gradient-ready order.
+bool readTensors(const llvm::json::Object &object,
+                 std::vector<fusion::Tensor> &tensors, JsonError &error);
 
 } // namespace hetero::profile
 

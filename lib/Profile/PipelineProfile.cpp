@@ -164,14 +164,9 @@ bool readProfile(const Value &root, int64_t stages, sim::Costs &costs,
 
 std::string parsePipelineProfile(const std::string &text, int64_t stages,
                                  sim::Costs &costs) {
-  std::string syntax;
-  std::optional<Value> root = parseJson(text, syntax);
-  if (!root)
-    return syntax;
-  JsonError error;
-  if (!readProfile(*root, stages, costs, error))
-    return error.str();
-  return "";
+  return parseProfile(text, [&](const Value &root, JsonError &error) {
+    return readProfile(root, stages, costs, error);
+  });
 }
 
 } // namespace hetero::profile

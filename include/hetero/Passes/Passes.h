@@ -36,6 +36,14 @@ namespace hetero {
 std::unique_ptr<llvm::ToolOutputFile> openPassOutput(mlir::Operation *anchor,
                                                      llvm::StringRef path);
 
+/// Reads the profile a pass takes and hands its text to `parse`, which
+/// returns "" or its problem; on failure emits "<pass>: <path>: <problem>"
+/// (or the reason the file cannot be read) on `anchor`.
+mlir::LogicalResult
+readPassProfile(mlir::Operation *anchor, llvm::StringRef pass,
+                llvm::StringRef path,
+                llvm::function_ref<std::string(const std::string &)> parse);
+
 /// The CPU pipeline: prunable matmuls computed in full, canonicalization,
 /// collectives lowered to libhetero_rt calls, one-shot bufferization with
 /// ownership-based deallocation, and the lowering of linalg, memref, math,

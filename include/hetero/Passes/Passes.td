@@ -129,6 +129,50 @@ def HeteroFuseGradients : Pass<"hetero-fuse-gradients", "::mlir::ModuleOp"> {
   ];
 }
 
+def HeteroSelectCompression
+    : Pass<"hetero-select-compression", "::mlir::ModuleOp"> {
+  let summary = "Decide per gradient how to compress it (Espresso) or "
+                "whether to send it sparsely (Zen)";
+  let description = [{
+    The f32 `hetero.all_reduce` and `hetero.bucket` ops of each block, in
+    block order (gradient-ready order), are the tensors of an Espresso
+    problem (hetero/Compression/Espresso.h). Each gets the decision of
+    Alg 4.1 and 4.2: dense (its compression is removed), or `compressor`
+    with `placement = gpu | cpu` and `scheme = allgather | alltoall`.
+
+    With `density` > 0, an all-reduce of gradients that dense would move in
+    more bytes than Zen's push and pull at that density becomes
+    `sparse = coo` or `sparse = hash_bitmap` (the smaller), uncompressed.
+
+    Costs come from `profile=` (hetero/Profile/EspressoProfile.h; its
+    tensors are the block's collectives in order, and the module must hold
+    one block of them) or from the built-in model (the options below). The
+    group size is that of the collective's device-grid group, else `ranks`.
+
+    ```
+    hetero-opt --hetero-select-compression="compressor=topk ratio=0.01"
+    ```
+  }];
+  let options = [
+    Option<"profile", "profile", "std::string", /*default=*/"",
+           "Espresso profile (JSON); empty: the built-in cost model">,
+    Option<"compressor", "compressor", "std::string", /*default=*/"\"topk\"",
+           "Compressor to apply where compression pays">,
+    Option<"ratio", "ratio", "double", /*default=*/"0.01",
+           "Kept fraction of the sparsifiers">,
+    Option<"ranks", "ranks", "int64_t", /*default=*/"2",
+           "Ranks of a collective on the whole world">,
+    Option<"density", "density", "double", /*default=*/"0.0",
+           "Non-zero fraction of the gradients (0: never sparse)">,
+    Option<"backwardMsPerMb", "backward-ms-per-mb", "double",
+           /*default=*/"1.0", "Built-in model: backprop time per MB">,
+    Option<"linkAlphaMs", "link-alpha-ms", "double", /*default=*/"0.5",
+           "Built-in model: latency of one collective step">,
+    Option<"linkBetaMsPerMb", "link-beta-ms-per-mb", "double",
+           /*default=*/"1.0", "Built-in model: link time per MB">
+  ];
+}
+
 def HeteroPrintSchedule : Pass<"hetero-print-schedule", "::mlir::ModuleOp"> {
   let summary = "Print the compute order of every schedule";
   let description = [{

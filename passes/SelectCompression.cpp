@@ -1,0 +1,208 @@
+//===- SelectCompression.cpp - Espresso and Zen decisions per gradient ----===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero/Compression/Espresso.h"
+#include "hetero/Dialect/Hetero.h"
+#include "hetero/Passes/Passes.h"
+#include "hetero/Profile/EspressoProfile.h"
+#include "hetero/Support/WireSize.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace hetero {
+#define GEN_PASS_DEF_HETEROSELECTCOMPRESSION
+#include "hetero/Passes/Passes.h.inc"
+} // namespace hetero
+
+using namespace mlir;
+using namespace hetero;
+
+namespace {
+
+/// The collectives the pass decides for: f32 all-reduces and buckets.
+bool isCandidate(Operation *op) {
+  auto f32 = [](Value value) {
+    return cast<RankedTensorType>(value.getType()).getElementType().isF32();
+  };
+  if (auto reduce = dyn_cast<AllReduceOp>(op))
+    return f32(reduce.getInput());
+  if (auto bucket = dyn_cast<BucketOp>(op))
+    return !bucket.getInputs().empty() && f32(bucket.getInputs().front());
+  return false;
+}
+
+int64_t inputBytes(Operation *op) {
+  int64_t bytes = 0;
+  for (Value input : op->getOperands())
+    bytes += cast<RankedTensorType>(input.getType()).getNumElements() * 4;
+  return bytes;
+}
+
+/// Ranks in the collective's group: its grid along its axes.
+int64_t groupSize(Operation *op, int64_t worldRanks) {
+  auto gridName = op->getAttrOfType<FlatSymbolRefAttr>("grid");
+  if (!gridName)
+    return worldRanks;
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
+  if (!grid)
+    return worldRanks;
+  ArrayRef<int64_t> shape = grid.getShape();
+  auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
+  int64_t size = 1;
+  if (!axes || axes.empty()) {
+    for (int64_t extent : shape)
+      size *= extent;
+  } else {
+    for (int16_t axis : axes.asArrayRef())
+      size *= shape[axis];
+  }
+  return std::max<int64_t>(size, 1);
+}
+
+struct HeteroSelectCompressionPass
+    : public hetero::impl::HeteroSelectCompressionBase<
+          HeteroSelectCompressionPass> {
+  using Base::Base;
+
+  /// Zen's bytes per rank (push, then the cheaper pull) against the dense
+  /// ring all-reduce's; the sparse format when Zen sends fewer.
+  std::optional<SparseFormat> sparseFormat(Operation *op) {
+    int64_t elements = inputBytes(op) / 4;
+    double ranksHere = double(groupSize(op, ranks));
+    double nonZeros = density * double(elements);
+    double unionSize = std::min(double(elements), ranksHere * nonZeros);
+    double push = 8.0 * nonZeros;
+    double coo = 8.0 * unionSize;
+    double bitmap = double(elements) / 8.0 + 4.0 * unionSize;
+    double dense = 2.0 * (ranksHere - 1.0) / ranksHere * 4.0 * elements;
+    if (push + std::min(coo, bitmap) >= dense)
+      return std::nullopt;
+    return coo <= bitmap ? SparseFormat::coo : SparseFormat::hash_bitmap;
+  }
+
+  espresso::Problem builtinProblem(ArrayRef<Operation *> ops,
+                                   double wireFraction) {
+    espresso::Problem problem;
+    problem.ranks = groupSize(ops.front(), ranks);
+    problem.wireFraction = wireFraction;
+    for (Operation *op : ops) {
+      int64_t bytes = inputBytes(op);
+      problem.tensors.push_back(
+          {"", bytes, backwardMsPerMb * double(bytes) / fusion::kBytesPerMB});
+    }
+    problem.link = {linkAlphaMs, linkBetaMsPerMb};
+    // A GPU compresses at tens of GB/s, a CPU core at a few.
+    problem.gpu = {{0.02, 0.05}, {0.02, 0.02}};
+    problem.cpu = {{0.05, 0.5}, {0.05, 0.2}};
+    return problem;
+  }
+
+  void apply(Operation *op, const espresso::Decision &decision,
+             CompressAttr compress) {
+    MLIRContext *context = op->getContext();
+    if (decision.scheme == espresso::Scheme::Dense) {
+      op->removeAttr("compress");
+      return;
+    }
+    op->setAttr("compress",
+                CompressAttr::get(
+                    context, compress.getCompressor(), compress.getRatio(),
+                    compress.getLevels(), compress.getErrorFeedback(),
+                    decision.device == espresso::Device::Gpu
+                        ? Placement::gpu
+                        : Placement::cpu,
+                    decision.scheme == espresso::Scheme::AllGather
+                        ? CollectiveScheme::allgather
+                        : CollectiveScheme::alltoall));
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    std::optional<Compressor> kind = symbolizeCompressor(compressor);
+    if (!kind || *kind == Compressor::none) {
+      module.emitError() << "hetero-select-compression: unknown compressor '"
+                         << compressor
+                         << "'; expected fp16, bf16, topk, dgc, randomk, "
+                            "efsignsgd, onebit or qsgd";
+      return signalPassFailure();
+    }
+    if (!(ratio > 0.0 && ratio <= 1.0) || ranks < 1 || density < 0.0 ||
+        density > 1.0) {
+      module.emitError() << "hetero-select-compression: ratio must be in "
+                            "(0, 1], ranks at least 1 and density in [0, 1]";
+      return signalPassFailure();
+    }
+    // Error feedback keeps what a lossy compressor drops.
+    bool lossy = *kind != Compressor::fp16 && *kind != Compressor::bf16;
+    auto compress = CompressAttr::get(
+        context, *kind, llvm::APFloat(double(ratio)),
+        *kind == Compressor::qsgd ? 16 : 256, lossy, Placement::gpu,
+        CollectiveScheme::allgather);
+    constexpr int64_t kElements = 1 << 20;
+    double wireFraction =
+        double(wire::compressedBytes(kElements, 4,
+                                     compress.getWireCompression())) /
+        double(4 * kElements);
+
+    // The candidate collectives of each block, in block order.
+    llvm::MapVector<Block *, SmallVector<Operation *>> blocks;
+    module.walk([&](Operation *op) {
+      if (isCandidate(op))
+        blocks[op->getBlock()].push_back(op);
+    });
+    std::optional<espresso::Problem> profiled;
+    if (!profile.empty()) {
+      profiled.emplace();
+      if (failed(readPassProfile(
+              module, "hetero-select-compression", profile,
+              [&](const std::string &text) {
+                return profile::parseEspressoProfile(text, *profiled);
+              })))
+        return signalPassFailure();
+      if (blocks.size() != 1) {
+        module.emitError() << "hetero-select-compression: a profile "
+                              "describes the collectives of one block, but "
+                              "the module has "
+                           << blocks.size() << " blocks of them";
+        return signalPassFailure();
+      }
+    }
+    for (auto &[block, ops] : blocks) {
+      SmallVector<Operation *> dense;
+      for (Operation *op : ops) {
+        auto reduce = dyn_cast<AllReduceOp>(op);
+        std::optional<SparseFormat> format;
+        if (reduce && density > 0.0)
+          format = sparseFormat(op);
+        if (format) {
+          op->removeAttr("compress");
+          reduce.setSparse(*format);
+        } else if (!reduce || reduce.getSparse() == SparseFormat::dense) {
+          dense.push_back(op);
+        }
+      }
+      if (dense.empty())
+        continue;
+      espresso::Problem problem =
+          profiled ? *profiled : builtinProblem(dense, wireFraction);
+      if (problem.tensors.size() != dense.size()) {
+        dense.front()->emitError()
+            << "hetero-select-compression: the profile lists "
+            << problem.tensors.size() << " tensors, but this block has "
+            << dense.size() << " dense f32 collectives";
+        return signalPassFailure();
+      }
+      espresso::Plan plan = espresso::espressoPlan(problem);
+      for (auto [op, decision] : llvm::zip(dense, plan.decisions))
+        apply(op, decision, compress);
+    }
+  }
+};
+
+} // namespace

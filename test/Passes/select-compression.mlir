@@ -1,0 +1,28 @@
+// Espresso's per-gradient decisions, and Zen's sparse path.
+// RUN: hetero-opt %s --hetero-select-compression="link-beta-ms-per-mb=10" | FileCheck %s --check-prefix=SLOW
+// RUN: hetero-opt %s --hetero-select-compression="link-alpha-ms=0.01 link-beta-ms-per-mb=0.01" | FileCheck %s --check-prefix=FAST
+// RUN: hetero-opt %s --hetero-select-compression="density=0.001 ranks=4" | FileCheck %s --check-prefix=SPARSE
+// RUN: hetero-opt %s --hetero-select-compression="density=0.5 ranks=4 link-alpha-ms=0.01 link-beta-ms-per-mb=0.01" | FileCheck %s --check-prefix=DENSE
+
+// On a 10 ms/MB link the two large gradients are compressed with top-k
+// (error feedback on); the first one's compression moves to the CPU (Alg
+// 4.2), which is idle while the GPU runs the 16 MB tensor's backprop. The
+// 64-byte gradient stays dense. Its fp16 compression is replaced.
+// SLOW: hetero.all_reduce %arg0 reduction = avg compress <topk, ratio = 1.000000e-02, error_feedback, placement = cpu, scheme = allgather>
+// SLOW: hetero.all_reduce %arg1 reduction = avg : tensor<16xf32>
+// SLOW: hetero.all_reduce %arg2 reduction = avg compress <topk, ratio = 1.000000e-02, error_feedback, scheme = allgather>
+
+// On a fast link nothing pays for its compression.
+// FAST-COUNT-3: hetero.all_reduce %arg{{[0-9]}} reduction = avg : tensor
+
+// At 0.1% density Zen sends far fewer bytes than a dense all-reduce.
+// SPARSE-COUNT-3: reduction = avg sparse = coo : tensor
+
+// At 50% density it does not.
+// DENSE-NOT: sparse
+func.func @step(%a: tensor<1048576xf32>, %b: tensor<16xf32>, %c: tensor<4194304xf32>) -> (tensor<1048576xf32>, tensor<16xf32>, tensor<4194304xf32>) {
+  %0 = hetero.all_reduce %a reduction = avg : tensor<1048576xf32>
+  %1 = hetero.all_reduce %b reduction = avg : tensor<16xf32>
+  %2 = hetero.all_reduce %c reduction = avg compress <fp16> : tensor<4194304xf32>
+  return %0, %1, %2 : tensor<1048576xf32>, tensor<16xf32>, tensor<4194304xf32>
+}
