@@ -53,15 +53,18 @@ TEST(Candidates, LargestFittingSizePerGroup) {
           EXPECT_EQ(c.groupSize, int64_t(i) + 1);
           EXPECT_EQ(batch % c.microbatchSize, 0);
           EXPECT_LE(c.peakBytes, cap);
-          for (int64_t b = c.microbatchSize + 1; b <= batch; ++b)
-            if (batch % b == 0)
+          for (int64_t b = c.microbatchSize + 1; b <= batch; ++b) {
+            if (batch % b == 0) {
               EXPECT_GT(peakActivationBytes(stages, 0, c.groupSize, b,
                                             batch / b, 1),
                         cap)
                   << "b = " << b << " also fits k = " << c.groupSize;
+            }
+          }
           // b never grows with k, and no stage holds more than stage 0.
-          if (i > 0)
+          if (i > 0) {
             EXPECT_LE(c.microbatchSize, candidates[i - 1].microbatchSize);
+          }
           for (int64_t s = 1; s < stages; ++s)
             EXPECT_LE(peakActivationBytes(stages, s, c.groupSize,
                                           c.microbatchSize, c.microbatches, 1),
@@ -73,11 +76,13 @@ TEST(Candidates, LargestFittingSizePerGroup) {
             candidates.back().groupSize >= candidates.back().microbatches)
           continue;
         int64_t next = candidates.size() + 1;
-        for (int64_t b = 1; b <= batch; ++b)
-          if (batch % b == 0)
+        for (int64_t b = 1; b <= batch; ++b) {
+          if (batch % b == 0) {
             EXPECT_GT(peakActivationBytes(stages, 0, next, b, batch / b, 1),
                       cap)
                 << "stopped before k = " << next << " with b = " << b;
+          }
+        }
       }
 }
 

@@ -1,0 +1,422 @@
+//===- Compress.cu - gradient compression kernels on the GPU --------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Device counterparts of runtime/kernels/cpu (include/hetero-rt/
+// compress_cuda.h). Buffers are device pointers; work is queued on `stream`.
+// Selections (top-k, DGC) keep index order: a block counts its hits, a scan
+// turns the counts into offsets, and each block writes its hits in order.
+// Top-k finds the exact k-th largest magnitude by bisection over the bits
+// of |g| (non-negative floats order like their bit patterns).
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero-rt/compress_cuda.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocksFor(size_t n) {
+  return unsigned(std::max<size_t>(1, (n + kThreads - 1) / kThreads));
+}
+
+__device__ uint32_t magnitudeKey(float value) {
+  return __float_as_uint(value) & 0x7fffffffu;
+}
+
+__device__ uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+__global__ void toHalf(const float *g, size_t n, __half *out) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i < n)
+    out[i] = __float2half_rn(g[i]);
+}
+
+__global__ void fromHalf(const __half *in, size_t n, float *out) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i < n)
+    out[i] = __half2float(in[i]);
+}
+
+__global__ void toBf16(const float *g, size_t n, __nv_bfloat16 *out) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i < n)
+    out[i] = __float2bfloat16_rn(g[i]);
+}
+
+__global__ void fromBf16(const __nv_bfloat16 *in, size_t n, float *out) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i < n)
+    out[i] = __bfloat162float(in[i]);
+}
+
+/// One warp packs 32 consecutive signs into one word.
+__global__ void packSigns(const float *g, size_t n, uint32_t *words) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  bool negative = i < n && (__float_as_uint(g[i]) >> 31);
+  uint32_t word = __ballot_sync(0xffffffffu, negative);
+  if ((threadIdx.x & 31) == 0 && i < n)
+    words[i / 32] = word;
+}
+
+__global__ void unpackSigns(const uint32_t *words, size_t n, float scale,
+                            float *out) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i < n)
+    out[i] = (words[i / 32] >> (i % 32) & 1) ? -scale : scale;
+}
+
+__global__ void sumAbsAndSquares(const float *g, size_t n, double *sums) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  double magnitude = i < n ? fabs(double(g[i])) : 0.0;
+  double square = magnitude * magnitude;
+  for (int offset = 16; offset > 0; offset /= 2) {
+    magnitude += __shfl_down_sync(0xffffffffu, magnitude, offset);
+    square += __shfl_down_sync(0xffffffffu, square, offset);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&sums[0], magnitude);
+    atomicAdd(&sums[1], square);
+  }
+}
+
+__global__ void quantise(const float *g, size_t n, int levels, uint64_t seed,
+                         const double *sums, int8_t *steps) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i >= n)
+    return;
+  double norm = sqrt(sums[1]);
+  double scaled = norm > 0.0 ? fabs(double(g[i])) / norm * levels : 0.0;
+  double below = floor(scaled);
+  double u = double(mix(seed ^ mix(i)) >> 11) * 0x1.0p-53;
+  int step = min(int(below) + (u < scaled - below ? 1 : 0), levels);
+  steps[i] = int8_t(g[i] < 0.0f ? -step : step);
+}
+
+__global__ void dequantise(const int8_t *steps, size_t n, float unit,
+                           float *out) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i < n)
+    out[i] = float(steps[i]) * unit;
+}
+
+__global__ void scatterAdd(const uint32_t *indices, const float *values,
+                           size_t count, float *out) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i < count)
+    atomicAdd(&out[indices[i]], values[i]);
+}
+
+__global__ void gather(const float *g, const uint32_t *indices, size_t count,
+                       float *values) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i < count)
+    values[i] = g[indices[i]];
+}
+
+/// Elements whose magnitude key is at least `floor`.
+__global__ void countAtLeast(const float *g, size_t n, uint32_t floor,
+                             unsigned long long *count) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  bool hit = i < n && magnitudeKey(g[i]) >= floor;
+  unsigned votes = __popc(__ballot_sync(0xffffffffu, hit));
+  if ((threadIdx.x & 31) == 0 && votes)
+    atomicAdd(count, (unsigned long long)votes);
+}
+
+/// The selection predicate: key > above, or key == above and index <=
+/// lastTie (lastTie < 0: no ties), or key >= floor when `above` is ~0.
+struct Select {
+  uint32_t above;
+  long long lastTie;
+  __device__ bool operator()(const float *g, size_t i) const {
+    uint32_t key = magnitudeKey(g[i]);
+    return key > above || (key == above && (long long)i <= lastTie);
+  }
+};
+
+__global__ void countPerBlock(const float *g, size_t n, Select select,
+                              uint32_t *counts) {
+  __shared__ uint32_t total;
+  if (threadIdx.x == 0)
+    total = 0;
+  __syncthreads();
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  bool hit = i < n && select(g, i);
+  unsigned votes = __popc(__ballot_sync(0xffffffffu, hit));
+  if ((threadIdx.x & 31) == 0)
+    atomicAdd(&total, votes);
+  __syncthreads();
+  if (threadIdx.x == 0)
+    counts[blockIdx.x] = total;
+}
+
+/// Exclusive scan of the block counts, in one thread (few blocks' worth).
+__global__ void scanCounts(uint32_t *counts, unsigned blocks) {
+  uint32_t running = 0;
+  for (unsigned b = 0; b < blocks; ++b) {
+    uint32_t count = counts[b];
+    counts[b] = running;
+    running += count;
+  }
+  counts[blocks] = running;
+}
+
+/// Writes the hits of each block at its offset, in index order.
+__global__ void writeHits(const float *g, size_t n, Select select,
+                          const uint32_t *offsets, size_t capacity,
+                          uint32_t *indices, float *values) {
+  __shared__ uint32_t warpTotals[kThreads / 32];
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  bool hit = i < n && select(g, i);
+  unsigned lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  unsigned ballot = __ballot_sync(0xffffffffu, hit);
+  if (lane == 0)
+    warpTotals[warp] = __popc(ballot);
+  __syncthreads();
+  uint32_t before = 0;
+  for (unsigned w = 0; w < warp; ++w)
+    before += warpTotals[w];
+  before += __popc(ballot & ((1u << lane) - 1));
+  size_t position = offsets[blockIdx.x] + before;
+  if (hit && position < capacity) {
+    indices[position] = uint32_t(i);
+    values[position] = g[i];
+  }
+}
+
+/// Device scratch of the selections.
+struct Scratch {
+  unsigned long long *count = nullptr;
+  uint32_t *offsets = nullptr;
+  ~Scratch() {
+    cudaFree(count);
+    cudaFree(offsets);
+  }
+};
+
+/// Writes the elements `select` keeps, in index order, up to `capacity`;
+/// returns how many it kept.
+size_t compact(const float *g, size_t n, Select select, size_t capacity,
+               uint32_t *indices, float *values, cudaStream_t stream,
+               Scratch &scratch) {
+  unsigned blocks = blocksFor(n);
+  if (!scratch.offsets)
+    cudaMalloc(&scratch.offsets, sizeof(uint32_t) * (blocks + 1));
+  countPerBlock<<<blocks, kThreads, 0, stream>>>(g, n, select,
+                                                 scratch.offsets);
+  scanCounts<<<1, 1, 0, stream>>>(scratch.offsets, blocks);
+  writeHits<<<blocks, kThreads, 0, stream>>>(g, n, select, scratch.offsets,
+                                             capacity, indices, values);
+  uint32_t kept = 0;
+  cudaMemcpyAsync(&kept, scratch.offsets + blocks, sizeof kept,
+                  cudaMemcpyDeviceToHost, stream);
+  cudaStreamSynchronize(stream);
+  return std::min<size_t>(kept, capacity);
+}
+
+/// Elements of magnitude key >= floor.
+unsigned long long countKeys(const float *g, size_t n, uint32_t floor,
+                             cudaStream_t stream, Scratch &scratch) {
+  if (!scratch.count)
+    cudaMalloc(&scratch.count, sizeof(unsigned long long));
+  cudaMemsetAsync(scratch.count, 0, sizeof(unsigned long long), stream);
+  countAtLeast<<<blocksFor(n), kThreads, 0, stream>>>(g, n, floor,
+                                                      scratch.count);
+  unsigned long long count = 0;
+  cudaMemcpyAsync(&count, scratch.count, sizeof count, cudaMemcpyDeviceToHost,
+                  stream);
+  cudaStreamSynchronize(stream);
+  return count;
+}
+
+cudaStream_t asStream(void *stream) {
+  return static_cast<cudaStream_t>(stream);
+}
+
+int status() { return int(cudaGetLastError()); }
+
+} // namespace
+
+extern "C" int hrt_cuda_to_fp16(const float *g, size_t n, uint16_t *out,
+                                void *stream) {
+  toHalf<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(
+      g, n, reinterpret_cast<__half *>(out));
+  return status();
+}
+
+extern "C" int hrt_cuda_from_fp16(const uint16_t *in, size_t n, float *out,
+                                  void *stream) {
+  fromHalf<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(
+      reinterpret_cast<const __half *>(in), n, out);
+  return status();
+}
+
+extern "C" int hrt_cuda_to_bf16(const float *g, size_t n, uint16_t *out,
+                                void *stream) {
+  toBf16<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(
+      g, n, reinterpret_cast<__nv_bfloat16 *>(out));
+  return status();
+}
+
+extern "C" int hrt_cuda_from_bf16(const uint16_t *in, size_t n, float *out,
+                                  void *stream) {
+  fromBf16<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(
+      reinterpret_cast<const __nv_bfloat16 *>(in), n, out);
+  return status();
+}
+
+extern "C" int hrt_cuda_pack_signs(const float *g, size_t n, uint32_t *words,
+                                   void *stream) {
+  packSigns<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n, words);
+  return status();
+}
+
+extern "C" int hrt_cuda_unpack_signs(const uint32_t *words, size_t n,
+                                     float scale, float *out, void *stream) {
+  unpackSigns<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(words, n,
+                                                               scale, out);
+  return status();
+}
+
+extern "C" int hrt_cuda_efsignsgd(const float *g, size_t n, uint32_t *words,
+                                  float *scale, void *stream) {
+  double *sums = nullptr;
+  cudaMalloc(&sums, 2 * sizeof(double));
+  cudaMemsetAsync(sums, 0, 2 * sizeof(double), asStream(stream));
+  sumAbsAndSquares<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n,
+                                                                    sums);
+  packSigns<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n, words);
+  double host[2] = {0.0, 0.0};
+  cudaMemcpyAsync(host, sums, sizeof host, cudaMemcpyDeviceToHost,
+                  asStream(stream));
+  cudaStreamSynchronize(asStream(stream));
+  cudaFree(sums);
+  *scale = n ? float(host[0] / double(n)) : 0.0f;
+  return status();
+}
+
+extern "C" int hrt_cuda_qsgd(const float *g, size_t n, int levels,
+                             uint64_t seed, int8_t *steps, float *norm,
+                             void *stream) {
+  levels = std::min(std::max(levels, 1), 127);
+  double *sums = nullptr;
+  cudaMalloc(&sums, 2 * sizeof(double));
+  cudaMemsetAsync(sums, 0, 2 * sizeof(double), asStream(stream));
+  sumAbsAndSquares<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n,
+                                                                    sums);
+  quantise<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n, levels, seed,
+                                                            sums, steps);
+  double host[2] = {0.0, 0.0};
+  cudaMemcpyAsync(host, sums, sizeof host, cudaMemcpyDeviceToHost,
+                  asStream(stream));
+  cudaStreamSynchronize(asStream(stream));
+  cudaFree(sums);
+  *norm = float(std::sqrt(host[1]));
+  return status();
+}
+
+extern "C" int hrt_cuda_qsgd_decompress(const int8_t *steps, size_t n,
+                                        int levels, float norm, float *out,
+                                        void *stream) {
+  levels = std::min(std::max(levels, 1), 127);
+  dequantise<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(
+      steps, n, norm / float(levels), out);
+  return status();
+}
+
+extern "C" int hrt_cuda_scatter_add(const uint32_t *indices,
+                                    const float *values, size_t count,
+                                    float *out, void *stream) {
+  scatterAdd<<<blocksFor(count), kThreads, 0, asStream(stream)>>>(
+      indices, values, count, out);
+  return status();
+}
+
+extern "C" int hrt_cuda_gather(const float *g, const uint32_t *indices,
+                               size_t count, float *values, void *stream) {
+  gather<<<blocksFor(count), kThreads, 0, asStream(stream)>>>(g, indices,
+                                                              count, values);
+  return status();
+}
+
+extern "C" int hrt_cuda_topk(const float *g, size_t n, size_t k,
+                             uint32_t *indices, float *values, void *stream) {
+  k = std::min(k, n);
+  if (k == 0)
+    return 0;
+  cudaStream_t s = asStream(stream);
+  Scratch scratch;
+  // The largest key T with at least k elements at or above it.
+  uint32_t threshold = 0;
+  for (int bit = 30; bit >= 0; --bit) {
+    uint32_t candidate = threshold | (1u << bit);
+    if (countKeys(g, n, candidate, s, scratch) >= k)
+      threshold = candidate;
+  }
+  unsigned long long above =
+      threshold == 0x7fffffffu ? 0 : countKeys(g, n, threshold + 1, s, scratch);
+  size_t ties = k - size_t(above);
+  // The index of the last tie kept, the ties-th key equal to T in index
+  // order: compact every key >= T and walk them on the host.
+  long long lastTie = -1;
+  if (ties > 0) {
+    size_t atLeast = size_t(countKeys(g, n, threshold, s, scratch));
+    uint32_t *allIndices = nullptr;
+    float *allValues = nullptr;
+    cudaMalloc(&allIndices, sizeof(uint32_t) * atLeast);
+    cudaMalloc(&allValues, sizeof(float) * atLeast);
+    Scratch tieScratch;
+    size_t found = compact(g, n, Select{threshold, (long long)n}, atLeast,
+                           allIndices, allValues, s, tieScratch);
+    std::vector<uint32_t> hostIndices(found);
+    std::vector<float> hostValues(found);
+    cudaMemcpy(hostIndices.data(), allIndices, sizeof(uint32_t) * found,
+               cudaMemcpyDeviceToHost);
+    cudaMemcpy(hostValues.data(), allValues, sizeof(float) * found,
+               cudaMemcpyDeviceToHost);
+    size_t seen = 0;
+    for (size_t j = 0; j < found && seen < ties; ++j) {
+      uint32_t bits;
+      std::memcpy(&bits, &hostValues[j], sizeof bits);
+      if ((bits & 0x7fffffffu) == threshold && ++seen == ties)
+        lastTie = hostIndices[j];
+    }
+    cudaFree(allIndices);
+    cudaFree(allValues);
+  }
+  compact(g, n, Select{threshold, lastTie}, k, indices, values, s, scratch);
+  return status();
+}
+
+extern "C" int hrt_cuda_dgc(const float *g, size_t n, float threshold,
+                            size_t capacity, uint32_t *indices, float *values,
+                            size_t *kept, void *stream) {
+  // Keys >= T: key > T - 1 (T = 0 keeps everything).
+  uint32_t key;
+  float magnitude = std::fabs(threshold);
+  std::memcpy(&key, &magnitude, sizeof key);
+  // key >= T is key > T - 1; for T = 0, key > 0 or key == 0 anywhere.
+  Select select = key == 0 ? Select{0, (long long)n} : Select{key - 1, -1};
+  Scratch scratch;
+  *kept = compact(g, n, select, capacity, indices, values, asStream(stream),
+                  scratch);
+  return status();
+}
