@@ -69,7 +69,7 @@ CompressAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      Compressor compressor, llvm::APFloat ratioValue,
                      int64_t levels,
                      bool errorFeedback, Placement placement,
-                     CollectiveScheme scheme) {
+                     CollectiveScheme scheme, int64_t nodeSize) {
   double ratio = ratioValue.convertToDouble();
   if (!(ratio > 0.0 && ratio <= 1.0))
     return emitError() << "compression ratio must be in (0, 1], got "
@@ -86,6 +86,8 @@ CompressAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << stringifyCompressor(compressor) << "'";
   if (errorFeedback && compressor == Compressor::none)
     return emitError() << "error feedback needs a compressor";
+  if (nodeSize < 1)
+    return emitError() << "node_size must be at least 1, got " << nodeSize;
   return success();
 }
 
@@ -107,6 +109,7 @@ Attribute CompressAttr::parse(AsmParser &parser, Type) {
   bool errorFeedback = false;
   Placement placement = Placement::gpu;
   CollectiveScheme scheme = CollectiveScheme::allreduce;
+  int64_t nodeSize = 1;
   llvm::SmallDenseSet<StringRef> seen;
 
   while (succeeded(parser.parseOptionalComma())) {
@@ -129,6 +132,9 @@ Attribute CompressAttr::parse(AsmParser &parser, Type) {
         return {};
     } else if (key == "levels") {
       if (parser.parseInteger(levels))
+        return {};
+    } else if (key == "node_size") {
+      if (parser.parseInteger(nodeSize))
         return {};
     } else if (key == "placement" || key == "scheme") {
       SMLoc valueLoc = parser.getCurrentLocation();
@@ -156,7 +162,8 @@ Attribute CompressAttr::parse(AsmParser &parser, Type) {
     } else {
       parser.emitError(keyLoc)
           << "unknown compression parameter '" << key
-          << "', expected ratio, levels, error_feedback, placement or scheme";
+          << "', expected ratio, levels, error_feedback, placement, scheme "
+             "or node_size";
       return {};
     }
   }
@@ -165,7 +172,7 @@ Attribute CompressAttr::parse(AsmParser &parser, Type) {
   return parser.getChecked<CompressAttr>(loc, context, *compressor,
                                          llvm::APFloat(ratio),
                                          levels, errorFeedback, placement,
-                                         scheme);
+                                         scheme, nodeSize);
 }
 
 void CompressAttr::print(AsmPrinter &printer) const {
@@ -182,5 +189,7 @@ void CompressAttr::print(AsmPrinter &printer) const {
     printer << ", placement = " << stringifyPlacement(getPlacement());
   if (getScheme() != CollectiveScheme::allreduce)
     printer << ", scheme = " << stringifyCollectiveScheme(getScheme());
+  if (getNodeSize() != 1)
+    printer << ", node_size = " << getNodeSize();
   printer << ">";
 }

@@ -96,6 +96,8 @@ struct HeteroSelectCompressionPass
           {"", bytes, backwardMsPerMb * double(bytes) / fusion::kBytesPerMB});
     }
     problem.link = {linkAlphaMs, linkBetaMsPerMb};
+    problem.nodeSize = nodeSize;
+    problem.intraLink = {linkAlphaMs / 10.0, intraBetaMsPerMb};
     // A GPU compresses at tens of GB/s, a CPU core at a few.
     problem.gpu = {{0.02, 0.05}, {0.02, 0.02}};
     problem.cpu = {{0.05, 0.5}, {0.05, 0.2}};
@@ -103,7 +105,7 @@ struct HeteroSelectCompressionPass
   }
 
   void apply(Operation *op, const espresso::Decision &decision,
-             CompressAttr compress) {
+             CompressAttr compress, int64_t ranksPerNode) {
     MLIRContext *context = op->getContext();
     if (decision.scheme == espresso::Scheme::Dense) {
       op->removeAttr("compress");
@@ -118,7 +120,8 @@ struct HeteroSelectCompressionPass
                         : Placement::cpu,
                     decision.scheme == espresso::Scheme::AllGather
                         ? CollectiveScheme::allgather
-                        : CollectiveScheme::alltoall));
+                        : CollectiveScheme::alltoall,
+                    decision.hierarchical ? ranksPerNode : 1));
   }
 
   void runOnOperation() override {
@@ -133,9 +136,10 @@ struct HeteroSelectCompressionPass
       return signalPassFailure();
     }
     if (!(ratio > 0.0 && ratio <= 1.0) || ranks < 1 || density < 0.0 ||
-        density > 1.0) {
+        density > 1.0 || nodeSize < 1) {
       module.emitError() << "hetero-select-compression: ratio must be in "
-                            "(0, 1], ranks at least 1 and density in [0, 1]";
+                            "(0, 1], ranks and node-size at least 1 and "
+                            "density in [0, 1]";
       return signalPassFailure();
     }
     // Error feedback keeps what a lossy compressor drops.
@@ -143,7 +147,7 @@ struct HeteroSelectCompressionPass
     auto compress = CompressAttr::get(
         context, *kind, llvm::APFloat(double(ratio)),
         *kind == Compressor::qsgd ? 16 : 256, lossy, Placement::gpu,
-        CollectiveScheme::allgather);
+        CollectiveScheme::allgather, 1);
     constexpr int64_t kElements = 1 << 20;
     double wireFraction =
         double(wire::compressedBytes(kElements, 4,
@@ -200,7 +204,7 @@ struct HeteroSelectCompressionPass
       }
       espresso::Plan plan = espresso::espressoPlan(problem);
       for (auto [op, decision] : llvm::zip(dense, plan.decisions))
-        apply(op, decision, compress);
+        apply(op, decision, compress, problem.nodeSize);
     }
   }
 };

@@ -13,11 +13,10 @@
 namespace hetero::espresso {
 namespace {
 
-const Decision kOptions[] = {
-    {Scheme::Dense, Device::Gpu},     {Scheme::AllGather, Device::Gpu},
-    {Scheme::AllToAll, Device::Gpu},  {Scheme::AllGather, Device::Cpu},
-    {Scheme::AllToAll, Device::Cpu},
-};
+bool hasNodes(const Problem &problem) {
+  return problem.nodeSize > 1 && problem.nodeSize < problem.ranks &&
+         problem.ranks % problem.nodeSize == 0;
+}
 
 struct Timeline {
   double endMs = 0.0;
@@ -29,7 +28,6 @@ Timeline run(const Problem &problem, const std::vector<Decision> &decisions) {
   Timeline timeline;
   double gpu = 0.0, cpu = 0.0, link = 0.0, gpuDecompress = 0.0;
   double cpuDecompress = 0.0, end = 0.0;
-  double ranks = double(problem.ranks);
   const fusion::LinearCost &l = problem.link;
   for (size_t t = 0; t < problem.tensors.size(); ++t) {
     const fusion::Tensor &tensor = problem.tensors[t];
@@ -37,6 +35,19 @@ Timeline run(const Problem &problem, const std::vector<Decision> &decisions) {
     const DeviceCosts &device =
         decision.device == Device::Gpu ? problem.gpu : problem.cpu;
     int64_t bytes = tensor.bytes;
+    // A hierarchical collective runs among the nodes, between an intra-node
+    // reduce and broadcast.
+    bool nodes = decision.hierarchical && decision.scheme != Scheme::Dense;
+    double ranks = double(nodes ? problem.ranks / problem.nodeSize
+                                : problem.ranks);
+    double intra = 0.0;
+    if (nodes) {
+      double m = double(problem.nodeSize);
+      intra = 2.0 * (m - 1.0) *
+              (problem.intraLink.alphaMs + problem.intraLink.betaMsPerMB *
+                                               double(bytes) / m /
+                                               fusion::kBytesPerMB);
+    }
     int64_t slice = int64_t(double(bytes) / ranks);
     double wire = double(bytes) * problem.wireFraction;
     gpu += tensor.backwardMs;
@@ -69,7 +80,7 @@ Timeline run(const Problem &problem, const std::vector<Decision> &decisions) {
       decompress = ranks * device.decompress(slice) + device.decompress(bytes);
       break;
     }
-    link = start + duration;
+    link = start + duration + intra;
     timeline.collectiveEndMs.push_back(link);
     end = std::max(end, link);
     if (decision.scheme != Scheme::Dense) {
@@ -91,27 +102,27 @@ double simulate(const Problem &problem,
   return run(problem, decisions).endMs;
 }
 
-Plan greedyPlan(const Problem &problem) {
-  size_t n = problem.tensors.size();
-  Plan plan{std::vector<Decision>(n), 0.0};
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return problem.tensors[a].bytes > problem.tensors[b].bytes;
-  });
-  // Passes over the tensors until one changes nothing (the first pass is
-  // the paper's; later ones revisit tensors that earlier choices exposed).
-  for (bool changed = true; changed;) {
+namespace {
+
+/// Alg 4.1's passes from `start` (the paper starts from all dense, and
+/// then leaves the tensors hidden behind the backprop alone).
+Plan improve(const Problem &problem, std::vector<Decision> start,
+             const std::vector<size_t> &order, bool skipHidden) {
+  Plan plan{std::move(start), 0.0};
+  std::vector<Decision> all = options(problem);
+  // Passes over the tensors until one changes nothing; later passes
+  // revisit every tensor, since a hidden transfer still holds the link
+  // that later ones wait for.
+  for (bool changed = true, first = true; changed; first = false) {
     changed = false;
     for (size_t t : order) {
       Timeline current = run(problem, plan.decisions);
-      // Hidden behind the backprop already: compressing cannot help.
-      if (plan.decisions[t].scheme == Scheme::Dense &&
+      if (first && skipHidden &&
           current.collectiveEndMs[t] <= current.backpropEndMs)
         continue;
       Decision best = plan.decisions[t];
       double bestMs = current.endMs;
-      for (const Decision &option : kOptions) {
+      for (const Decision &option : all) {
         plan.decisions[t] = option;
         double ms = simulate(problem, plan.decisions);
         if (ms < bestMs - 1e-12) {
@@ -125,6 +136,28 @@ Plan greedyPlan(const Problem &problem) {
   }
   plan.iterationMs = simulate(problem, plan.decisions);
   return plan;
+}
+
+} // namespace
+
+Plan greedyPlan(const Problem &problem) {
+  size_t n = problem.tensors.size();
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return problem.tensors[a].bytes > problem.tensors[b].bytes;
+  });
+  // From all dense (the paper's start), and from every option applied to
+  // all tensors: one tensor's move alone cannot leave a plateau where only
+  // compressing many together pays.
+  Plan best = improve(problem, std::vector<Decision>(n), order, true);
+  for (const Decision &option : options(problem)) {
+    Plan plan =
+        improve(problem, std::vector<Decision>(n, option), order, false);
+    if (plan.iterationMs < best.iterationMs - 1e-12)
+      best = plan;
+  }
+  return best;
 }
 
 Plan offloadPlan(const Problem &problem, const Plan &plan) {
@@ -165,19 +198,19 @@ Plan espressoPlan(const Problem &problem) {
 
 Plan exhaustivePlan(const Problem &problem) {
   size_t n = problem.tensors.size();
+  std::vector<Decision> all = options(problem);
   std::vector<size_t> choice(n, 0);
   std::vector<Decision> decisions(n);
   Plan best{decisions, simulate(problem, decisions)};
-  size_t options = std::size(kOptions);
   while (true) {
     size_t t = 0;
-    while (t < n && choice[t] == options - 1)
+    while (t < n && choice[t] == all.size() - 1)
       choice[t++] = 0;
     if (t == n)
       break;
     ++choice[t];
     for (size_t i = 0; i < n; ++i)
-      decisions[i] = kOptions[choice[i]];
+      decisions[i] = all[choice[i]];
     double ms = simulate(problem, decisions);
     if (ms < best.iterationMs)
       best = {decisions, ms};
@@ -185,11 +218,24 @@ Plan exhaustivePlan(const Problem &problem) {
   return best;
 }
 
+std::vector<Decision> options(const Problem &problem) {
+  std::vector<Decision> result = {{Scheme::Dense, Device::Gpu, false}};
+  for (bool hierarchical : {false, true}) {
+    if (hierarchical && !hasNodes(problem))
+      continue;
+    for (Device device : {Device::Gpu, Device::Cpu})
+      for (Scheme scheme : {Scheme::AllGather, Scheme::AllToAll})
+        result.push_back({scheme, device, hierarchical});
+  }
+  return result;
+}
+
 std::string describe(const Decision &decision) {
   if (decision.scheme == Scheme::Dense)
     return "dense";
   return std::string(decision.device == Device::Gpu ? "gpu " : "cpu ") +
-         (decision.scheme == Scheme::AllGather ? "allgather" : "alltoall");
+         (decision.scheme == Scheme::AllGather ? "allgather" : "alltoall") +
+         (decision.hierarchical ? " hierarchical" : "");
 }
 
 } // namespace hetero::espresso

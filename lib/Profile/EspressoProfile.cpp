@@ -49,6 +49,15 @@ bool readProblem(const llvm::json::Value &root, espresso::Problem &problem,
       return false;
     problem.wireFraction = *value;
   }
+  if (const llvm::json::Value *nodeSize = object->get("node_size")) {
+    std::optional<int64_t> value =
+        readInteger(nodeSize, "$.node_size", error, 1, 1 << 20);
+    if (!value)
+      return false;
+    problem.nodeSize = *value;
+    if (!readLinearCost(*object, "intra_link", "$", problem.intraLink, error))
+      return false;
+  }
   return readTensors(*object, problem.tensors, error) &&
          readLinearCost(*object, "link", "$", problem.link, error) &&
          readDevice(*object, "gpu", problem.gpu, error) &&

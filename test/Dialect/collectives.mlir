@@ -16,6 +16,9 @@ func.func @all_reduce(%g: tensor<64x256xf32>, %e: tensor<1024x64xf32>) {
   %2 = hetero.all_reduce %g on @devices compress <fp16> : tensor<64x256xf32>
   // CHECK: hetero.all_reduce %[[G]] compress <qsgd, levels = 16, placement = cpu, scheme = alltoall> : tensor<64x256xf32>
   %3 = hetero.all_reduce %g compress <qsgd, scheme = alltoall, levels = 16, placement = cpu> : tensor<64x256xf32>
+  // Hierarchical: nodes of 8 ranks.
+  // CHECK: hetero.all_reduce %[[G]] compress <topk, ratio = 1.000000e-02, scheme = allgather, node_size = 8> : tensor<64x256xf32>
+  %h = hetero.all_reduce %g compress <topk, node_size = 8, ratio = 0.01, scheme = allgather> : tensor<64x256xf32>
   // CHECK: hetero.all_reduce %[[E]] sparse = hash_bitmap : tensor<1024x64xf32>
   %4 = hetero.all_reduce %e sparse = hash_bitmap : tensor<1024x64xf32>
   // CHECK: hetero.all_reduce %[[E]] reduction = max : tensor<1024x64xf32>

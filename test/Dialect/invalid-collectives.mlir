@@ -129,7 +129,15 @@ func.func @f(%g: tensor<64xf32>) {
 // -----
 
 func.func @f(%g: tensor<64xf32>) {
-  // expected-error @+1 {{unknown compression parameter 'speed', expected ratio, levels, error_feedback, placement or scheme}}
+  // expected-error @+1 {{node_size must be at least 1, got 0}}
+  %0 = hetero.all_reduce %g compress <fp16, node_size = 0> : tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<64xf32>) {
+  // expected-error @+1 {{unknown compression parameter 'speed', expected ratio, levels, error_feedback, placement, scheme or node_size}}
   %0 = hetero.all_reduce %g compress <fp16, speed = 2> : tensor<64xf32>
   return
 }

@@ -14,7 +14,7 @@
 // CHECK: hetero.all_reduce %arg0 reduction = avg : tensor<1024xf32>
 // CHECK: hetero.all_reduce %arg1 reduction = avg compress <dgc, ratio = 1.000000e-02, error_feedback, scheme = alltoall> : tensor<16777216xf32>
 // UNKNOWN: error: hetero-select-compression: unknown compressor 'zstd'; expected fp16, bf16, topk, dgc, randomk, efsignsgd, onebit or qsgd
-// RATIO: error: hetero-select-compression: ratio must be in (0, 1], ranks at least 1 and density in [0, 1]
+// RATIO: error: hetero-select-compression: ratio must be in (0, 1], ranks and node-size at least 1 and density in [0, 1]
 // NOGPU: error: hetero-select-compression: {{.*}}nogpu.json: $: missing "gpu"
 // COUNT: error: hetero-select-compression: the profile lists 1 tensors, but this block has 2 dense f32 collectives
 func.func @step(%bias: tensor<1024xf32>, %embedding: tensor<16777216xf32>) -> (tensor<1024xf32>, tensor<16777216xf32>) {

@@ -42,7 +42,7 @@ TEST_F(HeteroDialectTest, CompressAttrKnowsWhichCompressorsAreLinear) {
   auto make = [&](hetero::Compressor compressor) {
     return hetero::CompressAttr::get(
         &context, compressor, llvm::APFloat(1.0), 256, false,
-        hetero::Placement::gpu, hetero::CollectiveScheme::allgather);
+        hetero::Placement::gpu, hetero::CollectiveScheme::allgather, 1);
   };
   EXPECT_TRUE(make(hetero::Compressor::none).isLinear());
   EXPECT_TRUE(make(hetero::Compressor::fp16).isLinear());

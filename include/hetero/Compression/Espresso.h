@@ -24,7 +24,11 @@
 //  - decompression runs after the collective on the tensor's device: P
 //    payloads for all-gather, 2 for the divisible scheme (the aggregate of
 //    P chunks of S / P and the final all-gather). GPU decompressions queue
-//    on their own stream.
+//    on their own stream;
+//  - hierarchical (nodes of m ranks on a faster intra-node link): a dense
+//    reduce inside each node, (m-1)(a' + b' S / m), the compressed
+//    collective among the P / m nodes, and a broadcast inside each node,
+//    (m-1)(a' + b' S / m).
 // The iteration ends when the last stream does.
 //
 //===----------------------------------------------------------------------===//
@@ -46,9 +50,11 @@ enum class Scheme { Dense, AllGather, AllToAll };
 struct Decision {
   Scheme scheme = Scheme::Dense; // Dense: not compressed
   Device device = Device::Gpu;
+  bool hierarchical = false;
   bool operator==(const Decision &other) const {
     return scheme == other.scheme &&
-           (scheme == Scheme::Dense || device == other.device);
+           (scheme == Scheme::Dense ||
+            (device == other.device && hierarchical == other.hierarchical));
   }
 };
 
@@ -65,7 +71,15 @@ struct Problem {
   double wireFraction = 0.02;
   fusion::LinearCost link;
   DeviceCosts gpu, cpu;
+  /// Ranks per node and the intra-node link: hierarchical options exist
+  /// when 1 < nodeSize < ranks and nodeSize divides ranks.
+  int64_t nodeSize = 1;
+  fusion::LinearCost intraLink;
 };
+
+/// The options of one tensor: dense, and each compressed scheme on each
+/// device, flat or (where the problem has nodes) hierarchical.
+std::vector<Decision> options(const Problem &problem);
 
 /// The timeline's end for `decisions` (one per tensor).
 double simulate(const Problem &problem,
@@ -79,7 +93,9 @@ struct Plan {
 /// Alg 4.1: tensors by decreasing size; a tensor whose collective already
 /// ends before the backprop does (hidden in the bubble) is left alone;
 /// otherwise it takes the option that shortens the timeline most. Passes
-/// repeat until one changes nothing.
+/// repeat until one changes nothing (later passes revisit every tensor);
+/// the same passes also start from each option applied to all tensors, and
+/// the best end wins.
 Plan greedyPlan(const Problem &problem);
 
 /// Alg 4.2: among the GPU-compressed tensors of `plan`, groups of equal
@@ -90,10 +106,10 @@ Plan offloadPlan(const Problem &problem, const Plan &plan);
 /// Alg 4.1 then 4.2.
 Plan espressoPlan(const Problem &problem);
 
-/// Every combination of the five options per tensor; small N only.
+/// Every combination of the options per tensor; small N only.
 Plan exhaustivePlan(const Problem &problem);
 
-/// "dense", "gpu allgather", "cpu alltoall", ...
+/// "dense", "gpu allgather", "cpu alltoall hierarchical", ...
 std::string describe(const Decision &decision);
 
 } // namespace hetero::espresso

@@ -119,12 +119,17 @@ def Hetero_CompressAttr : Hetero_Attr<"Compress", "compress"> {
     * `scheme`: `allreduce` (default; only for linear compressors), or
       `allgather` (indivisible) / `alltoall` (divisible) aggregation for
       compressors whose outputs cannot be summed.
+    * `node_size`: hierarchical aggregation over nodes of this many
+      consecutive ranks: a dense sum inside each node, the compressed
+      collective among one rank per node, then a broadcast inside each
+      node; default 1 (flat).
 
     Example:
 
     ```mlir
     #hetero.compress<topk, ratio = 0.01, error_feedback, scheme = allgather>
     #hetero.compress<qsgd, levels = 16, placement = cpu, scheme = alltoall>
+    #hetero.compress<topk, ratio = 0.01, scheme = allgather, node_size = 8>
     #hetero.compress<fp16>
     ```
   }];
@@ -136,7 +141,8 @@ def Hetero_CompressAttr : Hetero_Attr<"Compress", "compress"> {
     DefaultValuedParameter<"::hetero::Placement",
                            "::hetero::Placement::gpu">:$placement,
     DefaultValuedParameter<"::hetero::CollectiveScheme",
-                           "::hetero::CollectiveScheme::allreduce">:$scheme
+                           "::hetero::CollectiveScheme::allreduce">:$scheme,
+    DefaultValuedParameter<"int64_t", "1">:$nodeSize
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;

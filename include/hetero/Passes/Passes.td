@@ -169,7 +169,11 @@ def HeteroSelectCompression
     Option<"linkAlphaMs", "link-alpha-ms", "double", /*default=*/"0.5",
            "Built-in model: latency of one collective step">,
     Option<"linkBetaMsPerMb", "link-beta-ms-per-mb", "double",
-           /*default=*/"1.0", "Built-in model: link time per MB">
+           /*default=*/"1.0", "Built-in model: link time per MB">,
+    Option<"nodeSize", "node-size", "int64_t", /*default=*/"1",
+           "Built-in model: ranks per node (1: no hierarchical options)">,
+    Option<"intraBetaMsPerMb", "intra-beta-ms-per-mb", "double",
+           /*default=*/"0.1", "Built-in model: intra-node link time per MB">
   ];
 }
 

@@ -13,7 +13,8 @@
 //    "cpu": {"compress": {...}, "decompress": {...}}}
 //
 // Costs are alpha-beta pairs like "link"; MB = 2^20 bytes. "ranks" and
-// "wire_fraction" are optional (2 and 0.02).
+// "wire_fraction" are optional (2 and 0.02); "node_size": m with
+// "intra_link": {...} adds the hierarchical options over nodes of m ranks.
 //
 //===----------------------------------------------------------------------===//
 
