@@ -350,6 +350,7 @@ LogicalResult HeteroLowerToRuntimePass::lower(Operation *op,
                calls.constant64(loc, compress.getLevels()),
                calls.constant32(loc, int64_t(compress.getScheme())),
                calls.constant32(loc, compress.getErrorFeedback()),
+               calls.constant64(loc, compress.getNodeSize()),
                calls.constant64(loc, nextCompressedSite++)});
         return inPlace(reduce.getInput(), *comm, "hrt_mlir_all_reduce",
                        {calls.constant32(

@@ -24,6 +24,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -201,7 +203,54 @@ hrt_compression chunkSpec(const hrt_compression &spec, int chunk) {
   return result;
 }
 
+/// The node and cross-node communicators of `comm` for nodes of `nodeSize`
+/// consecutive ranks, split once.
+hrt_status nodeComms(hrt_comm comm, int rank, int nodeSize, hrt_comm &node,
+                     hrt_comm &cross) {
+  static std::map<std::pair<hrt_comm, int>, std::pair<hrt_comm, hrt_comm>>
+      cache;
+  auto key = std::make_pair(comm, nodeSize);
+  if (auto found = cache.find(key); found != cache.end()) {
+    std::tie(node, cross) = found->second;
+    return HRT_SUCCESS;
+  }
+  if (hrt_status status = hrt_comm_split(comm, rank / nodeSize, rank, &node))
+    return status;
+  if (hrt_status status = hrt_comm_split(comm, rank % nodeSize, rank, &cross))
+    return status;
+  cache[key] = {node, cross};
+  return HRT_SUCCESS;
+}
+
 } // namespace
+
+/// Dense sum inside each node, the flat compressed all-reduce among the
+/// nodes' first ranks, a broadcast inside each node.
+static hrt_status hierarchicalAllReduce(float *data, size_t n,
+                                        const hrt_compression &spec,
+                                        hrt_reduce_op op, hrt_comm comm,
+                                        int rank, int size, int nodeSize) {
+  hrt_comm node = nullptr, cross = nullptr;
+  if (hrt_status status = nodeComms(comm, rank, nodeSize, node, cross))
+    return status;
+  std::vector<float> sum(n);
+  if (hrt_status status = hrt_reduce(data, sum.data(), n, HRT_FLOAT32,
+                                     HRT_SUM, 0, node))
+    return status;
+  if (rank % nodeSize == 0) {
+    hrt_compression flat = spec;
+    flat.node_size = 1;
+    if (hrt_status status =
+            hrt_compressed_all_reduce(sum.data(), n, &flat, HRT_SUM, cross))
+      return status;
+  }
+  if (hrt_status status = hrt_broadcast(sum.data(), n, HRT_FLOAT32, 0, node))
+    return status;
+  float scale = op == HRT_AVG ? 1.0f / float(size) : 1.0f;
+  for (size_t i = 0; i < n; ++i)
+    data[i] = sum[i] * scale;
+  return HRT_SUCCESS;
+}
 
 extern "C" size_t hrt_compressed_size(const hrt_compression *spec, size_t n) {
   size_t k = keptCount(*spec, n);
@@ -261,6 +310,10 @@ extern "C" hrt_status hrt_compressed_all_reduce(float *data, size_t n,
     return status;
   if (hrt_status status = hrt_comm_size(comm, &size))
     return status;
+  int nodeSize = spec->node_size;
+  if (nodeSize > 1 && nodeSize < size && size % nodeSize == 0)
+    return hierarchicalAllReduce(data, n, *spec, op, comm, rank, size,
+                                 nodeSize);
   std::vector<char> mine;
   std::vector<float> result(n, 0.0f);
   if (spec->scheme != HRT_SCHEME_ALLTOALL) {

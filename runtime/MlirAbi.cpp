@@ -158,7 +158,7 @@ extern "C" void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
 extern "C" void hrt_mlir_compressed_all_reduce(
     hrt_comm comm, void *data, long long count, int dtype, int op,
     int compressor, double ratio, long long levels, int scheme,
-    int errorFeedback, long long site) {
+    int errorFeedback, long long nodeSize, long long site) {
   if (dtype != HRT_FLOAT32)
     abortWith("a compressed all-reduce needs float32 data, got hrt_dtype " +
               std::to_string(dtype));
@@ -179,6 +179,7 @@ extern "C" void hrt_mlir_compressed_all_reduce(
   spec.scheme = hrt_scheme(scheme);
   spec.seed = (unsigned long long)site * 0x100000001b3ULL + state.calls++;
   spec.residual = errorFeedback ? state.residual.data() : nullptr;
+  spec.node_size = int(nodeSize);
   orAbort(hrt_compressed_all_reduce(static_cast<float *>(data), size_t(count),
                                     &spec, hrt_reduce_op(op), comm));
 }

@@ -108,6 +108,11 @@ typedef struct hrt_compression {
   hrt_scheme scheme;
   uint64_t seed;
   float *residual; /* error feedback, or NULL */
+  /* Hierarchical when > 1: ranks r / node_size form nodes; each node sums
+   * densely to its first rank, those ranks run the compressed collective,
+   * and each node's first rank broadcasts the result. Flat when the nodes
+   * do not split the communicator into several. */
+  int node_size;
 } hrt_compression;
 
 /* Bytes one rank's compressed payload of n elements takes on the wire. */

@@ -205,7 +205,7 @@ HRT_EXPORT void hrt_mlir_all_reduce(hrt_comm comm, void *data,
 HRT_EXPORT void hrt_mlir_compressed_all_reduce(
     hrt_comm comm, void *data, long long count, int dtype, int op,
     int compressor, double ratio, long long levels, int scheme,
-    int error_feedback, long long site);
+    int error_feedback, long long node_size, long long site);
 /* Zen's sparse all-reduce (hrt_sparse_all_reduce) of float32 data in
  * place; `format` is 1 (COO) or 2 (hash bitmap). */
 HRT_EXPORT void hrt_mlir_sparse_all_reduce(hrt_comm comm, void *data,

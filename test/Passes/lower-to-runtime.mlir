@@ -102,25 +102,27 @@ hetero.schedule @s for @p group_size = 1 {
 
 // Compressed all-reduces call the runtime's compressed all-reduce with the
 // compressor (topk = 3, qsgd = 8), ratio, levels, scheme (allgather = 1,
-// alltoall = 2), error feedback and the op's number in the module; a
-// compressed bucket is one compressed all-reduce of the fused buffer.
+// alltoall = 2), error feedback, node size and the op's number in the
+// module; a compressed bucket is one compressed all-reduce of the fused
+// buffer.
 // CHECK-LABEL: func.func @compressed
 // CHECK-DAG:     %[[TOPK:.*]] = arith.constant 3 : i32
 // CHECK-DAG:     %[[RATIO:.*]] = arith.constant 1.000000e-01 : f64
 // CHECK-DAG:     %[[GATHER:.*]] = arith.constant 1 : i32
 // CHECK-DAG:     %[[SITE0:.*]] = arith.constant 0 : i64
-// CHECK:         call @hrt_mlir_compressed_all_reduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TOPK]], %[[RATIO]], %{{.*}}, %[[GATHER]], %{{.*}}, %[[SITE0]])
+// CHECK:         call @hrt_mlir_compressed_all_reduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TOPK]], %[[RATIO]], %{{.*}}, %[[GATHER]], %{{.*}}, %{{.*}}, %[[SITE0]])
 // CHECK-DAG:     %[[QSGD:.*]] = arith.constant 8 : i32
 // CHECK-DAG:     %[[LEVELS:.*]] = arith.constant 16 : i64
 // CHECK-DAG:     %[[TOALL:.*]] = arith.constant 2 : i32
+// CHECK-DAG:     %[[NODES:.*]] = arith.constant 4 : i64
 // CHECK-DAG:     %[[SITE1:.*]] = arith.constant 1 : i64
-// CHECK:         call @hrt_mlir_compressed_all_reduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[QSGD]], %{{.*}}, %[[LEVELS]], %[[TOALL]], %{{.*}}, %[[SITE1]])
+// CHECK:         call @hrt_mlir_compressed_all_reduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[QSGD]], %{{.*}}, %[[LEVELS]], %[[TOALL]], %{{.*}}, %[[NODES]], %[[SITE1]])
 // CHECK:         tensor.concat
 // CHECK:         call @hrt_mlir_compressed_all_reduce
 // CHECK-NOT:     hetero.
 func.func @compressed(%g: tensor<64xf32>, %h: tensor<8xf32>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<8xf32>) {
   %0 = hetero.all_reduce %g compress <topk, ratio = 0.1, error_feedback, scheme = allgather> : tensor<64xf32>
-  %1 = hetero.all_reduce %g reduction = avg compress <qsgd, levels = 16, scheme = alltoall> : tensor<64xf32>
+  %1 = hetero.all_reduce %g reduction = avg compress <qsgd, levels = 16, scheme = alltoall, node_size = 4> : tensor<64xf32>
   %2:2 = hetero.bucket %g, %h compress <fp16> : tensor<64xf32>, tensor<8xf32>
   return %0, %1, %2#0, %2#1 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<8xf32>
 }

@@ -3,6 +3,7 @@
 // RUN: hetero-opt %s --hetero-select-compression="link-alpha-ms=0.01 link-beta-ms-per-mb=0.01" | FileCheck %s --check-prefix=FAST
 // RUN: hetero-opt %s --hetero-select-compression="density=0.001 ranks=4" | FileCheck %s --check-prefix=SPARSE
 // RUN: hetero-opt %s --hetero-select-compression="density=0.5 ranks=4 link-alpha-ms=0.01 link-beta-ms-per-mb=0.01" | FileCheck %s --check-prefix=DENSE
+// RUN: hetero-opt %s --hetero-select-compression="link-beta-ms-per-mb=10 ranks=8 node-size=4 intra-beta-ms-per-mb=0.1" | FileCheck %s --check-prefix=NODES
 
 // On a 10 ms/MB link the two large gradients are compressed with top-k
 // (error feedback on); the first one's compression moves to the CPU (Alg
@@ -20,6 +21,12 @@
 
 // At 50% density it does not.
 // DENSE-NOT: sparse
+
+// 8 ranks in nodes of 4 with a 100x faster link inside a node: the
+// compressed collectives run among the 2 nodes.
+// NODES: hetero.all_reduce %arg0 {{.*}}scheme = allgather, node_size = 4>
+// NODES: hetero.all_reduce %arg1 reduction = avg : tensor<16xf32>
+// NODES: hetero.all_reduce %arg2 {{.*}}scheme = allgather, node_size = 4>
 func.func @step(%a: tensor<1048576xf32>, %b: tensor<16xf32>, %c: tensor<4194304xf32>) -> (tensor<1048576xf32>, tensor<16xf32>, tensor<4194304xf32>) {
   %0 = hetero.all_reduce %a reduction = avg : tensor<1048576xf32>
   %1 = hetero.all_reduce %b reduction = avg : tensor<16xf32>

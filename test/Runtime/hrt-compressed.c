@@ -7,13 +7,17 @@
 /* REQUIRES: mpi
  * RUN: %mpirun -np 2 hrt-compressed | FileCheck %s
  * RUN: %mpirun -np 4 hrt-compressed | FileCheck %s
+ * RUN: %mpirun -np 4 hrt-compressed --hierarchical | FileCheck %s
  *
  * Every compressor under every scheme it supports, with and without error
  * feedback, over 3 iterations: the result of hrt_compressed_all_reduce on
  * every rank equals, bit for bit, the same compress / aggregate chain that
  * one process computes from all the ranks' gradients (each rank's residual
  * simulated alongside). Rank 0 prints one line per case, the number of
- * elements that differ on any rank.
+ * elements that differ on any rank. With --hierarchical, 4 ranks form 2
+ * nodes of 2: the reference sums each node's two gradients (one float
+ * addition, exact in either order) and runs the chain over the 2 node sums,
+ * with the residuals on each node's first rank.
  *
  * CHECK-COUNT-39: : 0 mismatches
  * CHECK: all cases match
@@ -37,13 +41,10 @@ static const char *names[] = {"none", "fp16", "bf16", "topk", "dgc",
                               "randomk", "efsignsgd", "onebit", "qsgd"};
 static const char *schemes[] = {"allreduce", "allgather", "alltoall"};
 
-/* The chain one process computes: what the ranks send, aggregated. */
-static void reference(hrt_compression spec, int size, int iteration,
+/* The chain one process computes: what `size` senders of g send,
+ * aggregated. */
+static void reference(hrt_compression spec, int size, float g[][N],
                       float residuals[][N], float *out) {
-  float g[MAX_RANKS][N];
-  for (int r = 0; r < size; ++r)
-    for (int i = 0; i < N; ++i)
-      g[r][i] = gradient(r, iteration, i);
   memset(out, 0, sizeof(float) * N);
   int feedback = spec.residual != NULL;
   if (spec.scheme != HRT_SCHEME_ALLTOALL) {
@@ -96,8 +97,11 @@ int main(int argc, char **argv) {
   CHECK_OK(hrt_comm_world(&world));
   CHECK_OK(hrt_comm_rank(world, &rank));
   CHECK_OK(hrt_comm_size(world, &size));
+  int hierarchical = argc > 1 && strcmp(argv[1], "--hierarchical") == 0;
+  int nodeSize = hierarchical ? 2 : 1;
+  int senders = size / nodeSize;
   static float data[N], expected[N], residual[N];
-  static float residuals[MAX_RANKS][N];
+  static float residuals[MAX_RANKS][N], sent[MAX_RANKS][N];
   long long allMismatches = 0;
   for (int compressor = HRT_COMPRESS_NONE; compressor <= HRT_COMPRESS_QSGD;
        ++compressor)
@@ -110,7 +114,7 @@ int main(int argc, char **argv) {
         if (feedback && linear && compressor == HRT_COMPRESS_NONE)
           continue;
         hrt_compression spec = {(hrt_compressor)compressor, 0.05, 8,
-                                (hrt_scheme)scheme, 1234, NULL};
+                                (hrt_scheme)scheme, 1234, NULL, nodeSize};
         memset(residual, 0, sizeof residual);
         memset(residuals, 0, sizeof residuals);
         long long mismatches = 0;
@@ -121,20 +125,30 @@ int main(int argc, char **argv) {
           spec.residual = feedback ? residual : NULL;
           CHECK_OK(hrt_compressed_all_reduce(data, N, &spec, HRT_AVG, world));
           spec.residual = feedback ? residual : NULL;
-          reference(spec, size, iteration, residuals, expected);
+          /* What each sender contributes: a rank's gradient, or a node's
+           * sum. */
+          for (int s = 0; s < senders; ++s)
+            for (int i = 0; i < N; ++i) {
+              sent[s][i] = gradient(s * nodeSize, iteration, i);
+              if (hierarchical)
+                sent[s][i] += gradient(s * nodeSize + 1, iteration, i);
+            }
+          reference(spec, senders, sent, residuals, expected);
           for (int i = 0; i < N; ++i)
             mismatches += data[i] != expected[i] * (1.0f / size);
-          if (feedback) /* this rank's residual matches its simulation */
+          /* This rank's residual matches its simulation (in a node, only
+           * the first rank compresses). */
+          if (feedback && rank % nodeSize == 0)
             for (int i = 0; i < N; ++i)
-              mismatches += residual[i] != residuals[rank][i];
+              mismatches += residual[i] != residuals[rank / nodeSize][i];
         }
         CHECK_OK(hrt_all_reduce(&mismatches, &mismatches, 1, HRT_INT64,
                                 HRT_SUM, world));
         allMismatches += mismatches;
         if (rank == 0)
-          printf("%s %s%s: %lld mismatches\n", names[compressor],
+          printf("%s %s%s%s: %lld mismatches\n", names[compressor],
                  schemes[scheme], feedback ? " error-feedback" : "",
-                 mismatches);
+                 hierarchical ? " hierarchical" : "", mismatches);
       }
     }
   if (rank == 0 && allMismatches == 0)
