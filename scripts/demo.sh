@@ -33,3 +33,11 @@ echo "== the same model at scale: 96 layers, 8 stages, 64 micro-batches, tp 4, t
 "$BIN/hetero-gen" gpt --layers 96 --hidden 64 --heads 4 --seq 16 --stages 8 \
   --microbatches 64 --tp 4 --dp 4 --compress topk --ratio 0.01 -o "$WORK/gpt-96.mlir"
 "$BIN/hetero-opt" "$WORK/gpt-96.mlir" --hetero-summary -o /dev/null | grep -v "^    \|checkpoint:"
+
+echo
+echo "== gradient communication: the 97 buckets regrouped by Cupcake's exact solver, then Espresso's per-bucket decisions on a 10 ms/MB link"
+"$BIN/hetero-opt" "$WORK/gpt-96.mlir" --hetero-fuse-gradients \
+  --hetero-select-compression="compressor=topk ratio=0.01 link-beta-ms-per-mb=10" \
+  --hetero-summary -o /dev/null | grep "bucket:"
+echo "\$ hetero-sim fusion test/Sim/Inputs/three-tensors.json"
+"$BIN/hetero-sim" fusion "$HETERO_ROOT/test/Sim/Inputs/three-tensors.json"
