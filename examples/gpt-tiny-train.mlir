@@ -1419,7 +1419,7 @@ module {
     %19 = arith.addf %15, %extracted_7 : f64
     return %19 : f64
   }
-  func.func @train_step(%arg0: i64) -> f32 {
+  func.func @train_step(%arg0: i64) -> f32 attributes {hetero.group_size = 1 : i64, hetero.microbatches = 4 : i64, hetero.stages = 2 : i64} {
     %c0_i64 = arith.constant 0 : i64
     %0 = arith.cmpi eq, %arg0, %c0_i64 : i64
     scf.if %0 {

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Runtime.h"
 #include "hetero-rt/compress.h"
 #include "hetero-rt/hrt.h"
 
@@ -145,14 +146,18 @@ extern "C" void hrt_mlir_send(hrt_comm comm, const void *data,
                               long long count, int dtype, long long peer,
                               long long tag) {
   // Buffered: a pipeline stage never waits for the receiver to be ready.
+  double start = hrt_wtime();
   orAbort(hrt_bsend(data, size_t(count), hrt_dtype(dtype), int(peer),
                     int(tag), comm));
+  hetero::rt::noteCommunication(hrt_wtime() - start);
 }
 
 extern "C" void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
                               int dtype, long long peer, long long tag) {
+  double start = hrt_wtime();
   orAbort(hrt_recv(data, size_t(count), hrt_dtype(dtype), int(peer), int(tag),
                    comm));
+  hetero::rt::noteCommunication(hrt_wtime() - start);
 }
 
 extern "C" void hrt_mlir_compressed_all_reduce(

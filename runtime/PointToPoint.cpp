@@ -31,7 +31,8 @@
 namespace hetero::rt {
 namespace {
 
-constexpr size_t kStampBytes = sizeof(double);
+/// Arrival and departure (the start on the link) of an emulated message.
+constexpr size_t kStampBytes = 2 * sizeof(double);
 
 struct LinkModel {
   double bytesPerSecond = 0.0; // 0: unlimited
@@ -81,11 +82,12 @@ public:
       if (!received)
         return HRT_SUCCESS;
     }
-    double arrival = 0.0;
-    std::memcpy(&arrival, storage.data() + bytes, kStampBytes);
-    if (hrt_wtime() < arrival)
+    double stamps[2];
+    std::memcpy(stamps, storage.data() + bytes, kStampBytes);
+    if (hrt_wtime() < stamps[0])
       return HRT_SUCCESS;
     std::memcpy(destination, storage.data(), bytes);
+    noteTransfer(stamps[0] - stamps[1]);
     done = true;
     return HRT_SUCCESS;
   }
@@ -167,8 +169,8 @@ hrt_status postSend(Backend &backend, const void *buffer, size_t count,
     free = start + (link.bytesPerSecond > 0.0
                         ? double(bytes) / link.bytesPerSecond
                         : 0.0);
-    double arrival = free + link.latencySeconds;
-    std::memcpy(staged->storage.data() + bytes, &arrival, kStampBytes);
+    double stamps[2] = {free + link.latencySeconds, start};
+    std::memcpy(staged->storage.data() + bytes, stamps, kStampBytes);
   }
   if (hrt_status status =
           backend.isend(staged->storage.data(), staged->storage.size(),

@@ -124,6 +124,15 @@ hrt_status keepBufferedSend(std::unique_ptr<PendingOperation> pending);
 hrt_status flushBufferedSends();
 /// The buffered sends not yet complete.
 size_t bufferedSendsInFlight();
+
+//===----------------------------------------------------------------------===//
+// Task times (TaskTimes.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Time spent inside a point-to-point call of compiled code.
+void noteCommunication(double seconds);
+/// One message's time on the emulated link.
+void noteTransfer(double seconds);
 /// Null when the library was built without NCCL.
 std::unique_ptr<Backend> createNcclBackend();
 

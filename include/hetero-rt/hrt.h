@@ -181,6 +181,15 @@ HRT_EXPORT hrt_status hrt_planner_end_iteration(hrt_planner planner,
 HRT_EXPORT int hrt_planner_group_size(hrt_planner planner);
 HRT_EXPORT int hrt_planner_plan_index(hrt_planner planner);
 
+/* Measured times, in milliseconds, averaged since the last reset: forward
+ * and backward tasks of compiled stage programs that report them
+ * (hrt_mlir_task_mark), and messages on the emulated link (time on the
+ * link, queueing excluded; 0 without HETERO_RT_LINK). The planner's
+ * inputs. */
+HRT_EXPORT void hrt_task_times(double *forward_ms, double *backward_ms,
+                               double *transfer_ms);
+HRT_EXPORT void hrt_task_times_reset(void);
+
 /*===----------------------------------------------------------------------===*
  * Entry points for compiled code (hetero-lower-to-runtime). They take
  * 64-bit counts, report a failure with its message on stderr and abort the
@@ -195,6 +204,8 @@ HRT_EXPORT hrt_comm hrt_mlir_group(long long ndims, long long d0, long long d1,
                                    long long d2, long long d3,
                                    long long axes_mask);
 HRT_EXPORT hrt_comm hrt_mlir_world(void);
+/* A stage program's task just ended: 0 forward, 1 backward. */
+HRT_EXPORT void hrt_mlir_task_mark(int kind);
 HRT_EXPORT long long hrt_mlir_rank(hrt_comm comm);
 HRT_EXPORT long long hrt_mlir_size(hrt_comm comm);
 HRT_EXPORT void hrt_mlir_all_reduce(hrt_comm comm, void *data,

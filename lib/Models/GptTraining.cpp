@@ -85,10 +85,18 @@ public:
     emitData("input", "math.sin", 0.37, 0.91, 1.3);
     emitData("target", "math.cos", 0.23, 0.61, 0.7);
     for (int64_t s = 0; s < config.stages; ++s) {
-      emitStageStep(s);
+      emitStageStep(s, options.groupSize, "", false);
       emitStageDigest(s);
     }
-    emitTrainStep();
+    emitTrainStep(options.groupSize, "");
+    if (!options.adaptiveGroupSizes.empty())
+      os << "  func.func private @hrt_mlir_task_mark(i32)\n\n";
+    for (int64_t k : options.adaptiveGroupSizes) {
+      std::string suffix = "_k" + std::to_string(k);
+      for (int64_t s = 0; s < config.stages; ++s)
+        emitStageStep(s, k, suffix, true);
+      emitTrainStep(k, suffix);
+    }
     emitReferenceStep();
     emitDigests();
   }
@@ -346,14 +354,23 @@ private:
     os << "    %zero = arith.constant 0.0 : f32\n";
   }
 
-  /// @train_stage<s>() -> f32: stage s's program of one step.
-  void emitStageStep(int64_t stage) {
+  /// Reports a finished task to the runtime: 0 forward, 1 backward.
+  void markTask(int kind) {
+    std::string value = next("%kind");
+    os << "    " << value << " = arith.constant " << kind << " : i32\n"
+       << "    func.call @hrt_mlir_task_mark(" << value << ") : (i32) -> ()\n";
+  }
+
+  /// @train_stage<s><suffix>() -> f32: stage s's kFkB program of one step
+  /// with group size k; `timed` reports each task's end.
+  void emitStageStep(int64_t stage, int64_t groupSize,
+                     const std::string &suffix, bool timed) {
     // The kFkB order is kept on the function for people and tests.
-    os << "  func.func private @train_stage" << stage
-       << "() -> f32 attributes {hetero.group_size = " << options.groupSize
+    os << "  func.func private @train_stage" << stage << suffix
+       << "() -> f32 attributes {hetero.group_size = " << groupSize
        << " : i64, hetero.program = \""
        << schedule::formatProgram(schedule::kfkbProgram(
-              config.stages, config.microbatches, options.groupSize, stage))
+              config.stages, config.microbatches, groupSize, stage))
        << "\"} {\n";
     emitPrologue();
     std::vector<std::string> params = loadParams(stage);
@@ -362,15 +379,20 @@ private:
     std::map<int64_t, std::string> inputs, targets;
     int64_t gradientTag = config.microbatches;
     for (const schedule::Task &task : schedule::kfkbProgram(
-             config.stages, config.microbatches, options.groupSize, stage)) {
+             config.stages, config.microbatches, groupSize, stage)) {
       int64_t i = task.microbatch;
       if (task.kind == schedule::Task::Forward) {
         inputs[i] = stage == 0 ? data("input", i) : receive(stage - 1, i);
         if (isLast(stage)) {
           targets[i] = data("target", i);
           loss = addLoss(loss, forward(stage, inputs[i], params, targets[i]));
+          if (timed)
+            markTask(0);
         } else {
-          send(forward(stage, inputs[i], params, ""), stage + 1, i);
+          std::string y = forward(stage, inputs[i], params, "");
+          if (timed)
+            markTask(0);
+          send(y, stage + 1, i);
         }
         continue;
       }
@@ -378,6 +400,8 @@ private:
           isLast(stage) ? "" : receive(stage + 1, gradientTag + i);
       std::string results =
           backward(stage, inputs[i], params, targets[i], dy);
+      if (timed)
+        markTask(1);
       if (stage > 0)
         send(results + "#0", stage - 1, gradientTag + i);
       accumulate(stage, grads, results, stage > 0 ? 1 : 0);
@@ -464,14 +488,15 @@ private:
        << "    return %result : " << type << "\n  }\n\n";
   }
 
-  /// Dispatches on the rank's stage to `prefix<s>`.
+  /// Dispatches on the rank's stage to `prefix<s><suffix>`.
   void dispatchOnStage(const char *prefix, const char *type,
-                       const char *zero) {
+                       const char *zero, const std::string &suffix = "") {
     os << "    %stage = shard.process_linear_index on @gpt_devices : index\n"
        << "    %value = scf.index_switch %stage -> " << type << "\n";
     for (int64_t s = 0; s < config.stages; ++s)
       os << "    case " << s << " {\n"
-         << "      %v = func.call @" << prefix << s << "() : () -> " << type
+         << "      %v = func.call @" << prefix << s << suffix << "() : () -> "
+         << type
          << "\n"
          << "      scf.yield %v : " << type << "\n"
          << "    }\n";
@@ -481,12 +506,18 @@ private:
        << "    }\n";
   }
 
-  void emitTrainStep() {
+  /// @train_step<suffix>: one step on every rank of the pipeline with
+  /// group size k; returns the mean loss.
+  void emitTrainStep(int64_t groupSize, const std::string &suffix) {
     os << "  // One training step on every rank of the pipeline; returns the "
           "mean loss.\n"
-       << "  func.func @train_step(%iteration: i64) -> f32 {\n";
+       << "  func.func @train_step" << suffix
+       << "(%iteration: i64) -> f32 attributes {hetero.group_size = "
+       << groupSize << " : i64, hetero.stages = " << config.stages
+       << " : i64, hetero.microbatches = " << config.microbatches
+       << " : i64} {\n";
     initialiseOnFirstIteration();
-    dispatchOnStage("train_stage", "f32", "0.0");
+    dispatchOnStage("train_stage", "f32", "0.0", suffix);
     returnPipelineSum("%value", "f32");
   }
 
@@ -595,6 +626,9 @@ std::vector<std::string> validateTraining(const GptConfig &config,
           "--train needs --checkpoint-replicas 0: checkpoints are not "
           "lowered to the runtime yet");
   require(options.groupSize >= 1, "--group-size must be at least 1");
+  for (int64_t k : options.adaptiveGroupSizes)
+    require(k >= 1, "--adaptive-group-sizes must list group sizes of at "
+                    "least 1");
   require(options.learningRate > 0.0, "--lr must be positive");
   return problems;
 }

@@ -73,6 +73,11 @@ static cl::opt<bool>
 static cl::opt<int64_t> groupSize("group-size",
                                   cl::desc("k of the kFkB schedule (--train)"),
                                   cl::init(1), cl::cat(category));
+static cl::list<int64_t> adaptiveGroupSizes(
+    "adaptive-group-sizes",
+    cl::desc("Candidate k for hetero-run --adaptive: @train_step_k<k> each "
+             "(--train)"),
+    cl::CommaSeparated, cl::cat(category));
 static cl::opt<double> learningRate("lr", cl::desc("SGD step size (--train)"),
                                     cl::init(0.05), cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
@@ -105,6 +110,8 @@ int main(int argc, char **argv) {
   hetero::models::TrainingOptions training;
   training.groupSize = groupSize;
   training.learningRate = learningRate;
+  training.adaptiveGroupSizes.assign(adaptiveGroupSizes.begin(),
+                                     adaptiveGroupSizes.end());
   std::vector<std::string> problems =
       train ? hetero::models::validateTraining(config, training)
             : hetero::models::validate(config);
@@ -142,6 +149,11 @@ int main(int argc, char **argv) {
   if (train)
     output->os() << " --train --group-size " << groupSize << " --lr "
                  << learningRate;
+  if (train && !adaptiveGroupSizes.empty()) {
+    output->os() << " --adaptive-group-sizes ";
+    for (size_t i = 0; i < adaptiveGroupSizes.size(); ++i)
+      output->os() << (i ? "," : "") << adaptiveGroupSizes[i];
+  }
   output->os() << "\n";
   module->print(output->os());
   output->os() << "\n";

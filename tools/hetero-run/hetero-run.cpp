@@ -39,6 +39,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace cl = llvm::cl;
@@ -66,6 +67,15 @@ static cl::opt<std::string>
          cl::desc("A function () -> scalar to call once after the "
                   "iterations; rank 0 prints `<name>: <value>`"),
          cl::init(""), cl::cat(category));
+static cl::opt<bool> adaptive(
+    "adaptive",
+    cl::desc("Run @<entry>_k<k> (hetero-gen --adaptive-group-sizes) and "
+             "re-pick k from measured task and transfer times"),
+    cl::init(false), cl::cat(category));
+static cl::opt<int64_t>
+    replanEvery("replan-every",
+                cl::desc("--adaptive: iterations between re-plans"),
+                cl::init(4), cl::cat(category));
 static cl::opt<std::string>
     dumpLowered("dump-lowered",
                 cl::desc("Write the lowered LLVM-dialect module to a file"),
@@ -217,6 +227,39 @@ int run() {
   if (failed(signature))
     return 1;
   function->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+  // --adaptive: the candidate steps @<entry>_k<k>, by k.
+  std::vector<int> groupSizes;
+  int64_t stages = 0, microbatches = 0;
+  if (adaptive) {
+    for (auto candidate : module->getOps<func::FuncOp>()) {
+      auto k = candidate->getAttrOfType<IntegerAttr>("hetero.group_size");
+      if (!k || candidate.getSymName() !=
+                    (entry + "_k" + std::to_string(k.getInt())))
+        continue;
+      if (failed(checkEntry(candidate)))
+        return 1;
+      candidate->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+      groupSizes.push_back(int(k.getInt()));
+      auto stagesAttr =
+          candidate->getAttrOfType<IntegerAttr>("hetero.stages");
+      auto microbatchesAttr =
+          candidate->getAttrOfType<IntegerAttr>("hetero.microbatches");
+      stages = stagesAttr ? stagesAttr.getInt() : 0;
+      microbatches = microbatchesAttr ? microbatchesAttr.getInt() : 0;
+    }
+    std::sort(groupSizes.begin(), groupSizes.end());
+    if (groupSizes.empty() || stages < 1 || microbatches < 1) {
+      llvm::errs() << "hetero-run: --adaptive needs functions @" << entry
+                   << "_k<k> with hetero.group_size, hetero.stages and "
+                      "hetero.microbatches (hetero-gen --train "
+                      "--adaptive-group-sizes 1,2,4)\n";
+      return 1;
+    }
+    if (replanEvery < 1) {
+      llvm::errs() << "hetero-run: --replan-every must be at least 1\n";
+      return 1;
+    }
+  }
   FailureOr<EntrySignature> finalSignature;
   if (!then.empty()) {
     auto final = module->lookupSymbol<func::FuncOp>(then);
@@ -262,25 +305,56 @@ int run() {
                  << llvm::toString(engine.takeError()) << "\n";
     return 1;
   }
+  hrt_planner planner = nullptr;
+  if (adaptive &&
+      hrt_planner_create(int(stages), int(microbatches), groupSizes.data(),
+                         int(groupSizes.size()), int(replanEvery),
+                         int(replanEvery), &planner) != HRT_SUCCESS) {
+    llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+    return 1;
+  }
   for (int64_t i = 0; i < iterations; ++i) {
+    std::string name = entry;
+    if (planner) {
+      name += "_k" + std::to_string(hrt_planner_group_size(planner));
+      hrt_task_times_reset();
+    }
     double start = hrt_wtime();
     llvm::Expected<std::string> printed =
-        invoke(**engine, *signature, i, entry);
+        invoke(**engine, *signature, i, name);
     if (!printed) {
       llvm::errs() << "hetero-run: iteration " << i << " on rank " << rank
                    << ": " << llvm::toString(printed.takeError()) << "\n";
       return 1;
     }
     double milliseconds = (hrt_wtime() - start) * 1e3;
+    std::string plan;
+    int switched = 0;
+    if (planner) {
+      plan = ", k = " + std::to_string(hrt_planner_group_size(planner));
+      double forward = 0, backward = 0, transfer = 0;
+      hrt_task_times(&forward, &backward, &transfer);
+      if (hrt_planner_record_compute(planner, forward, backward) ||
+          hrt_planner_record_transfer(planner, transfer) ||
+          hrt_planner_end_iteration(planner, world, &switched)) {
+        llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+        return 1;
+      }
+    }
     if (printer) {
-      std::printf("%siteration %lld: %s%s%.3f ms\n",
+      std::printf("%siteration %lld: %s%s%.3f ms%s\n",
                   allRanks ? ("rank " + std::to_string(rank) + ": ").c_str()
                            : "",
                   (long long)i, printed->c_str(),
-                  printed->empty() ? "" : ", ", milliseconds);
+                  printed->empty() ? "" : ", ", milliseconds, plan.c_str());
+      if (switched)
+        std::printf("re-planned after iteration %lld: k = %d\n", (long long)i,
+                    hrt_planner_group_size(planner));
       std::fflush(stdout);
     }
   }
+  if (planner)
+    hrt_planner_destroy(planner);
   if (!then.empty()) {
     llvm::Expected<std::string> printed =
         invoke(**engine, *finalSignature, /*iteration=*/0, then);

@@ -76,6 +76,10 @@ struct TrainingOptions {
   int64_t groupSize = 1;
   /// SGD step size; gradients are averaged over the micro-batches.
   double learningRate = 0.05;
+  /// Candidate k of an adaptive run: each gets @train_step_k<k>, whose
+  /// stage programs report their task times to the runtime
+  /// (hrt_mlir_task_mark) so that hetero-run --adaptive can re-plan.
+  std::vector<int64_t> adaptiveGroupSizes;
 };
 
 /// validate() plus what the training entry points need.
