@@ -24,7 +24,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <map>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -204,21 +203,22 @@ hrt_compression chunkSpec(const hrt_compression &spec, int chunk) {
 }
 
 /// The node and cross-node communicators of `comm` for nodes of `nodeSize`
-/// consecutive ranks, split once.
+/// consecutive ranks, split on first use and kept with `comm`.
 hrt_status nodeComms(hrt_comm comm, int rank, int nodeSize, hrt_comm &node,
                      hrt_comm &cross) {
-  static std::map<std::pair<hrt_comm, int>, std::pair<hrt_comm, hrt_comm>>
-      cache;
-  auto key = std::make_pair(comm, nodeSize);
-  if (auto found = cache.find(key); found != cache.end()) {
+  if (auto found = comm->nodeComms.find(nodeSize);
+      found != comm->nodeComms.end()) {
     std::tie(node, cross) = found->second;
     return HRT_SUCCESS;
   }
   if (hrt_status status = hrt_comm_split(comm, rank / nodeSize, rank, &node))
     return status;
-  if (hrt_status status = hrt_comm_split(comm, rank % nodeSize, rank, &cross))
+  if (hrt_status status =
+          hrt_comm_split(comm, rank % nodeSize, rank, &cross)) {
+    hrt_comm_free(node);
     return status;
-  cache[key] = {node, cross};
+  }
+  comm->nodeComms[nodeSize] = {node, cross};
   return HRT_SUCCESS;
 }
 

@@ -106,6 +106,22 @@ CallSite rootedSite(const char *operation, hrt_comm comm, size_t count,
   return rooted;
 }
 
+/// Frees `comm`'s backend resources and the communicators derived from it
+/// (the object itself stays); reports the first failure.
+hrt_status releaseCommunicator(hrt_comm comm) {
+  hrt_status status = HRT_SUCCESS;
+  for (auto &[nodeSize, derived] : comm->nodeComms)
+    for (hrt_comm part : {derived.first, derived.second}) {
+      hrt_status released = releaseCommunicator(part);
+      delete part;
+      if (status == HRT_SUCCESS)
+        status = released;
+    }
+  comm->nodeComms.clear();
+  hrt_status freed = state->backend->free(comm);
+  return status == HRT_SUCCESS ? freed : status;
+}
+
 } // namespace
 
 hrt_status fail(hrt_status status, const CallSite &site,
@@ -236,10 +252,9 @@ extern "C" hrt_status hrt_finalize(void) {
     return fail(HRT_ERROR_NOT_INITIALIZED, here, "not initialised");
   // Every buffered send completes before the communicators go.
   hrt_status status = flushBufferedSends();
+  hrt_status released = releaseCommunicator(&state->world);
   if (status == HRT_SUCCESS)
-    status = state->backend->free(&state->world);
-  else
-    state->backend->free(&state->world);
+    status = released;
   if (status == HRT_SUCCESS)
     status = state->backend->finalize();
   bool ownsMpi = state->ownsMpi;
@@ -352,7 +367,7 @@ extern "C" hrt_status hrt_comm_free(hrt_comm comm) {
   if (comm->isWorld)
     return fail(HRT_ERROR_INVALID_ARGUMENT, here,
                 "the world communicator belongs to the runtime");
-  hrt_status status = state->backend->free(comm);
+  hrt_status status = releaseCommunicator(comm);
   delete comm;
   return status;
 }

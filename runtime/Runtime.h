@@ -11,8 +11,12 @@
 
 #include <mpi.h>
 
+#include <array>
+#include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 /// A communicator: an MPI communicator, plus the NCCL communicator over the
@@ -23,6 +27,12 @@ struct hrt_comm_impl {
   int rank = 0;
   int size = 1;
   bool isWorld = false;
+  /// State derived from this communicator, created collectively on first
+  /// use and released with it, so that every rank finds the same: Zen's
+  /// hash seeds, and per node size the node and cross-node communicators of
+  /// hierarchical collectives.
+  std::optional<std::array<uint64_t, 4>> sparseSeeds;
+  std::map<int, std::pair<hrt_comm_impl *, hrt_comm_impl *>> nodeComms;
 };
 
 namespace hetero::rt {

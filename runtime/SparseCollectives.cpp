@@ -30,22 +30,22 @@ namespace {
 
 size_t lastPushed = 0, lastPulled = 0;
 
-/// The seeds of `comm`, chosen by its rank 0 on first use.
+/// The seeds of `comm`, chosen by its rank 0 on first use and kept with
+/// `comm`.
 hrt_status seedsOf(hrt_comm comm, sparse::HashSeeds &seeds) {
-  static std::map<hrt_comm, sparse::HashSeeds> known;
-  if (auto found = known.find(comm); found != known.end()) {
-    seeds = found->second;
-    return HRT_SUCCESS;
+  if (!comm->sparseSeeds) {
+    std::array<uint64_t, 4> words;
+    std::random_device device;
+    for (uint64_t &word : words)
+      word = (uint64_t(device()) << 32) | device();
+    if (hrt_status status =
+            hrt_broadcast(words.data(), words.size(), HRT_INT64, 0, comm))
+      return status;
+    comm->sparseSeeds = words;
   }
-  uint64_t words[4];
-  std::random_device device;
-  for (uint64_t &word : words)
-    word = (uint64_t(device()) << 32) | device();
-  if (hrt_status status = hrt_broadcast(words, 4, HRT_INT64, 0, comm))
-    return status;
+  const std::array<uint64_t, 4> &words = *comm->sparseSeeds;
   seeds.partition = words[0];
-  std::copy(words + 1, words + 4, seeds.probe);
-  known[comm] = seeds;
+  std::copy(words.begin() + 1, words.end(), seeds.probe);
   return HRT_SUCCESS;
 }
 
