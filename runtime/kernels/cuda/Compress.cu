@@ -43,29 +43,31 @@ __device__ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-__global__ void toHalf(const float *g, size_t n, __half *out) {
+/// out[i] = convert(in[i]): the casts.
+template <typename In, typename Out, typename Convert>
+__global__ void mapElements(const In *in, size_t n, Out *out,
+                            Convert convert) {
   size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
   if (i < n)
-    out[i] = __float2half_rn(g[i]);
+    out[i] = convert(in[i]);
 }
 
-__global__ void fromHalf(const __half *in, size_t n, float *out) {
-  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-  if (i < n)
-    out[i] = __half2float(in[i]);
-}
-
-__global__ void toBf16(const float *g, size_t n, __nv_bfloat16 *out) {
-  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-  if (i < n)
-    out[i] = __float2bfloat16_rn(g[i]);
-}
-
-__global__ void fromBf16(const __nv_bfloat16 *in, size_t n, float *out) {
-  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-  if (i < n)
-    out[i] = __bfloat162float(in[i]);
-}
+struct ToHalf {
+  __device__ __half operator()(float x) const { return __float2half_rn(x); }
+};
+struct FromHalf {
+  __device__ float operator()(__half x) const { return __half2float(x); }
+};
+struct ToBf16 {
+  __device__ __nv_bfloat16 operator()(float x) const {
+    return __float2bfloat16_rn(x);
+  }
+};
+struct FromBf16 {
+  __device__ float operator()(__nv_bfloat16 x) const {
+    return __bfloat162float(x);
+  }
+};
 
 /// One warp packs 32 consecutive signs into one word.
 __global__ void packSigns(const float *g, size_t n, uint32_t *words) {
@@ -255,32 +257,37 @@ int status() { return int(cudaGetLastError()); }
 
 } // namespace
 
+namespace {
+
+/// Launches the cast `convert` over n elements viewed as In and Out.
+template <typename In, typename Out, typename Convert>
+int castElements(const void *in, size_t n, void *out, Convert convert,
+                 void *stream) {
+  mapElements<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(
+      static_cast<const In *>(in), n, static_cast<Out *>(out), convert);
+  return status();
+}
+
+} // namespace
+
 extern "C" int hrt_cuda_to_fp16(const float *g, size_t n, uint16_t *out,
                                 void *stream) {
-  toHalf<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(
-      g, n, reinterpret_cast<__half *>(out));
-  return status();
+  return castElements<float, __half>(g, n, out, ToHalf(), stream);
 }
 
 extern "C" int hrt_cuda_from_fp16(const uint16_t *in, size_t n, float *out,
                                   void *stream) {
-  fromHalf<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(
-      reinterpret_cast<const __half *>(in), n, out);
-  return status();
+  return castElements<__half, float>(in, n, out, FromHalf(), stream);
 }
 
 extern "C" int hrt_cuda_to_bf16(const float *g, size_t n, uint16_t *out,
                                 void *stream) {
-  toBf16<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(
-      g, n, reinterpret_cast<__nv_bfloat16 *>(out));
-  return status();
+  return castElements<float, __nv_bfloat16>(g, n, out, ToBf16(), stream);
 }
 
 extern "C" int hrt_cuda_from_bf16(const uint16_t *in, size_t n, float *out,
                                   void *stream) {
-  fromBf16<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(
-      reinterpret_cast<const __nv_bfloat16 *>(in), n, out);
-  return status();
+  return castElements<__nv_bfloat16, float>(in, n, out, FromBf16(), stream);
 }
 
 extern "C" int hrt_cuda_pack_signs(const float *g, size_t n, uint32_t *words,
@@ -296,19 +303,33 @@ extern "C" int hrt_cuda_unpack_signs(const uint32_t *words, size_t n,
   return status();
 }
 
-extern "C" int hrt_cuda_efsignsgd(const float *g, size_t n, uint32_t *words,
-                                  float *scale, void *stream) {
+namespace {
+
+/// Queues the sums of |g| and g^2, then `then(sums)` on the same stream,
+/// and returns the two sums to the host.
+template <typename Then>
+void sumsThen(const float *g, size_t n, void *stream, Then then,
+              double host[2]) {
   double *sums = nullptr;
   cudaMalloc(&sums, 2 * sizeof(double));
   cudaMemsetAsync(sums, 0, 2 * sizeof(double), asStream(stream));
   sumAbsAndSquares<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n,
                                                                     sums);
-  packSigns<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n, words);
-  double host[2] = {0.0, 0.0};
-  cudaMemcpyAsync(host, sums, sizeof host, cudaMemcpyDeviceToHost,
+  then(sums);
+  cudaMemcpyAsync(host, sums, 2 * sizeof(double), cudaMemcpyDeviceToHost,
                   asStream(stream));
   cudaStreamSynchronize(asStream(stream));
   cudaFree(sums);
+}
+
+} // namespace
+
+extern "C" int hrt_cuda_efsignsgd(const float *g, size_t n, uint32_t *words,
+                                  float *scale, void *stream) {
+  double host[2] = {0.0, 0.0};
+  sumsThen(g, n, stream, [&](double *) {
+    packSigns<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n, words);
+  }, host);
   *scale = n ? float(host[0] / double(n)) : 0.0f;
   return status();
 }
@@ -317,18 +338,11 @@ extern "C" int hrt_cuda_qsgd(const float *g, size_t n, int levels,
                              uint64_t seed, int8_t *steps, float *norm,
                              void *stream) {
   levels = std::min(std::max(levels, 1), 127);
-  double *sums = nullptr;
-  cudaMalloc(&sums, 2 * sizeof(double));
-  cudaMemsetAsync(sums, 0, 2 * sizeof(double), asStream(stream));
-  sumAbsAndSquares<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n,
-                                                                    sums);
-  quantise<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n, levels, seed,
-                                                            sums, steps);
   double host[2] = {0.0, 0.0};
-  cudaMemcpyAsync(host, sums, sizeof host, cudaMemcpyDeviceToHost,
-                  asStream(stream));
-  cudaStreamSynchronize(asStream(stream));
-  cudaFree(sums);
+  sumsThen(g, n, stream, [&](double *sums) {
+    quantise<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(
+        g, n, levels, seed, sums, steps);
+  }, host);
   *norm = float(std::sqrt(host[1]));
   return status();
 }
