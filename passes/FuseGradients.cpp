@@ -30,9 +30,14 @@ struct Gradient {
   Value reduced;
 };
 
-/// The collectives of one block that may be fused together.
+/// The collectives of one block that may be fused together, and what they
+/// share.
 struct FusionSet {
   Block *block;
+  FlatSymbolRefAttr grid;
+  DenseI16ArrayAttr axes;
+  ReductionAttr reduction;
+  CompressAttr compress;
   SmallVector<Operation *> collectives;
   SmallVector<Gradient> gradients;
 };
@@ -66,14 +71,18 @@ struct HeteroFuseGradientsPass
   SmallVector<FusionSet> collectSets(ModuleOp module) {
     llvm::MapVector<SetKey, FusionSet> sets;
     module.walk([&](Operation *op) {
-      auto add = [&](ValueRange inputs, ValueRange results, Attribute grid,
-                     Attribute axes, Attribute reduction,
-                     Attribute compress) {
+      auto add = [&](ValueRange inputs, ValueRange results,
+                     FlatSymbolRefAttr grid, DenseI16ArrayAttr axes,
+                     ReductionAttr reduction, CompressAttr compress) {
         Type element =
             cast<RankedTensorType>(inputs.front().getType()).getElementType();
         SetKey key{op->getBlock(), grid, axes, reduction, compress, element};
         FusionSet &set = sets[key];
         set.block = op->getBlock();
+        set.grid = grid;
+        set.axes = axes;
+        set.reduction = reduction;
+        set.compress = compress;
         set.collectives.push_back(op);
         for (auto [input, result] : llvm::zip(inputs, results))
           set.gradients.push_back({input, result});
@@ -97,7 +106,8 @@ struct HeteroFuseGradientsPass
   }
 
   /// The built-in cost model of a set, its gradients in ready order.
-  fusion::Problem builtinProblem(const FusionSet &set, CompressAttr compress) {
+  fusion::Problem builtinProblem(const FusionSet &set) {
+    CompressAttr compress = set.compress;
     fusion::Problem problem;
     for (const Gradient &gradient : set.gradients) {
       int64_t bytes = tensorBytes(gradient.input);
@@ -120,23 +130,15 @@ struct HeteroFuseGradientsPass
     return problem;
   }
 
-  /// Replaces the collectives of `set` by one per group of `plan`.
-  LogicalResult rewrite(FusionSet &set, const fusion::Plan &plan) {
-    Operation *first = set.collectives.front();
-    auto reduce = dyn_cast<AllReduceOp>(first);
-    auto bucket = dyn_cast<BucketOp>(first);
-    FlatSymbolRefAttr grid =
-        reduce ? reduce.getGridAttr() : bucket.getGridAttr();
-    auto axes = reduce ? reduce.getGridAxesAttr() : bucket.getGridAxesAttr();
-    auto reduction =
-        reduce ? reduce.getReductionAttr() : bucket.getReductionAttr();
-    CompressAttr compress =
-        reduce ? reduce.getCompressAttr() : bucket.getCompressAttr();
+  /// Replaces the collectives of `set` by one per group of `plan`;
+  /// `positions` numbers the ops of the set's block.
+  LogicalResult rewrite(FusionSet &set, const fusion::Plan &plan,
+                        const DenseMap<Operation *, int64_t> &positions) {
+    FlatSymbolRefAttr grid = set.grid;
+    DenseI16ArrayAttr axes = set.axes;
+    ReductionAttr reduction = set.reduction;
+    CompressAttr compress = set.compress;
     Block *block = set.block;
-    DenseMap<Operation *, int64_t> positions;
-    int64_t index = 0;
-    for (Operation &op : *block)
-      positions[&op] = index++;
 
     for (const fusion::Group &group : plan.groups) {
       ArrayRef<Gradient> members(set.gradients.begin() + group.first,
@@ -223,20 +225,15 @@ struct HeteroFuseGradientsPass
         return readyPosition(a.input, block, positions) <
                readyPosition(b.input, block, positions);
       });
-      Operation *first = set.collectives.front();
-      CompressAttr compress = isa<AllReduceOp>(first)
-                                  ? cast<AllReduceOp>(first).getCompressAttr()
-                                  : cast<BucketOp>(first).getCompressAttr();
-      fusion::Problem problem =
-          profiled ? *profiled : builtinProblem(set, compress);
+      fusion::Problem problem = profiled ? *profiled : builtinProblem(set);
       if (problem.tensors.size() != set.gradients.size()) {
-        first->emitError() << "hetero-fuse-gradients: the profile lists "
+        set.collectives.front()->emitError() << "hetero-fuse-gradients: the profile lists "
                            << problem.tensors.size()
                            << " tensors, but this fusion set reduces "
                            << set.gradients.size() << " gradients";
         return signalPassFailure();
       }
-      if (failed(rewrite(set, fusion::optimalPlan(problem))))
+      if (failed(rewrite(set, fusion::optimalPlan(problem), positions)))
         return signalPassFailure();
     }
   }
