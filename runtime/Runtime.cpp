@@ -392,12 +392,16 @@ extern "C" hrt_status hrt_comm_size(hrt_comm comm, int *size) {
 // Point to point
 //===----------------------------------------------------------------------===//
 
-/// isend and irecv share their checks and their request handling.
+/// isend, irecv and bsend share their checks and their request handling.
+/// The posted operation goes to a new `*request`, or to `*kept` when the
+/// runtime keeps it (a buffered send has no request).
 template <typename Buffer, typename Post>
 static hrt_status postTransfer(const char *operation, Buffer buffer,
                                size_t count, hrt_dtype dtype, int peer,
                                int tag, hrt_comm comm, hrt_request *request,
-                               Post post) {
+                               Post post,
+                               std::unique_ptr<PendingOperation> *kept =
+                                   nullptr) {
   CallSite here = site(operation, comm, count, dtype, peer, tag);
   if (hrt_status status = checkCall(here, buffer, count, dtype))
     return status;
@@ -405,13 +409,16 @@ static hrt_status postTransfer(const char *operation, Buffer buffer,
     return status;
   if (tag < 0)
     return fail(HRT_ERROR_INVALID_ARGUMENT, here, "the tag must be >= 0");
-  if (!request)
+  if (!request && !kept)
     return fail(HRT_ERROR_INVALID_ARGUMENT, here, "the request is null");
   std::unique_ptr<PendingOperation> pending;
   if (hrt_status status = post(here, pending))
     return status;
   pending->site = here;
-  *request = new hrt_request_impl{std::move(pending)};
+  if (kept)
+    *kept = std::move(pending);
+  else
+    *request = new hrt_request_impl{std::move(pending)};
   return HRT_SUCCESS;
 }
 
@@ -462,17 +469,16 @@ extern "C" hrt_status hrt_bsend(const void *buffer, size_t count,
   if (state && state->kind != HRT_BACKEND_MPI)
     return hrt_send(buffer, count, dtype, peer, tag, comm);
   std::unique_ptr<PendingOperation> posted;
-  hrt_request request = nullptr;
-  hrt_status status = postTransfer(
-      "hrt_bsend", buffer, count, dtype, peer, tag, comm, &request,
-      [&](const CallSite &here, std::unique_ptr<PendingOperation> &pending) {
-        return postSend(*state->backend, buffer, count, dtype, here,
-                        /*copy=*/true, pending);
-      });
-  if (status != HRT_SUCCESS)
+  if (hrt_status status = postTransfer(
+          "hrt_bsend", buffer, count, dtype, peer, tag, comm,
+          /*request=*/nullptr,
+          [&](const CallSite &here,
+              std::unique_ptr<PendingOperation> &pending) {
+            return postSend(*state->backend, buffer, count, dtype, here,
+                            /*copy=*/true, pending);
+          },
+          &posted))
     return status;
-  posted = std::move(request->pending);
-  delete request;
   return keepBufferedSend(std::move(posted));
 }
 
