@@ -256,19 +256,14 @@ std::vector<Problem> verifyPrograms(
     return problems;
 
   // Blocking receives, buffered sends: every program must run to the end.
-  std::vector<size_t> next(stages, 0);
   // queues[from][to][payload]: microbatches in flight, in send order.
   std::vector<std::vector<std::vector<std::vector<int64_t>>>> queues(
       stages, std::vector<std::vector<std::vector<int64_t>>>(
                   stages, std::vector<std::vector<int64_t>>(2)));
   std::vector<std::vector<std::vector<size_t>>> heads(
       stages, std::vector<std::vector<size_t>>(stages, std::vector<size_t>(2)));
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (int64_t s = 0; s < stages; ++s) {
-      while (next[s] < programs[s].size()) {
-        const Action &action = programs[s][next[s]];
+  std::vector<size_t> next =
+      runBlocking(programs, [&](int64_t s, const Action &action) {
         int payload = carriesActivation(action.kind) ? 0 : 1;
         if (isSend(action.kind)) {
           queues[s][action.peer][payload].push_back(action.microbatch);
@@ -276,14 +271,11 @@ std::vector<Problem> verifyPrograms(
           std::vector<int64_t> &queue = queues[action.peer][s][payload];
           size_t &head = heads[action.peer][s][payload];
           if (head >= queue.size())
-            break; // blocked until the peer sends
+            return false; // blocked until the peer sends
           ++head;
         }
-        ++next[s];
-        progress = true;
-      }
-    }
-  }
+        return true;
+      });
   std::string waits;
   for (int64_t s = 0; s < stages; ++s)
     if (next[s] < programs[s].size()) {

@@ -124,60 +124,50 @@ Result simulate(const std::vector<std::vector<Action>> &programs,
   std::map<std::pair<int64_t, int64_t>, double> linkFree;
   std::map<std::pair<int64_t, int64_t>, std::vector<Span>> linkBusy;
   std::map<std::tuple<int64_t, int64_t, bool>, size_t> consumed;
-  std::vector<size_t> next(stages, 0);
   std::vector<double> deviceFree(stages, 0.0), lastProduced(stages, 0.0);
   std::vector<int64_t> inFlight(stages, 0);
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (int64_t s = 0; s < stages; ++s) {
-      while (next[s] < programs[s].size()) {
-        const Action &action = programs[s][next[s]];
-        bool activation = action.kind == Action::SendActivation ||
-                          action.kind == Action::RecvActivation;
-        switch (action.kind) {
-        case Action::Forward:
-        case Action::Backward: {
-          double duration = (action.kind == Action::Forward
-                                 ? costs.forward(s)
-                                 : costs.backward(s)) *
-                            slowdown(s);
-          double start = deviceFree[s];
-          deviceFree[s] = lastProduced[s] = start + duration;
-          result.computeSpans[s].push_back({start, deviceFree[s]});
-          result.computeTasks[s].push_back(action);
-          inFlight[s] += action.kind == Action::Forward ? 1 : -1;
-          result.peakInflight[s] = std::max(result.peakInflight[s], inFlight[s]);
-          break;
-        }
-        case Action::SendActivation:
-        case Action::SendGradient: {
-          auto link = std::make_pair(s, action.peer);
-          double start = std::max(lastProduced[s], linkFree[link]);
-          double end = transferEnd(costs, s, action.peer, start);
-          linkFree[link] = end;
-          if (end > start)
-            linkBusy[link].push_back({start, end});
-          arrivals[{s, action.peer, activation}].push_back(end);
-          break;
-        }
-        case Action::RecvActivation:
-        case Action::RecvGradient: {
-          auto key = std::make_tuple(action.peer, s, activation);
-          size_t &index = consumed[key];
-          std::vector<double> &queue = arrivals[key];
-          if (index >= queue.size())
-            goto blocked; // the sender has not produced it yet
-          deviceFree[s] = std::max(deviceFree[s], queue[index++]);
-          break;
-        }
-        }
-        ++next[s];
-        progress = true;
-      }
-    blocked:;
+  runBlocking(programs, [&](int64_t s, const Action &action) {
+    bool activation = action.kind == Action::SendActivation ||
+                      action.kind == Action::RecvActivation;
+    switch (action.kind) {
+    case Action::Forward:
+    case Action::Backward: {
+      double duration =
+          (action.kind == Action::Forward ? costs.forward(s)
+                                          : costs.backward(s)) *
+          slowdown(s);
+      double start = deviceFree[s];
+      deviceFree[s] = lastProduced[s] = start + duration;
+      result.computeSpans[s].push_back({start, deviceFree[s]});
+      result.computeTasks[s].push_back(action);
+      inFlight[s] += action.kind == Action::Forward ? 1 : -1;
+      result.peakInflight[s] = std::max(result.peakInflight[s], inFlight[s]);
+      return true;
     }
-  }
+    case Action::SendActivation:
+    case Action::SendGradient: {
+      auto link = std::make_pair(s, action.peer);
+      double start = std::max(lastProduced[s], linkFree[link]);
+      double end = transferEnd(costs, s, action.peer, start);
+      linkFree[link] = end;
+      if (end > start)
+        linkBusy[link].push_back({start, end});
+      arrivals[{s, action.peer, activation}].push_back(end);
+      return true;
+    }
+    case Action::RecvActivation:
+    case Action::RecvGradient: {
+      auto key = std::make_tuple(action.peer, s, activation);
+      size_t &index = consumed[key];
+      std::vector<double> &queue = arrivals[key];
+      if (index >= queue.size())
+        return false; // the sender has not produced it yet
+      deviceFree[s] = std::max(deviceFree[s], queue[index++]);
+      return true;
+    }
+    }
+    return true;
+  });
   double end = 0.0, busy = 0.0;
   for (int64_t s = 0; s < stages; ++s) {
     end = std::max(end, deviceFree[s]);

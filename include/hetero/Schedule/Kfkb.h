@@ -66,6 +66,27 @@ std::vector<std::vector<Action>> kfkbPrograms(int64_t stages,
                                               int64_t microbatches,
                                               int64_t groupSize);
 
+/// Runs `programs` with blocking receives and buffered sends, stage after
+/// stage until none can go on: `step(stage, action)` performs an action, or
+/// returns false when it must wait (a receive whose message has not been
+/// sent). Returns where each program stopped (its size when it finished).
+/// The verifier's deadlock check and the simulator share it.
+template <typename Step>
+std::vector<size_t> runBlocking(const std::vector<std::vector<Action>> &programs,
+                                Step step) {
+  std::vector<size_t> next(programs.size(), 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t s = 0; s < programs.size(); ++s)
+      while (next[s] < programs[s].size() &&
+             step(int64_t(s), programs[s][next[s]])) {
+        ++next[s];
+        progress = true;
+      }
+  }
+  return next;
+}
+
 /// "F3", "B0", "send activation 2 to 1", ... for messages.
 std::string describe(const Action &action);
 
