@@ -194,7 +194,7 @@ void compressWithFeedback(const hrt_compression &spec, const float *g,
 }
 
 /// The spec of chunk c under the all-to-all scheme: its own seed, no
-/// residual (error feedback applies to the whole buffer first).
+/// residual (the caller points it at the chunk's slice where it applies).
 hrt_compression chunkSpec(const hrt_compression &spec, int chunk) {
   hrt_compression result = spec;
   result.seed = spec.seed + uint64_t(chunk) + 1;
@@ -330,31 +330,22 @@ extern "C" hrt_status hrt_compressed_all_reduce(float *data, size_t n,
     size_t largest = 0;
     for (int c = 0; c < size; ++c)
       largest = std::max(largest, begin(c + 1) - begin(c));
-    std::vector<float> corrected(data, data + n);
-    if (spec->residual) {
-      // Error feedback over the whole buffer, chunk by chunk.
-      std::vector<float> sent(n, 0.0f);
-      for (size_t i = 0; i < n; ++i)
-        corrected[i] += spec->residual[i];
-      for (int c = 0; c < size; ++c) {
-        hrt_compression chunk = chunkSpec(*spec, c);
-        hrt_compress_roundtrip_add(&chunk, corrected.data() + begin(c),
-                                   begin(c + 1) - begin(c), rank,
-                                   sent.data() + begin(c));
-      }
-      for (size_t i = 0; i < n; ++i)
-        spec->residual[i] = corrected[i] - sent[i];
-    }
     size_t slot = 0;
     for (int c = 0; c < size; ++c) {
       hrt_compression chunk = chunkSpec(*spec, c);
       slot = std::max(slot, hrt_compressed_size(&chunk, largest));
     }
+    // Each chunk compressed once, with error feedback on its slice of the
+    // residual.
     std::vector<char> outgoing(slot * size, 0), incoming(slot * size, 0);
+    std::vector<char> payload;
     for (int c = 0; c < size; ++c) {
       hrt_compression chunk = chunkSpec(*spec, c);
-      compress(chunk, corrected.data() + begin(c), begin(c + 1) - begin(c),
-               rank, outgoing.data() + c * slot);
+      if (spec->residual)
+        chunk.residual = spec->residual + begin(c);
+      compressWithFeedback(chunk, data + begin(c), begin(c + 1) - begin(c),
+                           rank, payload);
+      std::memcpy(outgoing.data() + c * slot, payload.data(), payload.size());
     }
     if (hrt_status status = hrt_all_to_all(outgoing.data(), incoming.data(),
                                            slot, HRT_UINT8, comm))
