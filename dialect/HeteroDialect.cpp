@@ -10,6 +10,9 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 using namespace hetero;
 
@@ -192,4 +195,65 @@ void CompressAttr::print(AsmPrinter &printer) const {
   if (getNodeSize() != 1)
     printer << ", node_size = " << getNodeSize();
   printer << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer attributes
+//===----------------------------------------------------------------------===//
+
+/// Checks that the optional float parameter `name` lies in [low, high) (or
+/// (low, high) when `openLow`).
+static LogicalResult
+verifyInRange(function_ref<InFlightDiagnostic()> emitError, StringRef owner,
+              StringRef name, FloatAttr value, double low, double high,
+              bool openLow) {
+  if (!value)
+    return success();
+  double v = value.getValueAsDouble();
+  bool above = openLow ? v > low : v >= low;
+  if (above && v < high)
+    return success();
+  InFlightDiagnostic diagnostic = emitError();
+  diagnostic << owner << " " << name << " must be in " << (openLow ? "(" : "[")
+             << low << ", ";
+  if (std::isinf(high))
+    diagnostic << "inf)";
+  else
+    diagnostic << high << ")";
+  return diagnostic << ", got " << v;
+}
+
+LogicalResult SgdAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              FloatAttr lr, FloatAttr momentum) {
+  double infinity = std::numeric_limits<double>::infinity();
+  if (failed(verifyInRange(emitError, "sgd", "lr", lr, 0.0, infinity,
+                           /*openLow=*/true)))
+    return failure();
+  return verifyInRange(emitError, "sgd", "momentum", momentum, 0.0, 1.0,
+                       /*openLow=*/false);
+}
+
+LogicalResult AdamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               FloatAttr lr, FloatAttr beta1, FloatAttr beta2,
+                               FloatAttr eps) {
+  double infinity = std::numeric_limits<double>::infinity();
+  if (failed(verifyInRange(emitError, "adam", "lr", lr, 0.0, infinity,
+                           /*openLow=*/true)) ||
+      failed(verifyInRange(emitError, "adam", "beta1", beta1, 0.0, 1.0,
+                           /*openLow=*/false)) ||
+      failed(verifyInRange(emitError, "adam", "beta2", beta2, 0.0, 1.0,
+                           /*openLow=*/false)))
+    return failure();
+  return verifyInRange(emitError, "adam", "eps", eps, 0.0, infinity,
+                       /*openLow=*/true);
+}
+
+double AdamAttr::getBeta1Value() const {
+  return getBeta1() ? getBeta1().getValueAsDouble() : 0.9;
+}
+double AdamAttr::getBeta2Value() const {
+  return getBeta2() ? getBeta2().getValueAsDouble() : 0.999;
+}
+double AdamAttr::getEpsValue() const {
+  return getEps() ? getEps().getValueAsDouble() : 1e-8;
 }

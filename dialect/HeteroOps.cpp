@@ -6,11 +6,13 @@
 
 #include "hetero/Dialect/Hetero.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/InterleavedRange.h"
 
 using namespace mlir;
 using namespace hetero;
@@ -236,14 +238,202 @@ static func::FuncOp lookupStageFunction(StageOp stage, StringRef role,
   return function;
 }
 
+SmallVector<FlatSymbolRefAttr> StageOp::getParamSymbols() {
+  SmallVector<FlatSymbolRefAttr> symbols;
+  if (ArrayAttr params = getParamsAttr())
+    for (Attribute param : params)
+      symbols.push_back(cast<FlatSymbolRefAttr>(param));
+  return symbols;
+}
+
+namespace {
+/// One expected input or result of a stage-ABI function: its type and what
+/// it carries, for messages.
+struct Slot {
+  Type type;
+  std::string role;
+};
+} // namespace
+
+/// Checks `function`'s inputs and results against the stage ABI; `owner`
+/// reports, `what` names the function ("stage 1 backward function").
+static LogicalResult verifySignature(Operation *owner, StringRef what,
+                                     func::FuncOp function,
+                                     ArrayRef<Slot> inputs,
+                                     ArrayRef<Slot> results) {
+  FunctionType type = function.getFunctionType();
+  auto describe = [](ArrayRef<Slot> slots) {
+    std::string text;
+    for (const Slot &slot : slots)
+      text += (text.empty() ? "" : ", ") + slot.role;
+    return text.empty() ? std::string("nothing") : text;
+  };
+  if (type.getNumInputs() != inputs.size())
+    return owner->emitOpError()
+           << what << " '" << function.getSymName() << "' takes "
+           << type.getNumInputs() << " arguments, expected " << inputs.size()
+           << " (" << describe(inputs) << ")";
+  if (type.getNumResults() != results.size())
+    return owner->emitOpError()
+           << what << " '" << function.getSymName() << "' returns "
+           << type.getNumResults() << " values, expected " << results.size()
+           << " (" << describe(results) << ")";
+  for (auto [index, slot] : llvm::enumerate(inputs))
+    if (type.getInput(index) != slot.type)
+      return owner->emitOpError()
+             << what << " '" << function.getSymName() << "' argument "
+             << index << " (" << slot.role << ") has type "
+             << type.getInput(index) << ", expected " << slot.type;
+  for (auto [index, slot] : llvm::enumerate(results))
+    if (type.getResult(index) != slot.type)
+      return owner->emitOpError()
+             << what << " '" << function.getSymName() << "' result " << index
+             << " (" << slot.role << ") has type " << type.getResult(index)
+             << ", expected " << slot.type;
+  return success();
+}
+
+/// The tensor type of a parameter global, or a diagnostic on `stage`.
+static FailureOr<RankedTensorType>
+lookupParameter(StageOp stage, FlatSymbolRefAttr name,
+                SymbolTableCollection &symbolTable) {
+  Operation *found = symbolTable.lookupNearestSymbolFrom(stage, name);
+  auto global = dyn_cast_or_null<memref::GlobalOp>(found);
+  if (!global)
+    return stage.emitOpError()
+           << "parameter '" << name.getValue() << "' "
+           << (found ? "is not a memref.global" : "is not defined");
+  MemRefType type = global.getType();
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      type.getMemorySpace())
+    return stage.emitOpError()
+           << "parameter '" << name.getValue() << "' has type " << type
+           << ", expected a memref of static shape with the identity layout";
+  if (global.isExternal() || global.isUninitialized())
+    return stage.emitOpError() << "parameter '" << name.getValue()
+                               << "' needs an initial value";
+  if (global.getConstant())
+    return stage.emitOpError() << "parameter '" << name.getValue()
+                               << "' is a constant global; training writes it";
+  return RankedTensorType::get(type.getShape(), type.getElementType());
+}
+
+/// Verifies the stage ABI of an executable pipeline (see the op's
+/// description): parameters, data function and every stage function.
+static LogicalResult verifyStageAbi(PipelineOp pipeline,
+                                    MutableArrayRef<func::FuncOp> forwards,
+                                    MutableArrayRef<func::FuncOp> backwards,
+                                    SymbolTableCollection &symbolTable) {
+  if (FlatSymbolRefAttr gridName = pipeline.getGridAttr()) {
+    auto grid =
+        symbolTable.lookupNearestSymbolFrom<shard::GridOp>(pipeline, gridName);
+    ArrayRef<int64_t> shape = grid.getShape();
+    if (shape.empty() || shape.size() > 2 || shape[0] != pipeline.getNumStages())
+      return pipeline.emitOpError()
+             << "runs on grid '" << gridName.getValue() << "' of shape "
+             << llvm::interleaved(shape, "x")
+             << ", expected axis 0 of size " << pipeline.getNumStages()
+             << " (the stages) and optionally axis 1 (the data-parallel "
+                "replicas)";
+    if (llvm::any_of(shape, ShapedType::isDynamic))
+      return pipeline.emitOpError() << "runs on grid '" << gridName.getValue()
+                                    << "', which has a dynamic size";
+  }
+
+  Operation *found =
+      symbolTable.lookupNearestSymbolFrom(pipeline, pipeline.getDataAttr());
+  auto data = dyn_cast_or_null<func::FuncOp>(found);
+  if (!data)
+    return pipeline.emitOpError()
+           << "data function '" << pipeline.getDataAttr().getValue() << "' "
+           << (found ? "is not a func.func" : "is not defined");
+  FunctionType dataType = data.getFunctionType();
+  if (dataType.getNumResults() != 2)
+    return pipeline.emitOpError()
+           << "data function '" << data.getSymName() << "' returns "
+           << dataType.getNumResults()
+           << " values, expected 2 (the input and the target of a "
+              "micro-batch)";
+  Builder builder(pipeline.getContext());
+  Type i64 = builder.getI64Type();
+  if (failed(verifySignature(
+          pipeline, "data function", data,
+          {{i64, "the step"}, {i64, "the replica"}, {i64, "the micro-batch"}},
+          {{dataType.getResult(0), "the input"},
+           {dataType.getResult(1), "the target"}})))
+    return failure();
+
+  llvm::DenseMap<Attribute, int64_t> owners;
+  int64_t last = pipeline.getNumStages() - 1;
+  Type activation = dataType.getResult(0);
+  for (int64_t s = 0; s <= last; ++s) {
+    StageOp stage = pipeline.getStage(s);
+    SmallVector<Slot> inputs = {
+        {activation, s == 0 ? "the micro-batch input"
+                            : "the activation of stage " + std::to_string(s - 1)}};
+    SmallVector<Slot> gradients = {{activation, "the input gradient"}};
+    for (FlatSymbolRefAttr param : stage.getParamSymbols()) {
+      auto [it, inserted] = owners.try_emplace(param.getAttr(), s);
+      if (!inserted)
+        return stage.emitOpError()
+               << "parameter '" << param.getValue() << "' is already "
+               << (it->second == s ? "listed by this stage"
+                                   : "a parameter of stage " +
+                                         std::to_string(it->second));
+      FailureOr<RankedTensorType> type =
+          lookupParameter(stage, param, symbolTable);
+      if (failed(type))
+        return failure();
+      inputs.push_back({*type, "parameter " + param.getValue().str()});
+      gradients.push_back({*type, "the gradient of " + param.getValue().str()});
+    }
+    FunctionType forwardType = forwards[s].getFunctionType();
+    SmallVector<Slot> outputs;
+    if (s == last) {
+      inputs.push_back({dataType.getResult(1), "the target"});
+      outputs.push_back({RankedTensorType::get({}, builder.getF32Type()),
+                         "the micro-batch loss"});
+    } else {
+      if (forwardType.getNumResults() != 1)
+        return stage.emitOpError()
+               << "forward function '" << forwards[s].getSymName()
+               << "' returns " << forwardType.getNumResults()
+               << " values, expected 1 (the activation for stage " << s + 1
+               << ")";
+      outputs.push_back({forwardType.getResult(0),
+                         "the activation for stage " + std::to_string(s + 1)});
+    }
+    std::string stageName = "stage " + std::to_string(s);
+    if (failed(verifySignature(stage, stageName + " forward function",
+                               forwards[s], inputs, outputs)))
+      return failure();
+    SmallVector<Slot> backwardInputs = inputs;
+    if (s != last)
+      backwardInputs.push_back(
+          {outputs.front().type, "the gradient of the stage's output"});
+    if (failed(verifySignature(stage, stageName + " backward function",
+                               backwards[s], backwardInputs, gradients)))
+      return failure();
+    activation = outputs.front().type;
+  }
+  return success();
+}
+
 LogicalResult
 PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (FlatSymbolRefAttr grid = getGridAttr())
     if (!symbolTable.lookupNearestSymbolFrom<shard::GridOp>(*this, grid))
       return emitOpError() << "'" << grid.getValue()
                            << "' does not name a shard.grid";
+  if (bool(getDataAttr()) != bool(getOptimizerAttr()))
+    return emitOpError() << "names " << (getDataAttr() ? "a data function"
+                                                        : "an optimizer")
+                         << " but no "
+                         << (getDataAttr() ? "optimizer" : "data function")
+                         << "; an executable pipeline names both";
 
   SmallVector<func::FuncOp> forwards(getNumStages());
+  SmallVector<func::FuncOp> backwards(getNumStages());
   for (auto stage : getBody().getOps<StageOp>()) {
     func::FuncOp forward = lookupStageFunction(stage, "forward",
                                                stage.getForwardAttr(),
@@ -254,7 +444,14 @@ PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     if (!forward || !backward)
       return failure();
     forwards[stage.getStageId()] = forward;
+    backwards[stage.getStageId()] = backward;
+    if (stage.getParamsAttr() && !isExecutable())
+      return stage.emitOpError()
+             << "lists parameters, but its pipeline names no data function "
+                "and optimizer";
   }
+  if (isExecutable())
+    return verifyStageAbi(*this, forwards, backwards, symbolTable);
   // Consecutive stages agree on the activation they exchange.
   for (int64_t s = 0; s + 1 < getNumStages(); ++s) {
     FunctionType producer = forwards[s].getFunctionType();

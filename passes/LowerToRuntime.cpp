@@ -256,6 +256,46 @@ void fuseBucket(BucketOp bucket, RewriterBase &rewriter) {
   rewriter.replaceOp(bucket, results);
 }
 
+/// The first op of `block` that is or holds a use of `value`; null when
+/// no use is in `block`.
+Operation *firstUseIn(Block *block, Value value) {
+  Operation *first = nullptr;
+  for (Operation *user : value.getUsers()) {
+    Operation *ancestor = block->findAncestorOpInBlock(*user);
+    if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
+      first = ancestor;
+  }
+  return first;
+}
+
+/// A dense all-reduce posted where it stands and waited for right before
+/// the first use of its result (at the end of its block when unused), so
+/// that it overlaps with the work in between.
+LogicalResult startAllReduce(AllReduceOp reduce, Value comm,
+                             RuntimeCalls &calls, IRRewriter &rewriter) {
+  Location loc = reduce.getLoc();
+  FailureOr<int64_t> dtype = dtypeOf(reduce, reduce.getInput().getType());
+  if (failed(dtype))
+    return failure();
+  auto type = cast<RankedTensorType>(reduce.getInput().getType());
+  Value memref = calls.buffer(loc, type, reduce.getInput());
+  Value request = calls.call(
+      loc, "hrt_mlir_all_reduce_start",
+      {comm, calls.pointerOf(loc, memref),
+       calls.constant64(loc, type.getNumElements()),
+       calls.constant32(loc, *dtype),
+       calls.constant32(loc, runtimeReduction(reduce.getReduction()))},
+      calls.pointer);
+  Block *block = reduce->getBlock();
+  if (Operation *use = firstUseIn(block, reduce.getResult()))
+    rewriter.setInsertionPoint(use);
+  else
+    rewriter.setInsertionPoint(block->getTerminator());
+  calls.call(loc, "hrt_mlir_wait", {request});
+  rewriter.replaceOp(reduce, calls.tensorOf(loc, type, memref));
+  return success();
+}
+
 struct HeteroLowerToRuntimePass
     : public hetero::impl::HeteroLowerToRuntimeBase<HeteroLowerToRuntimePass> {
   using Base::Base;
@@ -352,9 +392,11 @@ LogicalResult HeteroLowerToRuntimePass::lower(Operation *op,
                calls.constant32(loc, compress.getErrorFeedback()),
                calls.constant64(loc, compress.getNodeSize()),
                calls.constant64(loc, nextCompressedSite++)});
-        return inPlace(reduce.getInput(), *comm, "hrt_mlir_all_reduce",
-                       {calls.constant32(
-                           loc, runtimeReduction(reduce.getReduction()))});
+        if (blockingCollectives)
+          return inPlace(reduce.getInput(), *comm, "hrt_mlir_all_reduce",
+                         {calls.constant32(
+                             loc, runtimeReduction(reduce.getReduction()))});
+        return startAllReduce(reduce, *comm, calls, rewriter);
       })
       .Case([&](BroadcastOp broadcast) -> LogicalResult {
         FailureOr<Value> comm = calls.group(op, broadcast.getGridAttr(),
@@ -460,6 +502,35 @@ LogicalResult HeteroLowerToRuntimePass::lower(Operation *op,
         rewriter.replaceOp(op, calls.tensorOf(loc, type, memref));
         return success();
       })
+      .Case([&](shard::ProcessMultiIndexOp index) -> LogicalResult {
+        // The grid coordinates of this rank: the row-major digits of its
+        // rank in the whole grid (hrt_mlir_group checks the job's size).
+        FailureOr<Value> comm = calls.group(op, index.getGridAttr(), {});
+        if (failed(comm))
+          return failure();
+        auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+            op, index.getGridAttr());
+        ArrayRef<int64_t> shape = grid.getShape();
+        Value rank = calls.call(loc, "hrt_mlir_rank", {*comm}, calls.i64);
+        SmallVector<int16_t> axes(index.getAxes());
+        if (axes.empty())
+          for (int16_t axis = 0; axis < int16_t(shape.size()); ++axis)
+            axes.push_back(axis);
+        SmallVector<Value> coordinates;
+        for (int16_t axis : axes) {
+          int64_t stride = 1;
+          for (size_t inner = axis + 1; inner < shape.size(); ++inner)
+            stride *= shape[inner];
+          Value digit = arith::DivSIOp::create(
+              rewriter, loc, rank, calls.constant64(loc, stride));
+          digit = arith::RemSIOp::create(rewriter, loc, digit,
+                                         calls.constant64(loc, shape[axis]));
+          coordinates.push_back(arith::IndexCastOp::create(
+              rewriter, loc, rewriter.getIndexType(), digit));
+        }
+        rewriter.replaceOp(op, coordinates);
+        return success();
+      })
       .Case([&](shard::ProcessLinearIndexOp index) -> LogicalResult {
         Value world = calls.call(loc, "hrt_mlir_world", {}, calls.pointer);
         Value rank = calls.call(loc, "hrt_mlir_rank", {world}, calls.i64);
@@ -492,7 +563,7 @@ void HeteroLowerToRuntimePass::runOnOperation() {
         !isa<PipelineOp, StageOp, ScheduleOp, StageProgramOp, FwdOp, BwdOp,
              SendTaskOp, RecvTaskOp, PlanSetOp>(op))
       communicating.push_back(op);
-    else if (isa<shard::ProcessLinearIndexOp>(op))
+    else if (isa<shard::ProcessLinearIndexOp, shard::ProcessMultiIndexOp>(op))
       communicating.push_back(op);
   });
   bool failedAny = false;

@@ -27,10 +27,13 @@ static LogicalResult parse(OpPassManager &pm, const std::string &pipeline) {
   return failure();
 }
 
-static LogicalResult addHeteroAndBufferization(OpPassManager &pm);
+static LogicalResult addHeteroAndBufferization(OpPassManager &pm,
+                                               bool blockingCollectives);
 
-LogicalResult hetero::buildLowerToCpuPipeline(OpPassManager &pm) {
-  if (failed(addHeteroAndBufferization(pm)))
+LogicalResult
+hetero::buildLowerToCpuPipeline(OpPassManager &pm,
+                                const CpuPipelineOptions &options) {
+  if (failed(addHeteroAndBufferization(pm, options.blockingCollectives)))
     return failure();
   return parse(pm, "convert-linalg-to-loops,expand-strided-metadata,"
                    "lower-affine,convert-scf-to-cf,convert-math-to-llvm,"
@@ -41,10 +44,13 @@ LogicalResult hetero::buildLowerToCpuPipeline(OpPassManager &pm) {
 
 /// The structured-op prefix the CPU and GPU pipelines share: hetero's own
 /// passes, then bufferization with ownership-based deallocation.
-static LogicalResult addHeteroAndBufferization(OpPassManager &pm) {
+static LogicalResult addHeteroAndBufferization(OpPassManager &pm,
+                                               bool blockingCollectives) {
   pm.addPass(hetero::createHeteroPrunableToLinalg());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(hetero::createHeteroLowerToRuntime());
+  hetero::HeteroLowerToRuntimeOptions lowering;
+  lowering.blockingCollectives = blockingCollectives;
+  pm.addPass(hetero::createHeteroLowerToRuntime(lowering));
   return parse(pm, "one-shot-bufferize{bufferize-function-boundaries "
                    "function-boundary-type-conversion=identity-layout-map},"
                    "buffer-deallocation-pipeline,"
@@ -71,7 +77,7 @@ static void useCudaToolkit(const std::string &toolkit) {
 LogicalResult hetero::buildLowerToGpuPipeline(OpPassManager &pm,
                                               const GpuPipelineOptions &options) {
   useCudaToolkit(options.toolkit);
-  if (failed(addHeteroAndBufferization(pm)))
+  if (failed(addHeteroAndBufferization(pm, /*blockingCollectives=*/false)))
     return failure();
   // Every parallel loop nest becomes a kernel; reductions stay sequential
   // loops inside the kernel.
@@ -86,12 +92,12 @@ LogicalResult hetero::buildLowerToGpuPipeline(OpPassManager &pm,
 }
 
 void hetero::registerPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CpuPipelineOptions>(
       "hetero-lower-to-cpu",
       "Lower a hetero module to the LLVM dialect for CPUs, calling "
       "libhetero_rt for communication",
-      [](OpPassManager &pm) {
-        if (failed(buildLowerToCpuPipeline(pm)))
+      [](OpPassManager &pm, const CpuPipelineOptions &options) {
+        if (failed(buildLowerToCpuPipeline(pm, options)))
           llvm::report_fatal_error("hetero-lower-to-cpu: cannot build the "
                                    "pipeline");
       });

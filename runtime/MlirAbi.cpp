@@ -46,34 +46,15 @@ hrt_comm world() {
 
 using GroupKey = std::array<long long, 6>;
 
-} // namespace
-
 extern "C" hrt_comm hrt_mlir_world(void) { return world(); }
 
-extern "C" hrt_comm hrt_mlir_group(long long ndims, long long d0, long long d1,
-                                   long long d2, long long d3,
-                                   long long axes_mask) {
-  static std::map<GroupKey, hrt_comm> groups;
-  GroupKey key = {ndims, d0, d1, d2, d3, axes_mask};
-  if (auto found = groups.find(key); found != groups.end())
-    return found->second;
-  long long extents[4] = {d0, d1, d2, d3};
-  if (ndims < 1 || ndims > 4)
-    abortWith("a device grid needs 1 to 4 dimensions, got " +
-              std::to_string(ndims));
-  long long devices = 1;
-  for (long long i = 0; i < ndims; ++i)
-    devices *= extents[i];
+/// Splits the world into the groups of `mask` over a grid of `ndims`
+/// extents.
+hrt_comm splitGroup(long long ndims, const long long *extents,
+                    long long mask) {
   hrt_comm all = world();
-  int rank = 0, size = 0;
+  int rank = 0;
   orAbort(hrt_comm_rank(all, &rank));
-  orAbort(hrt_comm_size(all, &size));
-  if (devices != size)
-    abortWith("the device grid has " + std::to_string(devices) +
-              " devices but the job has " + std::to_string(size) +
-              " ranks; run it with mpirun -np " + std::to_string(devices));
-  if (axes_mask == 0)
-    axes_mask = (1LL << ndims) - 1;
   // Row-major coordinates of this rank; the color numbers the coordinates
   // outside the group, the key orders the ranks inside it.
   long long remaining = rank, color = 0, order = 0;
@@ -81,7 +62,7 @@ extern "C" hrt_comm hrt_mlir_group(long long ndims, long long d0, long long d1,
   for (long long axis = ndims - 1; axis >= 0; --axis) {
     long long coordinate = remaining % extents[axis];
     remaining /= extents[axis];
-    if (axes_mask & (1LL << axis)) {
+    if (mask & (1LL << axis)) {
       order += coordinate * orderStride;
       orderStride *= extents[axis];
     } else {
@@ -91,8 +72,43 @@ extern "C" hrt_comm hrt_mlir_group(long long ndims, long long d0, long long d1,
   }
   hrt_comm group = nullptr;
   orAbort(hrt_comm_split(all, int(color), int(order), &group));
-  groups[key] = group;
   return group;
+}
+
+} // namespace
+
+extern "C" hrt_comm hrt_mlir_group(long long ndims, long long d0, long long d1,
+                                   long long d2, long long d3,
+                                   long long axes_mask) {
+  static std::map<GroupKey, hrt_comm> groups;
+  if (ndims < 1 || ndims > 4)
+    abortWith("a device grid needs 1 to 4 dimensions, got " +
+              std::to_string(ndims));
+  if (axes_mask == 0)
+    axes_mask = (1LL << ndims) - 1;
+  GroupKey key = {ndims, d0, d1, d2, d3, axes_mask};
+  if (auto found = groups.find(key); found != groups.end())
+    return found->second;
+  long long extents[4] = {d0, d1, d2, d3};
+  long long devices = 1;
+  for (long long i = 0; i < ndims; ++i)
+    devices *= extents[i];
+  int size = 0;
+  orAbort(hrt_comm_size(world(), &size));
+  if (devices != size)
+    abortWith("the device grid has " + std::to_string(devices) +
+              " devices but the job has " + std::to_string(size) +
+              " ranks; run it with mpirun -np " + std::to_string(devices));
+  // Splitting is collective over the world, and ranks of different
+  // pipeline stages reach their first collective on a group at different
+  // points of their programs. So the first use of a grid, wherever it is,
+  // creates the groups of every set of its axes, in one order on every
+  // rank.
+  for (long long mask = 1; mask < (1LL << ndims); ++mask) {
+    GroupKey each = {ndims, d0, d1, d2, d3, mask};
+    groups[each] = splitGroup(ndims, extents, mask);
+  }
+  return groups.at(key);
 }
 
 extern "C" long long hrt_mlir_rank(hrt_comm comm) {
@@ -111,6 +127,19 @@ extern "C" void hrt_mlir_all_reduce(hrt_comm comm, void *data,
                                     long long count, int dtype, int op) {
   orAbort(hrt_all_reduce(data, data, size_t(count), hrt_dtype(dtype),
                          hrt_reduce_op(op), comm));
+}
+
+extern "C" hrt_request hrt_mlir_all_reduce_start(hrt_comm comm, void *data,
+                                                 long long count, int dtype,
+                                                 int op) {
+  hrt_request request = nullptr;
+  orAbort(hrt_iall_reduce(data, data, size_t(count), hrt_dtype(dtype),
+                          hrt_reduce_op(op), comm, &request));
+  return request;
+}
+
+extern "C" void hrt_mlir_wait(hrt_request request) {
+  orAbort(hrt_wait(&request));
 }
 
 extern "C" void hrt_mlir_all_gather(hrt_comm comm, const void *send,

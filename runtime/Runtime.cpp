@@ -176,6 +176,28 @@ hrt_status waitWithTimeout(PendingOperation &pending) {
   }
 }
 
+namespace {
+/// An operation that completed when it was posted.
+class CompletedOperation : public PendingOperation {
+public:
+  hrt_status test(bool &done) override {
+    done = true;
+    return HRT_SUCCESS;
+  }
+  void abandon() override {}
+};
+} // namespace
+
+hrt_status Backend::iallReduce(const void *send, void *recv, size_t count,
+                               hrt_dtype dtype, hrt_reduce_op op,
+                               const CallSite &site,
+                               std::unique_ptr<PendingOperation> &pending) {
+  if (hrt_status status = allReduce(send, recv, count, dtype, op, site))
+    return status;
+  pending = std::make_unique<CompletedOperation>();
+  return HRT_SUCCESS;
+}
+
 } // namespace hetero::rt
 
 using namespace hetero::rt;
@@ -529,6 +551,26 @@ extern "C" hrt_status hrt_all_reduce(const void *send, void *recv,
   if (hrt_status status = checkOp(here, op))
     return status;
   return state->backend->allReduce(send, recv, count, dtype, op, here);
+}
+
+extern "C" hrt_status hrt_iall_reduce(const void *send, void *recv,
+                                      size_t count, hrt_dtype dtype,
+                                      hrt_reduce_op op, hrt_comm comm,
+                                      hrt_request *request) {
+  CallSite here = site("hrt_iall_reduce", comm, count, dtype);
+  if (hrt_status status = checkBuffers(here, send, recv, count, dtype))
+    return status;
+  if (hrt_status status = checkOp(here, op))
+    return status;
+  if (!request)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here, "the request is null");
+  std::unique_ptr<PendingOperation> pending;
+  if (hrt_status status = state->backend->iallReduce(send, recv, count, dtype,
+                                                     op, here, pending))
+    return status;
+  pending->site = here;
+  *request = new hrt_request_impl{std::move(pending)};
+  return HRT_SUCCESS;
 }
 
 extern "C" hrt_status hrt_all_gather(const void *send, void *recv,

@@ -91,6 +91,12 @@ public:
   virtual hrt_status allReduce(const void *send, void *recv, size_t count,
                                hrt_dtype dtype, hrt_reduce_op op,
                                const CallSite &site) = 0;
+  /// Posts an all-reduce that completes with `pending`. The default runs
+  /// the blocking one and hands back a completed operation.
+  virtual hrt_status iallReduce(const void *send, void *recv, size_t count,
+                                hrt_dtype dtype, hrt_reduce_op op,
+                                const CallSite &site,
+                                std::unique_ptr<PendingOperation> &pending);
   virtual hrt_status allGather(const void *send, void *recv, size_t count,
                                hrt_dtype dtype, const CallSite &site) = 0;
   virtual hrt_status reduceScatter(const void *send, void *recv, size_t count,

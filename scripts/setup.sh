@@ -13,6 +13,7 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 libclang-rt-22-dev
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev
+  python3-numpy
 )
 
 missing=()

@@ -130,6 +130,13 @@ HRT_EXPORT hrt_status hrt_set_link_model(double megabytes_per_second,
 HRT_EXPORT hrt_status hrt_all_reduce(const void *send, void *recv,
                                      size_t count, hrt_dtype dtype,
                                      hrt_reduce_op op, hrt_comm comm);
+/* Posts an all-reduce and returns at once; it completes with hrt_wait on
+ * `request`. Neither buffer may be touched before then. Every rank of the
+ * communicator posts its collectives in the same order. */
+HRT_EXPORT hrt_status hrt_iall_reduce(const void *send, void *recv,
+                                      size_t count, hrt_dtype dtype,
+                                      hrt_reduce_op op, hrt_comm comm,
+                                      hrt_request *request);
 HRT_EXPORT hrt_status hrt_all_gather(const void *send, void *recv,
                                      size_t count, hrt_dtype dtype,
                                      hrt_comm comm);
@@ -210,6 +217,12 @@ HRT_EXPORT long long hrt_mlir_rank(hrt_comm comm);
 HRT_EXPORT long long hrt_mlir_size(hrt_comm comm);
 HRT_EXPORT void hrt_mlir_all_reduce(hrt_comm comm, void *data,
                                     long long count, int dtype, int op);
+/* hrt_mlir_all_reduce posted without waiting (hrt_iall_reduce): the request
+ * completes with hrt_mlir_wait, before anything reads `data`. */
+HRT_EXPORT hrt_request hrt_mlir_all_reduce_start(hrt_comm comm, void *data,
+                                                 long long count, int dtype,
+                                                 int op);
+HRT_EXPORT void hrt_mlir_wait(hrt_request request);
 /* A compressed all-reduce (hrt_compressed_all_reduce) of float32 data in
  * place; `site` numbers the op in the program, whose error-feedback
  * residual and seed the runtime keeps. */

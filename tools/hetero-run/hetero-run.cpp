@@ -6,6 +6,7 @@
 //
 //   mpirun -np R hetero-run model.mlir [--entry step] [--iterations N]
 //                          [--seed S] [--backend mpi|nccl]
+//                          [--save DIR] [--load DIR]
 //
 // Compiles the module with the CPU pipeline (hetero-lower-to-cpu), JITs it
 // with the MLIR ExecutionEngine and calls the entry function once per
@@ -14,11 +15,17 @@
 // loss) or an integer (printed as the result). Rank 0 prints one line per
 // iteration: `iteration <i>: loss <value>, <ms> ms`.
 //
+// A module that still holds an executable hetero.pipeline is first lowered
+// by hetero-lower-pipeline (with its reference step); the entry defaults to
+// the pipeline's @<pipeline>_step, and --save / --load exchange its
+// parameters with NumPy as DIR/<global>.npy.
+//
 //===----------------------------------------------------------------------===//
 
 #include "hetero-rt/hrt.h"
 #include "hetero/InitAll.h"
 #include "hetero/Passes/Passes.h"
+#include "hetero/Support/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -34,6 +41,8 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -76,6 +85,20 @@ static cl::opt<int64_t>
     replanEvery("replan-every",
                 cl::desc("--adaptive: iterations between re-plans"),
                 cl::init(4), cl::cat(category));
+static cl::opt<std::string>
+    saveDirectory("save",
+                  cl::desc("After the last iteration, write every parameter "
+                           "of the pipeline as DIR/<global>.npy"),
+                  cl::value_desc("DIR"), cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    loadDirectory("load",
+                  cl::desc("Before the first iteration, read every parameter "
+                           "of the pipeline from DIR/<global>.npy"),
+                  cl::value_desc("DIR"), cl::init(""), cl::cat(category));
+static cl::opt<bool> blockingCollectives(
+    "blocking-collectives",
+    cl::desc("Wait for every all-reduce where it stands (no overlap)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string>
     dumpLowered("dump-lowered",
                 cl::desc("Write the lowered LLVM-dialect module to a file"),
@@ -175,6 +198,110 @@ llvm::Expected<std::string> invoke(ExecutionEngine &engine,
   return std::string(text);
 }
 
+/// What hetero-run needs of the pipeline it trains.
+struct PipelineFacts {
+  std::string name;
+  std::string gridName;
+  int64_t devices = 1; // the grid's size
+  int64_t replicas = 1;
+  struct Parameter {
+    std::string global;
+    std::vector<int64_t> shape;
+    int64_t stage;
+  };
+  std::vector<Parameter> params;
+};
+
+/// The facts of the module's executable pipeline, after lowering it to its
+/// step when the module does not hold the step yet. Fails after a message.
+FailureOr<std::optional<PipelineFacts>> preparePipeline(ModuleOp module) {
+  SmallVector<hetero::PipelineOp> pipelines;
+  for (auto pipeline : module.getOps<hetero::PipelineOp>())
+    if (pipeline.isExecutable())
+      pipelines.push_back(pipeline);
+  if (pipelines.empty())
+    return std::optional<PipelineFacts>();
+  if (pipelines.size() > 1) {
+    llvm::errs() << "hetero-run: " << inputFile << " holds "
+                 << pipelines.size()
+                 << " executable pipelines; hetero-run trains one\n";
+    return failure();
+  }
+  hetero::PipelineOp pipeline = pipelines.front();
+  PipelineFacts facts;
+  facts.name = pipeline.getSymName().str();
+  for (int64_t s = 0; s < pipeline.getNumStages(); ++s)
+    for (FlatSymbolRefAttr param : pipeline.getStage(s).getParamSymbols()) {
+      auto global = module.lookupSymbol<memref::GlobalOp>(param.getAttr());
+      // Visible to the JIT's symbol lookup, for --save and --load.
+      SymbolTable::setSymbolVisibility(global,
+                                       SymbolTable::Visibility::Public);
+      facts.params.push_back({param.getValue().str(),
+                              std::vector<int64_t>(
+                                  global.getType().getShape().begin(),
+                                  global.getType().getShape().end()),
+                              s});
+    }
+  if (!module.lookupSymbol<func::FuncOp>(facts.name + "_step")) {
+    PassManager pm(module.getContext());
+    hetero::HeteroLowerPipelineOptions options;
+    options.reference = true;
+    pm.addPass(hetero::createHeteroLowerPipeline(options));
+    if (failed(pm.run(module)))
+      return failure();
+  }
+  // hetero-lower-pipeline gives every pipeline a grid.
+  auto grid = module.lookupSymbol<shard::GridOp>(pipeline.getGridAttr());
+  facts.gridName = grid.getSymName().str();
+  for (int64_t extent : grid.getShape())
+    facts.devices *= extent;
+  if (grid.getShape().size() > 1)
+    facts.replicas = grid.getShape()[1];
+  return std::optional<PipelineFacts>(facts);
+}
+
+/// Reads (--load) or writes (--save) the parameters this rank owns: on the
+/// step, the rank of replica 0 of each stage writes that stage's; on any
+/// other entry, rank 0 writes all. Every rank reads all.
+bool exchangeParameters(ExecutionEngine &engine, const PipelineFacts &facts,
+                        const std::string &directory, bool save, int rank,
+                        bool isStep) {
+  if (save) {
+    if (std::error_code error = llvm::sys::fs::create_directories(directory)) {
+      llvm::errs() << "hetero-run: cannot create " << directory << ": "
+                   << error.message() << "\n";
+      return false;
+    }
+  }
+  for (const PipelineFacts::Parameter &param : facts.params) {
+    bool owner = isStep ? (rank % facts.replicas == 0 &&
+                           rank / facts.replicas == param.stage)
+                        : rank == 0;
+    if (save && !owner)
+      continue;
+    llvm::Expected<void *> address = engine.lookup(param.global);
+    if (!address) {
+      llvm::errs() << "hetero-run: cannot find parameter @" << param.global
+                   << " in the compiled program: "
+                   << llvm::toString(address.takeError()) << "\n";
+      return false;
+    }
+    llvm::SmallString<256> path(directory);
+    llvm::sys::path::append(path, param.global + ".npy");
+    float *data = static_cast<float *>(*address);
+    std::string problem = save ? hetero::npy::write(path.str().str(),
+                                                    param.shape, data)
+                               : hetero::npy::read(path.str().str(),
+                                                   param.shape, data);
+    if (!problem.empty()) {
+      llvm::errs() << "hetero-run: " << (save ? "--save" : "--load") << ": "
+                   << problem << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 int run() {
   hrt_backend kind;
   if (backend == "mpi")
@@ -217,6 +344,29 @@ int run() {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
+  FailureOr<std::optional<PipelineFacts>> pipeline = preparePipeline(*module);
+  if (failed(pipeline))
+    return 1;
+  if (!*pipeline && (!saveDirectory.empty() || !loadDirectory.empty())) {
+    llvm::errs() << "hetero-run: --save and --load need a module with an "
+                    "executable hetero.pipeline\n";
+    return 1;
+  }
+  if (*pipeline && entry.getNumOccurrences() == 0)
+    entry = (*pipeline)->name + "_step";
+  bool isStep = *pipeline && entry == (*pipeline)->name + "_step";
+  if (isStep) {
+    int size = 0;
+    hrt_comm_size(world, &size);
+    if (size != (*pipeline)->devices) {
+      llvm::errs() << "hetero-run: pipeline @" << (*pipeline)->name
+                   << " runs on grid @" << (*pipeline)->gridName << " of "
+                   << (*pipeline)->devices << " devices, but the job has "
+                   << size << " ranks; run it with mpirun -np "
+                   << (*pipeline)->devices << "\n";
+      return 1;
+    }
+  }
   auto function = module->lookupSymbol<func::FuncOp>(entry);
   if (!function || function.isDeclaration()) {
     llvm::errs() << "hetero-run: " << inputFile << " has no function @"
@@ -281,7 +431,10 @@ int run() {
   }
 
   PassManager pm(&context);
-  if (failed(hetero::buildLowerToCpuPipeline(pm)) || failed(pm.run(*module)))
+  hetero::CpuPipelineOptions cpuOptions;
+  cpuOptions.blockingCollectives = blockingCollectives;
+  if (failed(hetero::buildLowerToCpuPipeline(pm, cpuOptions)) ||
+      failed(pm.run(*module)))
     return 1;
   if (!dumpLowered.empty()) {
     auto output = openOutputFile(dumpLowered, &errorMessage);
@@ -313,6 +466,10 @@ int run() {
     llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
     return 1;
   }
+  if (!loadDirectory.empty() &&
+      !exchangeParameters(**engine, **pipeline, loadDirectory, /*save=*/false,
+                          rank, isStep))
+    return 1;
   for (int64_t i = 0; i < iterations; ++i) {
     std::string name = entry;
     if (planner) {
@@ -355,6 +512,10 @@ int run() {
   }
   if (planner)
     hrt_planner_destroy(planner);
+  if (!saveDirectory.empty() &&
+      !exchangeParameters(**engine, **pipeline, saveDirectory, /*save=*/true,
+                          rank, isStep))
+    return 1;
   if (!then.empty()) {
     llvm::Expected<std::string> printed =
         invoke(**engine, *finalSignature, /*iteration=*/0, then);

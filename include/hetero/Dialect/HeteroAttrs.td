@@ -158,4 +158,58 @@ def Hetero_CompressAttr : Hetero_Attr<"Compress", "compress"> {
   }];
 }
 
+def Hetero_SgdAttr : Hetero_Attr<"Sgd", "sgd"> {
+  let summary = "Stochastic gradient descent, optionally with momentum";
+  let description = [{
+    The optimizer of a `hetero.pipeline`, with PyTorch's semantics
+    (`torch.optim.SGD`, no dampening, no weight decay): without momentum
+    `w -= lr * g`; with momentum `mu` a buffer starts at the first step's
+    gradient and then follows `buf = mu * buf + g`, and `w -= lr * buf`.
+
+    Example:
+
+    ```mlir
+    #hetero.sgd<lr = 5.0e-02>
+    #hetero.sgd<lr = 1.0e-01, momentum = 9.0e-01>
+    ```
+  }];
+  let parameters = (ins "::mlir::FloatAttr":$lr,
+                        OptionalParameter<"::mlir::FloatAttr">:$momentum);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Hetero_AdamAttr : Hetero_Attr<"Adam", "adam"> {
+  let summary = "Adam with bias correction (torch.optim.Adam)";
+  let description = [{
+    The optimizer of a `hetero.pipeline`, with PyTorch's semantics:
+    `m = beta1 m + (1 - beta1) g`, `v = beta2 v + (1 - beta2) g^2`,
+    `w -= lr * m_hat / (sqrt(v_hat) + eps)` with the bias-corrected moments
+    `m_hat = m / (1 - beta1^t)` and `v_hat = v / (1 - beta2^t)` at step
+    `t = 1, 2, ...`. Omitted parameters take PyTorch's defaults
+    (beta1 = 0.9, beta2 = 0.999, eps = 1e-8).
+
+    Example:
+
+    ```mlir
+    #hetero.adam<lr = 1.0e-03>
+    #hetero.adam<lr = 1.0e-03, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>
+    ```
+  }];
+  let parameters = (ins "::mlir::FloatAttr":$lr,
+                        OptionalParameter<"::mlir::FloatAttr">:$beta1,
+                        OptionalParameter<"::mlir::FloatAttr">:$beta2,
+                        OptionalParameter<"::mlir::FloatAttr">:$eps);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The parameters with PyTorch's defaults for those omitted.
+    double getBeta1Value() const;
+    double getBeta2Value() const;
+    double getEpsValue() const;
+  }];
+}
+
+def Hetero_OptimizerAttr : AnyAttrOf<[Hetero_SgdAttr, Hetero_AdamAttr]>;
+
 #endif // HETERO_DIALECT_HETEROATTRS_TD

@@ -40,7 +40,8 @@ def Hetero_PipelineOp : Hetero_Op<"pipeline", [
     Declares a pipeline of `stages` stages that processes `microbatches`
     micro-batches per training step. The body holds exactly one
     `hetero.stage` per stage id `0 .. stages-1`. An optional `shard.grid`
-    names the devices the pipeline runs on.
+    names the devices the pipeline runs on: axis 0 is the pipeline stage
+    (its size is `stages`), an optional axis 1 the data-parallel replica.
 
     Stage functions follow one calling convention: the forward function of
     stage `s` takes the activation produced by stage `s-1` (the micro-batch
@@ -48,13 +49,31 @@ def Hetero_PipelineOp : Hetero_Op<"pipeline", [
     stage `s+1` (the loss for the last stage) as its first result, so the
     verifier checks that consecutive stages agree on the activation type.
 
+    A pipeline that names a `data` function and an `optimizer` is
+    executable (the stage ABI, docs/execution.md), and the verifier checks
+    the whole contract:
+
+    * each stage lists its parameters: `memref.global`s with a static shape
+      and an initial value;
+    * forward of stage `s`: `(activation, params...) -> activation`; the
+      last stage also takes the target and returns the micro-batch loss as
+      `tensor<f32>`;
+    * backward of stage `s`: the forward's inputs, then the gradient of its
+      output (none on the last stage) `-> (input gradient, one gradient per
+      parameter)`;
+    * `data(%step: i64, %replica: i64, %microbatch: i64) -> (input, target)`.
+
+    `hetero-lower-pipeline` turns an executable pipeline and one of its
+    schedules into the per-rank training step.
+
     Example:
 
     ```mlir
-    shard.grid @devices(shape = 2x4)
-    hetero.pipeline @gpt stages = 2 microbatches = 8 on @devices {
-      hetero.stage 0 forward @stage0_fwd backward @stage0_bwd
-      hetero.stage 1 forward @stage1_fwd backward @stage1_bwd on "a100"
+    shard.grid @grid(shape = 2x2)
+    hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data
+        optimizer #hetero.sgd<lr = 5.0e-02> {
+      hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+      hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1] on "a100"
     }
     ```
   }];
@@ -62,43 +81,58 @@ def Hetero_PipelineOp : Hetero_Op<"pipeline", [
     SymbolNameAttr:$sym_name,
     Hetero_I64Attr:$num_stages,
     Hetero_I64Attr:$num_microbatches,
-    OptionalAttr<FlatSymbolRefAttr>:$grid
+    OptionalAttr<FlatSymbolRefAttr>:$grid,
+    OptionalAttr<FlatSymbolRefAttr>:$data,
+    OptionalAttr<Hetero_OptimizerAttr>:$optimizer
   );
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `stages` `=` $num_stages `microbatches` `=` $num_microbatches
-    (`on` $grid^)? attr-dict-with-keyword $body
+    (`on` $grid^)? (`data` $data^)? (`optimizer` $optimizer^)?
+    attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     /// The stage with the given id, or null.
     StageOp getStage(int64_t stageId);
+
+    /// True when the pipeline follows the stage ABI: it names its data
+    /// function and its optimizer.
+    bool isExecutable() { return getDataAttr() && getOptimizerAttr(); }
   }];
 }
 
 def Hetero_StageOp : Hetero_Op<"stage", [HasParent<"PipelineOp">]> {
-  let summary = "One pipeline stage: its forward and backward functions";
+  let summary = "One pipeline stage: its functions and parameters";
   let description = [{
     Binds stage `id` of the enclosing pipeline to a forward and a backward
-    `func.func`. The optional device string names the accelerator kind the
-    stage is placed on (pipelines may mix kinds).
+    `func.func` and lists the `memref.global`s that hold its parameters, in
+    the order the stage functions take them. The optional device string
+    names the accelerator kind the stage is placed on (pipelines may mix
+    kinds).
 
     Example:
 
     ```mlir
-    hetero.stage 1 forward @stage1_fwd backward @stage1_bwd on "v100"
+    hetero.stage 1 forward @stage1_fwd backward @stage1_bwd params [@w1, @b1] on "v100"
     ```
   }];
   let arguments = (ins
     Hetero_I64Attr:$stage_id,
     FlatSymbolRefAttr:$forward,
     FlatSymbolRefAttr:$backward,
+    OptionalAttr<TypedArrayAttrBase<FlatSymbolRefAttr, "parameter globals">>
+        :$params,
     OptionalAttr<StrAttr>:$device
   );
   let assemblyFormat = [{
-    $stage_id `forward` $forward `backward` $backward (`on` $device^)?
-    attr-dict
+    $stage_id `forward` $forward `backward` $backward
+    (`params` $params^)? (`on` $device^)? attr-dict
+  }];
+  let extraClassDeclaration = [{
+    /// The parameter globals of the stage, in calling order.
+    ::llvm::SmallVector<::mlir::FlatSymbolRefAttr> getParamSymbols();
   }];
 }
 

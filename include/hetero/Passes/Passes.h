@@ -7,12 +7,16 @@
 #ifndef HETERO_PASSES_PASSES_H
 #define HETERO_PASSES_PASSES_H
 
+#include "hetero/Dialect/Hetero.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -49,7 +53,17 @@ readPassProfile(mlir::Operation *anchor, llvm::StringRef pass,
 /// ownership-based deallocation, and the lowering of linalg, memref, math,
 /// arith, control flow and func to the LLVM dialect. The upstream passes are
 /// named by their registered names: register them first (registerAllPasses).
-mlir::LogicalResult buildLowerToCpuPipeline(mlir::OpPassManager &pm);
+struct CpuPipelineOptions
+    : public mlir::PassPipelineOptions<CpuPipelineOptions> {
+  Option<bool> blockingCollectives{
+      *this, "blocking-collectives",
+      llvm::cl::desc("Wait for every all-reduce where it stands instead of "
+                     "before the first use of its result"),
+      llvm::cl::init(false)};
+};
+mlir::LogicalResult
+buildLowerToCpuPipeline(mlir::OpPassManager &pm,
+                        const CpuPipelineOptions &options = {});
 
 /// Options of the GPU pipeline.
 struct GpuPipelineOptions

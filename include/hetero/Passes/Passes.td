@@ -246,6 +246,63 @@ def HeteroImportSchedule : Pass<"hetero-import-schedule",
   ];
 }
 
+def HeteroLowerPipeline : Pass<"hetero-lower-pipeline", "::mlir::ModuleOp"> {
+  let summary = "Lower a pipeline and its schedule into the per-rank training step";
+  let description = [{
+    For every executable `hetero.pipeline @p` (one that names its data
+    function and optimizer, docs/execution.md) emits
+    `func.func @p_step(%step: i64) -> f32`, which every rank of the
+    pipeline's grid calls once per training step. The rank's grid
+    coordinates give its stage (axis 0) and data-parallel replica (axis 1);
+    it runs that stage's program of the chosen `hetero.schedule` in order
+    (one `func.func @p_step_stage<s>` per stage):
+
+    * `hetero.recv_task` / `hetero.send_task` become `hetero.recv` /
+      `hetero.send` along grid axis 0, tagged with the micro-batch
+      (activations) or the micro-batch plus M (gradients);
+    * `hetero.fwd i` calls the data function (stage 0: the input; the last
+      stage: the target) and the stage's forward function; its inputs stay
+      live (stashed) until `hetero.bwd i` calls the backward function;
+    * parameter gradients are summed over the micro-batches; after the last
+      backward each is reduced over the replicas by one `hetero.all_reduce`
+      along grid axis 1, which `hetero-fuse-gradients` and
+      `hetero-select-compression` may then transform;
+    * the optimizer (`#hetero.sgd`, `#hetero.adam`) updates every parameter
+      global with the mean gradient; its state lives in globals this pass
+      creates (`@<param>_momentum`, `@<param>_adam_m`, `@<param>_adam_v`,
+      `@p_optimizer_steps`);
+    * the step returns the mean loss over replicas and micro-batches on
+      every rank.
+
+    Without `schedule`, the pipeline's only schedule is used, or 1F1B when
+    it has none. With `reference`, it also emits `@p_step_reference`, the
+    same step computed on one process over every replica's micro-batches:
+    the ground truth for tests. The pipeline and its schedules stay in the
+    module; `hetero-lower-to-runtime` removes them.
+
+    ```
+    hetero-opt --hetero-kfkb-schedule=group-size=2 --hetero-lower-pipeline model.mlir
+    ```
+  }];
+  let options = [
+    Option<"scheduleName", "schedule", "std::string", /*default=*/"\"\"",
+           "The hetero.schedule to run (default: the pipeline's only one, "
+           "else 1F1B)">,
+    Option<"reference", "reference", "bool", /*default=*/"false",
+           "Also emit @<pipeline>_step_reference, the step on one process">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::shard::ShardDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::hetero::HeteroDialect"];
+}
+
 def HeteroLowerToRuntime : Pass<"hetero-lower-to-runtime",
                                 "::mlir::ModuleOp"> {
   let summary = "Lower collectives and transfers to libhetero_rt calls";
@@ -268,10 +325,21 @@ def HeteroLowerToRuntime : Pass<"hetero-lower-to-runtime",
     `hetero.plan_set`) are removed: the module holds only functions, ready for
     bufferization and the LLVM lowering.
 
-    Compressed and sparse collectives, checkpoints and sync groups are
-    reported as not yet lowered; all-gather and reduce-scatter lower along
-    axis 0 and all-to-all with split and concat axis 0.
+    A dense all-reduce is posted where it stands (`hrt_mlir_all_reduce_start`)
+    and waited for (`hrt_mlir_wait`) right before the first use of its
+    result, so it overlaps with the work in between; `blocking-collectives`
+    waits at once instead (the baseline of overlap measurements).
+    `shard.process_multi_index` becomes the rank's grid coordinates.
+
+    Checkpoints, sync groups and tensor-parallel pruning are reported as not
+    yet lowered; all-gather and reduce-scatter lower along axis 0 and
+    all-to-all with split and concat axis 0.
   }];
+  let options = [
+    Option<"blockingCollectives", "blocking-collectives", "bool",
+           /*default=*/"false",
+           "Wait for every all-reduce where it stands">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect",

@@ -15,6 +15,7 @@
 #include "../../Runtime.h"
 
 #include <cstring>
+#include <functional>
 #include <vector>
 
 namespace hetero::rt {
@@ -103,6 +104,10 @@ public:
     if (hrt_status result = check(MPI_Test(&request, &flag, &status), site))
       return result;
     done = flag != 0;
+    if (done && onComplete) {
+      onComplete();
+      onComplete = nullptr;
+    }
     return HRT_SUCCESS;
   }
   void abandon() override {
@@ -110,6 +115,8 @@ public:
       MPI_Cancel(&request);
   }
   MPI_Request request = MPI_REQUEST_NULL;
+  /// Runs once, when the operation has completed.
+  std::function<void()> onComplete;
 
 private:
   bool cancellable;
@@ -227,6 +234,28 @@ public:
     if (status == HRT_SUCCESS && op == HRT_AVG)
       scaleForAverage(recv, count, dtype, site.comm->size);
     return status;
+  }
+
+  hrt_status iallReduce(const void *send, void *recv, size_t count,
+                        hrt_dtype dtype, hrt_reduce_op op,
+                        const CallSite &site,
+                        std::unique_ptr<PendingOperation> &pending) override {
+    MPI_Op reduction;
+    if (hrt_status status = mpiOp(op, dtype, site, reduction))
+      return status;
+    auto posted = std::make_unique<MpiPending>(/*cancellable=*/false);
+    if (hrt_status status = check(
+            MPI_Iallreduce(inPlace(send, recv), recv, int(count),
+                           mpiType(dtype), reduction, site.comm->mpi,
+                           &posted->request),
+            site))
+      return status;
+    if (op == HRT_AVG) {
+      int size = site.comm->size;
+      posted->onComplete = [=] { scaleForAverage(recv, count, dtype, size); };
+    }
+    pending = std::move(posted);
+    return HRT_SUCCESS;
   }
 
   hrt_status allGather(const void *send, void *recv, size_t count,

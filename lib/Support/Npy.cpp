@@ -1,0 +1,117 @@
+//===- Npy.cpp - NumPy .npy files of float32 arrays -----------------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero/Support/Npy.h"
+
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace hetero::npy {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicSize = 6;
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += std::to_string(shape[i]) + (shape.size() == 1 ? "," : "") +
+            (i + 1 < shape.size() ? ", " : "");
+  return text + ")";
+}
+
+int64_t elementCount(const std::vector<int64_t> &shape) {
+  int64_t count = 1;
+  for (int64_t extent : shape)
+    count *= extent;
+  return count;
+}
+
+} // namespace
+
+std::string header(const std::vector<int64_t> &shape) {
+  std::string dictionary = "{'descr': '<f4', 'fortran_order': False, "
+                           "'shape': " +
+                           shapeText(shape) + ", }";
+  // magic (6) + version (2) + length (2) + dictionary + padding + '\n'.
+  size_t unpadded = kMagicSize + 4 + dictionary.size() + 1;
+  dictionary.append((64 - unpadded % 64) % 64, ' ');
+  dictionary += '\n';
+  std::string result(kMagic, kMagicSize);
+  result += '\x01';
+  result += '\x00';
+  result += char(dictionary.size() & 0xff);
+  result += char((dictionary.size() >> 8) & 0xff);
+  return result + dictionary;
+}
+
+std::string write(const std::string &path, const std::vector<int64_t> &shape,
+                  const float *data) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file)
+    return "cannot open " + path + " for writing: " + std::strerror(errno);
+  std::string head = header(shape);
+  file.write(head.data(), std::streamsize(head.size()));
+  // The host is little-endian (x86-64, AArch64), as '<f4' states.
+  file.write(reinterpret_cast<const char *>(data),
+             std::streamsize(elementCount(shape) * sizeof(float)));
+  file.close();
+  if (!file)
+    return "cannot write " + path + ": " + std::strerror(errno);
+  return "";
+}
+
+std::string read(const std::string &path, const std::vector<int64_t> &shape,
+                 float *data) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return "cannot open " + path + ": " + std::strerror(errno);
+  char prefix[10];
+  if (!file.read(prefix, sizeof(prefix)) ||
+      std::memcmp(prefix, kMagic, kMagicSize) != 0)
+    return path + " is not a NumPy .npy file (no \\x93NUMPY magic)";
+  if (prefix[6] != 1)
+    return path + " is NumPy format " + std::to_string(int(prefix[6])) +
+           ".x; expected 1.0";
+  size_t length = size_t(uint8_t(prefix[8])) | size_t(uint8_t(prefix[9])) << 8;
+  std::string dictionary(length, '\0');
+  if (!file.read(dictionary.data(), std::streamsize(length)))
+    return path + ": the header is cut short";
+  std::smatch match;
+  if (!std::regex_search(dictionary, match,
+                         std::regex("'descr'\\s*:\\s*'([^']*)'")) ||
+      match[1] != "<f4")
+    return path + " holds " +
+           (match.empty() ? std::string("no dtype") : "dtype " + match[1].str()) +
+           ", expected little-endian float32 ('<f4')";
+  if (!std::regex_search(dictionary, match,
+                         std::regex("'fortran_order'\\s*:\\s*False")))
+    return path + " is in Fortran order, expected C order";
+  if (!std::regex_search(dictionary, match,
+                         std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)")))
+    return path + ": the header states no shape";
+  std::vector<int64_t> found;
+  std::stringstream extents(match[1].str());
+  for (std::string item; std::getline(extents, item, ',');) {
+    if (item.find_first_not_of(" ") == std::string::npos)
+      continue;
+    found.push_back(std::stoll(item));
+  }
+  if (found != shape)
+    return path + " holds an array of shape " + shapeText(found) +
+           ", expected " + shapeText(shape);
+  std::streamsize bytes = std::streamsize(elementCount(shape) * sizeof(float));
+  if (!file.read(reinterpret_cast<char *>(data), bytes))
+    return path + ": the data is cut short (expected " +
+           std::to_string(bytes) + " bytes)";
+  if (file.peek() != std::char_traits<char>::eof())
+    return path + ": trailing bytes after the array";
+  return "";
+}
+
+} // namespace hetero::npy

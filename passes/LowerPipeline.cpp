@@ -1,0 +1,574 @@
+//===- LowerPipeline.cpp - a pipeline and its schedule as the step --------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// hetero-lower-pipeline: the schedule of an executable hetero.pipeline
+// becomes the per-rank training step. Every task of the stage programs is
+// emitted in program order, so the IR that was scheduled is the IR that
+// runs:
+//
+//   func.func @p_step(%step: i64) -> f32          // every rank
+//     (stage, replica) = shard.process_multi_index on @grid
+//     scf.index_switch stage: call @p_step_stage<s>(%step, %replica)
+//   func.func private @p_step_stage<s>(%step: i64, %replica: i64) -> f32
+//     parameters read from their globals
+//     recv / data / forward / send ... backward ...  (the stage's program)
+//     gradient sums, one hetero.all_reduce each over the replicas
+//     optimizer update into the globals
+//     the mean loss, reduced over the grid
+//
+//===----------------------------------------------------------------------===//
+
+#include "OptimizerUpdate.h"
+
+#include "hetero/Dialect/Hetero.h"
+#include "hetero/Dialect/Schedule.h"
+#include "hetero/Passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <map>
+
+namespace hetero {
+#define GEN_PASS_DEF_HETEROLOWERPIPELINE
+#include "hetero/Passes/Passes.h.inc"
+} // namespace hetero
+
+using namespace mlir;
+using namespace hetero;
+using schedule::Action;
+
+namespace {
+
+/// Grid axis 0 holds the stages, axis 1 the data-parallel replicas.
+constexpr int16_t kStageAxis = 0;
+constexpr int16_t kReplicaAxis = 1;
+
+/// One stage of an executable pipeline.
+struct Stage {
+  func::FuncOp forward, backward;
+  SmallVector<memref::GlobalOp> params;
+};
+
+/// Emits the step functions of one executable pipeline.
+class PipelineLowering {
+public:
+  PipelineLowering(PipelineOp pipeline, SymbolTable &symbols)
+      : pipeline(pipeline), symbols(symbols),
+        builder(pipeline.getContext()), loc(pipeline.getLoc()) {}
+
+  /// Resolves the pipeline's functions, globals and grid; false after a
+  /// diagnostic.
+  LogicalResult prepare();
+
+  /// Emits @<p>_step (and its stage functions) running `programs`.
+  LogicalResult emitStep(const std::vector<std::vector<Action>> &programs,
+                         StringAttr scheduleName);
+
+  /// Emits @<p>_step_reference.
+  void emitReference();
+
+  int64_t numStages() const { return stages.size(); }
+
+private:
+  func::FuncOp createFunction(StringRef name, FunctionType type,
+                              bool isPublic);
+  Value indexConstant(int64_t value) {
+    return arith::ConstantIndexOp::create(builder, loc, value);
+  }
+  Value i64Constant(int64_t value) {
+    return arith::ConstantIntOp::create(builder, loc, builder.getI64Type(),
+                                        value);
+  }
+  Value f32Constant(double value) {
+    return arith::ConstantFloatOp::create(builder, loc, builder.getF32Type(),
+                                          llvm::APFloat(float(value)));
+  }
+  /// `sum` plus `term`; `term` alone when there is no sum yet.
+  Value accumulate(Value sum, Value term);
+  /// The scalar loss of a micro-batch added to `total`.
+  Value addLoss(Value total, Value loss);
+  DenseI16ArrayAttr axes(ArrayRef<int16_t> values) {
+    return builder.getDenseI16ArrayAttr(values);
+  }
+  /// The stage's program as one function (stage, replica) -> local loss sum.
+  func::FuncOp emitStageProgram(int64_t stage,
+                                const std::vector<Action> &program);
+  /// Adds the optimizer update of every parameter of `stage` with the
+  /// gradient sums `gradients` (of `microbatches x replicas` micro-batches).
+  void emitUpdates(int64_t stage, ArrayRef<Value> current,
+                   ArrayRef<Value> gradients);
+
+  PipelineOp pipeline;
+  SymbolTable &symbols;
+  OpBuilder builder;
+  Location loc;
+  SmallVector<Stage> stages;
+  func::FuncOp data;
+  FlatSymbolRefAttr grid;
+  int64_t replicas = 1;
+  int64_t microbatches = 0;
+  std::unique_ptr<OptimizerUpdate> optimizer;
+};
+
+LogicalResult PipelineLowering::prepare() {
+  if (!pipeline.isExecutable())
+    return pipeline.emitOpError()
+           << "cannot be lowered to a training step: it names no data "
+              "function and optimizer (see the stage ABI in "
+              "docs/execution.md)";
+  microbatches = pipeline.getNumMicrobatches();
+  data = symbols.lookup<func::FuncOp>(pipeline.getDataAttr().getValue());
+  SmallVector<memref::GlobalOp> allParams;
+  for (int64_t s = 0; s < pipeline.getNumStages(); ++s) {
+    StageOp stageOp = pipeline.getStage(s);
+    Stage stage;
+    stage.forward = symbols.lookup<func::FuncOp>(stageOp.getForward());
+    stage.backward = symbols.lookup<func::FuncOp>(stageOp.getBackward());
+    for (FlatSymbolRefAttr param : stageOp.getParamSymbols()) {
+      auto global = symbols.lookup<memref::GlobalOp>(param.getValue());
+      Type element = global.getType().getElementType();
+      if (!element.isF32())
+        return stageOp.emitOpError()
+               << "parameter '" << param.getValue() << "' holds " << element
+               << " elements; hetero-lower-pipeline trains f32 parameters";
+      stage.params.push_back(global);
+      allParams.push_back(global);
+    }
+    stages.push_back(stage);
+  }
+
+  if (FlatSymbolRefAttr gridName = pipeline.getGridAttr()) {
+    grid = gridName;
+    auto gridOp = symbols.lookup<shard::GridOp>(gridName.getValue());
+    if (gridOp.getShape().size() > 1)
+      replicas = gridOp.getShape()[1];
+  } else {
+    // A pipeline without a grid runs on one rank per stage.
+    builder.setInsertionPoint(pipeline);
+    auto gridOp = shard::GridOp::create(
+        builder, loc, (pipeline.getSymName() + "_grid").str(),
+        ArrayRef<int64_t>{pipeline.getNumStages()});
+    symbols.insert(gridOp, Block::iterator(pipeline.getOperation()));
+    grid = FlatSymbolRefAttr::get(gridOp.getSymNameAttr());
+    pipeline.setGridAttr(grid);
+  }
+  optimizer = std::make_unique<OptimizerUpdate>(
+      pipeline.getOptimizerAttr(), allParams, pipeline.getSymName(), symbols);
+  return success();
+}
+
+func::FuncOp PipelineLowering::createFunction(StringRef name,
+                                              FunctionType type,
+                                              bool isPublic) {
+  builder.setInsertionPointAfter(pipeline);
+  auto function = func::FuncOp::create(builder, loc, name, type);
+  symbols.insert(function, Block::iterator(pipeline->getNextNode()));
+  if (!isPublic)
+    function.setPrivate();
+  function->setAttr("hetero.pipeline",
+                    FlatSymbolRefAttr::get(pipeline.getSymNameAttr()));
+  builder.setInsertionPointToStart(function.addEntryBlock());
+  return function;
+}
+
+Value PipelineLowering::accumulate(Value sum, Value term) {
+  if (!sum)
+    return term;
+  // In place into the sum, so that loops carry one buffer.
+  return linalg::AddOp::create(builder, loc, ValueRange{sum, term},
+                               ValueRange{sum})
+      .getResult(0);
+}
+
+Value PipelineLowering::addLoss(Value total, Value loss) {
+  Value scalar = tensor::ExtractOp::create(builder, loc, loss, ValueRange{});
+  return arith::AddFOp::create(builder, loc, total, scalar);
+}
+
+void PipelineLowering::emitUpdates(int64_t stage, ArrayRef<Value> current,
+                                   ArrayRef<Value> gradients) {
+  double scale = 1.0 / double(microbatches * replicas);
+  for (auto [param, value, gradient] :
+       llvm::zip(stages[stage].params, current, gradients))
+    optimizer->update(builder, loc, param, value, gradient, scale);
+}
+
+func::FuncOp
+PipelineLowering::emitStageProgram(int64_t s,
+                                   const std::vector<Action> &program) {
+  Type i64 = builder.getI64Type();
+  std::string name =
+      (pipeline.getSymName() + "_step_stage" + std::to_string(s)).str();
+  func::FuncOp function = createFunction(
+      name, builder.getFunctionType({i64, i64}, {builder.getF32Type()}),
+      /*isPublic=*/false);
+  function->setAttr("hetero.stage", builder.getI64IntegerAttr(s));
+  Value step = function.getArgument(0), replica = function.getArgument(1);
+  Stage &stage = stages[s];
+  int64_t last = numStages() - 1;
+
+  SmallVector<Value> params;
+  for (memref::GlobalOp param : stage.params)
+    params.push_back(readGlobal(builder, loc, param));
+  FunctionType forwardType = stage.forward.getFunctionType();
+  Type inputType = forwardType.getInput(0);
+  Type outputType = forwardType.getResult(0);
+
+  // What a micro-batch's forward left for its backward (the stash), and
+  // the values in flight between a task and its transfer.
+  struct Stashed {
+    Value input, target;
+  };
+  std::map<int64_t, Stashed> stash;
+  std::map<int64_t, Value> received, toSend;
+  SmallVector<Value> gradients(stage.params.size());
+  Value loss = f32Constant(0.0);
+  int64_t lastBackward = -1;
+  for (auto [index, action] : llvm::enumerate(program))
+    if (action.kind == Action::Backward)
+      lastBackward = int64_t(index);
+
+  auto peerAttr = [&](int64_t peer) { return builder.getI64IntegerAttr(peer); };
+  auto tagAttr = [&](int64_t tag) { return builder.getI64IntegerAttr(tag); };
+  for (auto [index, action] : llvm::enumerate(program)) {
+    int64_t mb = action.microbatch;
+    switch (action.kind) {
+    case Action::RecvActivation:
+    case Action::RecvGradient: {
+      bool activation = action.kind == Action::RecvActivation;
+      received[mb] =
+          RecvOp::create(builder, loc, activation ? inputType : outputType,
+                         grid, axes({kStageAxis}), peerAttr(action.peer),
+                         tagAttr(activation ? mb : microbatches + mb));
+      break;
+    }
+    case Action::SendActivation:
+    case Action::SendGradient: {
+      bool activation = action.kind == Action::SendActivation;
+      SendOp::create(builder, loc, grid, axes({kStageAxis}), toSend[mb],
+                     peerAttr(action.peer),
+                     tagAttr(activation ? mb : microbatches + mb));
+      toSend.erase(mb);
+      break;
+    }
+    case Action::Forward: {
+      Stashed entry;
+      if (s == 0 || s == last) {
+        auto batch = func::CallOp::create(builder, loc, data,
+                                          ValueRange{step, replica,
+                                                     i64Constant(mb)});
+        if (s == 0)
+          entry.input = batch.getResult(0);
+        if (s == last)
+          entry.target = batch.getResult(1);
+      }
+      if (s != 0)
+        entry.input = received[mb];
+      received.erase(mb);
+      SmallVector<Value> arguments = {entry.input};
+      arguments.append(params);
+      if (s == last)
+        arguments.push_back(entry.target);
+      Value output =
+          func::CallOp::create(builder, loc, stage.forward, arguments)
+              .getResult(0);
+      if (s == last)
+        loss = addLoss(loss, output);
+      else
+        toSend[mb] = output;
+      stash[mb] = entry;
+      break;
+    }
+    case Action::Backward: {
+      Stashed entry = stash[mb];
+      stash.erase(mb);
+      SmallVector<Value> arguments = {entry.input};
+      arguments.append(params);
+      if (s == last)
+        arguments.push_back(entry.target);
+      else
+        arguments.push_back(received[mb]);
+      received.erase(mb);
+      auto call = func::CallOp::create(builder, loc, stage.backward, arguments);
+      for (auto [sum, gradient] :
+           llvm::zip(gradients, call.getResults().drop_front()))
+        sum = accumulate(sum, gradient);
+      // Stage 0's input gradient goes nowhere.
+      if (s != 0)
+        toSend[mb] = call.getResult(0);
+      // The gradients are complete: reduce them over the replicas now, so
+      // that the reduction overlaps with what the stage still does.
+      if (int64_t(index) == lastBackward)
+        for (Value &sum : gradients)
+          sum = AllReduceOp::create(
+              builder, loc, sum.getType(), grid, axes({kReplicaAxis}), sum,
+              ReductionAttr::get(builder.getContext(), Reduction::sum),
+              CompressAttr(),
+              SparseFormatAttr::get(builder.getContext(),
+                                    SparseFormat::dense));
+      break;
+    }
+    }
+  }
+
+  optimizer->beginStep(builder, loc);
+  emitUpdates(s, params, gradients);
+  func::ReturnOp::create(builder, loc, loss);
+  return function;
+}
+
+LogicalResult
+PipelineLowering::emitStep(const std::vector<std::vector<Action>> &programs,
+                           StringAttr scheduleName) {
+  SmallVector<func::FuncOp> stageFunctions;
+  for (int64_t s = numStages() - 1; s >= 0; --s)
+    stageFunctions.push_back(emitStageProgram(s, programs[s]));
+  std::reverse(stageFunctions.begin(), stageFunctions.end());
+
+  Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
+  func::FuncOp step = createFunction(
+      (pipeline.getSymName() + "_step").str(),
+      builder.getFunctionType({i64}, {f32}), /*isPublic=*/true);
+  if (scheduleName)
+    step->setAttr("hetero.schedule", FlatSymbolRefAttr::get(scheduleName));
+  Type index = builder.getIndexType();
+  bool hasReplicaAxis =
+      symbols.lookup<shard::GridOp>(grid.getValue()).getShape().size() > 1;
+  SmallVector<int16_t> gridAxes = {kStageAxis};
+  if (hasReplicaAxis)
+    gridAxes.push_back(kReplicaAxis);
+  auto coordinates = shard::ProcessMultiIndexOp::create(
+      builder, loc, SmallVector<Type>(gridAxes.size(), index), grid,
+      axes(gridAxes));
+  Value replica = hasReplicaAxis
+                      ? arith::IndexCastOp::create(builder, loc, i64,
+                                                   coordinates->getResult(1))
+                            .getResult()
+                      : i64Constant(0);
+  SmallVector<int64_t> cases;
+  for (int64_t s = 0; s < numStages(); ++s)
+    cases.push_back(s);
+  auto dispatch = scf::IndexSwitchOp::create(builder, loc, TypeRange{f32},
+                                             coordinates->getResult(0), cases,
+                                             cases.size());
+  Value stepArgument = step.getArgument(0);
+  for (int64_t s = 0; s < numStages(); ++s) {
+    builder.setInsertionPointToStart(
+        &dispatch.getCaseRegions()[s].emplaceBlock());
+    Value localLoss =
+        func::CallOp::create(builder, loc, stageFunctions[s],
+                             ValueRange{stepArgument, replica})
+            .getResult(0);
+    scf::YieldOp::create(builder, loc, localLoss);
+  }
+  // Every rank of the grid has a stage; the default is never taken.
+  builder.setInsertionPointToStart(&dispatch.getDefaultRegion().emplaceBlock());
+  scf::YieldOp::create(builder, loc, f32Constant(0.0));
+
+  // The mean loss on every rank: the last stage's sums, reduced over the
+  // whole grid.
+  builder.setInsertionPointAfter(dispatch);
+  auto scalar = RankedTensorType::get({}, f32);
+  Value local = tensor::FromElementsOp::create(builder, loc, scalar,
+                                               dispatch.getResult(0));
+  Value total = AllReduceOp::create(
+      builder, loc, scalar, grid, axes(gridAxes), local,
+      ReductionAttr::get(builder.getContext(), Reduction::sum),
+      CompressAttr(),
+      SparseFormatAttr::get(builder.getContext(), SparseFormat::dense));
+  Value sum = tensor::ExtractOp::create(builder, loc, total, ValueRange{});
+  Value mean = arith::DivFOp::create(
+      builder, loc, sum, f32Constant(double(microbatches * replicas)));
+  func::ReturnOp::create(builder, loc, mean);
+  return success();
+}
+
+void PipelineLowering::emitReference() {
+  Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
+  func::FuncOp function = createFunction(
+      (pipeline.getSymName() + "_step_reference").str(),
+      builder.getFunctionType({i64}, {f32}), /*isPublic=*/true);
+  Value step = function.getArgument(0);
+  int64_t last = numStages() - 1;
+
+  // Loop-carried: the loss sum, then every parameter's gradient sum.
+  SmallVector<SmallVector<Value>> params(numStages());
+  SmallVector<Value> initial = {f32Constant(0.0)};
+  for (int64_t s = 0; s <= last; ++s)
+    for (memref::GlobalOp param : stages[s].params) {
+      Value current = readGlobal(builder, loc, param);
+      params[s].push_back(current);
+      auto type = cast<RankedTensorType>(current.getType());
+      Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                            type.getElementType());
+      initial.push_back(
+          linalg::FillOp::create(builder, loc, ValueRange{f32Constant(0.0)},
+                                 ValueRange{empty})
+              .getResult(0));
+    }
+
+  // One micro-batch of one replica through every stage and back.
+  auto body = [&](Value replica, Value microbatch, ValueRange carried) {
+    SmallVector<Value> next(carried.begin(), carried.end());
+    Value replica64 = arith::IndexCastOp::create(builder, loc, i64, replica);
+    Value microbatch64 =
+        arith::IndexCastOp::create(builder, loc, i64, microbatch);
+    auto batch = func::CallOp::create(
+        builder, loc, data, ValueRange{step, replica64, microbatch64});
+    Value target = batch.getResult(1);
+    SmallVector<SmallVector<Value>> inputs(numStages());
+    Value activation = batch.getResult(0);
+    for (int64_t s = 0; s <= last; ++s) {
+      inputs[s] = {activation};
+      inputs[s].append(params[s]);
+      if (s == last)
+        inputs[s].push_back(target);
+      activation =
+          func::CallOp::create(builder, loc, stages[s].forward, inputs[s])
+              .getResult(0);
+    }
+    next[0] = addLoss(next[0], activation);
+    Value outputGradient;
+    size_t offset = 1;
+    SmallVector<size_t> offsets(numStages());
+    for (int64_t s = 0; s <= last; ++s) {
+      offsets[s] = offset;
+      offset += stages[s].params.size();
+    }
+    for (int64_t s = last; s >= 0; --s) {
+      SmallVector<Value> arguments = inputs[s];
+      if (s != last)
+        arguments.push_back(outputGradient);
+      auto call =
+          func::CallOp::create(builder, loc, stages[s].backward, arguments);
+      for (auto [k, gradient] : llvm::enumerate(call.getResults().drop_front()))
+        next[offsets[s] + k] = accumulate(next[offsets[s] + k], gradient);
+      outputGradient = call.getResult(0);
+    }
+    return next;
+  };
+
+  Value zero = indexConstant(0), one = indexConstant(1);
+  auto replicaLoop = scf::ForOp::create(
+      builder, loc, zero, indexConstant(replicas), one, initial,
+      [&](OpBuilder &outer, Location, Value replica, ValueRange carried) {
+        auto microbatchLoop = scf::ForOp::create(
+            outer, loc, zero, indexConstant(microbatches), one, carried,
+            [&](OpBuilder &inner, Location, Value microbatch,
+                ValueRange innerCarried) {
+              OpBuilder::InsertionGuard guard(builder);
+              builder.setInsertionPoint(inner.getInsertionBlock(),
+                                        inner.getInsertionPoint());
+              SmallVector<Value> next = body(replica, microbatch, innerCarried);
+              scf::YieldOp::create(builder, loc, next);
+            });
+        scf::YieldOp::create(outer, loc, microbatchLoop.getResults());
+      });
+
+  optimizer->beginStep(builder, loc);
+  size_t offset = 1;
+  for (int64_t s = 0; s <= last; ++s) {
+    ValueRange gradients =
+        replicaLoop.getResults().slice(offset, stages[s].params.size());
+    offset += stages[s].params.size();
+    emitUpdates(s, params[s], SmallVector<Value>(gradients));
+  }
+  Value mean =
+      arith::DivFOp::create(builder, loc, replicaLoop.getResult(0),
+                            f32Constant(double(microbatches * replicas)));
+  func::ReturnOp::create(builder, loc, mean);
+}
+
+/// The schedule `name` of `pipeline` (its only one when `name` is empty),
+/// null when it has none, or failure after a diagnostic.
+FailureOr<ScheduleOp> chooseSchedule(PipelineOp pipeline, ModuleOp module,
+                                     StringRef name) {
+  SmallVector<ScheduleOp> schedules;
+  for (auto schedule : module.getOps<ScheduleOp>())
+    if (schedule.getPipeline() == pipeline.getSymName())
+      schedules.push_back(schedule);
+  if (!name.empty()) {
+    for (ScheduleOp schedule : schedules)
+      if (schedule.getSymName() == name)
+        return schedule;
+    return pipeline.emitOpError()
+           << "has no schedule '" << name << "' (hetero-lower-pipeline "
+           << "schedule=" << name << ")";
+  }
+  if (schedules.size() > 1) {
+    InFlightDiagnostic diagnostic =
+        pipeline.emitOpError()
+        << "has " << schedules.size()
+        << " schedules; choose one with hetero-lower-pipeline{schedule=...}:";
+    for (ScheduleOp schedule : schedules)
+      diagnostic << " " << schedule.getSymName();
+    return diagnostic;
+  }
+  return schedules.empty() ? ScheduleOp() : schedules.front();
+}
+
+struct HeteroLowerPipelinePass
+    : public hetero::impl::HeteroLowerPipelineBase<HeteroLowerPipelinePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<PipelineOp> pipelines(module.getOps<PipelineOp>());
+    if (!scheduleName.empty() && pipelines.size() > 1) {
+      module.emitError() << "hetero-lower-pipeline: schedule=" << scheduleName
+                         << " names one schedule, but the module has "
+                         << pipelines.size() << " pipelines";
+      return signalPassFailure();
+    }
+    for (PipelineOp pipeline : pipelines) {
+      FailureOr<ScheduleOp> schedule =
+          chooseSchedule(pipeline, module, scheduleName);
+      if (failed(schedule))
+        return signalPassFailure();
+      PipelineLowering lowering(pipeline, symbols);
+      if (failed(lowering.prepare()))
+        return signalPassFailure();
+      std::vector<std::vector<Action>> programs;
+      StringAttr name;
+      if (*schedule) {
+        int64_t count = schedule->getMicrobatchCount(pipeline);
+        if (count != pipeline.getNumMicrobatches()) {
+          schedule->emitOpError()
+              << "runs " << count << " micro-batches, but the stage "
+              << "functions of '" << pipeline.getSymName() << "' take the "
+              << pipeline.getNumMicrobatches()
+              << " micro-batches of the pipeline; a candidate of another "
+                 "micro-batch size needs stage functions of that size";
+          return signalPassFailure();
+        }
+        StagePrograms stagePrograms =
+            getStagePrograms(*schedule, pipeline.getNumStages());
+        if (failed(verifyStagePrograms(*schedule, pipeline, stagePrograms)))
+          return signalPassFailure();
+        programs = stagePrograms.actions;
+        name = schedule->getSymNameAttr();
+      } else {
+        programs = schedule::kfkbPrograms(pipeline.getNumStages(),
+                                          pipeline.getNumMicrobatches(),
+                                          /*groupSize=*/1);
+      }
+      if (reference)
+        lowering.emitReference();
+      if (failed(lowering.emitStep(programs, name)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,218 @@
+//===- OptimizerUpdate.cpp - optimizer steps on parameter globals ---------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OptimizerUpdate.h"
+
+#include "hetero/Dialect/Hetero.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace hetero;
+
+Value hetero::readGlobal(OpBuilder &builder, Location loc,
+                         memref::GlobalOp global) {
+  MemRefType type = global.getType();
+  Value memref = memref::GetGlobalOp::create(builder, loc, type,
+                                             global.getSymName());
+  auto tensorType =
+      RankedTensorType::get(type.getShape(), type.getElementType());
+  return bufferization::ToTensorOp::create(builder, loc, tensorType, memref,
+                                           /*restrict=*/builder.getUnitAttr(),
+                                           /*writable=*/UnitAttr());
+}
+
+void hetero::writeGlobal(OpBuilder &builder, Location loc,
+                         memref::GlobalOp global, Value value) {
+  Value memref = memref::GetGlobalOp::create(builder, loc, global.getType(),
+                                             global.getSymName());
+  bufferization::MaterializeInDestinationOp::create(
+      builder, loc, TypeRange{}, value, memref, /*restrict=*/true,
+      /*writable=*/true);
+}
+
+SmallVector<Value> hetero::elementwise(
+    OpBuilder &builder, Location loc, ValueRange inputs, TypeRange results,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body) {
+  auto shape = cast<RankedTensorType>(results.front());
+  SmallVector<Value> outputs;
+  for (Type result : results) {
+    auto type = cast<RankedTensorType>(result);
+    outputs.push_back(tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                              type.getElementType()));
+  }
+  AffineMap identity = builder.getMultiDimIdentityMap(shape.getRank());
+  SmallVector<AffineMap> maps(inputs.size() + outputs.size(), identity);
+  SmallVector<utils::IteratorType> iterators(shape.getRank(),
+                                             utils::IteratorType::parallel);
+  size_t numInputs = inputs.size();
+  auto generic = linalg::GenericOp::create(
+      builder, loc, results, inputs, outputs, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange arguments) {
+        linalg::YieldOp::create(nested, nestedLoc,
+                                body(nested, nestedLoc,
+                                     arguments.take_front(numInputs)));
+      });
+  return generic.getResults();
+}
+
+/// A zero-initialised global of `param`'s type named `<param>_<suffix>`.
+static memref::GlobalOp createStateGlobal(memref::GlobalOp param,
+                                          StringRef suffix,
+                                          SymbolTable &symbols) {
+  OpBuilder builder(param);
+  MemRefType type = param.getType();
+  auto tensorType =
+      RankedTensorType::get(type.getShape(), type.getElementType());
+  Attribute zero = builder.getZeroAttr(type.getElementType());
+  auto global = memref::GlobalOp::create(
+      builder, param.getLoc(), (param.getSymName() + "_" + suffix).str(),
+      builder.getStringAttr("private"), type,
+      DenseElementsAttr::get(tensorType, zero), /*constant=*/false,
+      /*alignment=*/IntegerAttr());
+  symbols.insert(global, Block::iterator(param->getNextNode()));
+  return global;
+}
+
+OptimizerUpdate::OptimizerUpdate(Attribute optimizer,
+                                 ArrayRef<memref::GlobalOp> params,
+                                 StringRef counterPrefix, SymbolTable &symbols)
+    : optimizer(optimizer) {
+  for (memref::GlobalOp param : params) {
+    if (auto sgd = dyn_cast<SgdAttr>(optimizer); sgd && sgd.getMomentum())
+      state[param].push_back(createStateGlobal(param, "momentum", symbols));
+    if (isa<AdamAttr>(optimizer)) {
+      state[param].push_back(createStateGlobal(param, "adam_m", symbols));
+      state[param].push_back(createStateGlobal(param, "adam_v", symbols));
+    }
+  }
+  if (isa<AdamAttr>(optimizer) && !params.empty()) {
+    memref::GlobalOp first = params.front();
+    OpBuilder builder(first);
+    auto type = MemRefType::get({}, builder.getI64Type());
+    steps = memref::GlobalOp::create(
+        builder, first.getLoc(),
+        (counterPrefix + "_optimizer_steps").str(),
+        builder.getStringAttr("private"), type,
+        DenseElementsAttr::get(RankedTensorType::get({}, builder.getI64Type()),
+                               builder.getI64IntegerAttr(0)),
+        /*constant=*/false, /*alignment=*/IntegerAttr());
+    symbols.insert(steps, Block::iterator(first.getOperation()));
+  }
+}
+
+void OptimizerUpdate::beginStep(OpBuilder &builder, Location loc) {
+  auto adam = dyn_cast<AdamAttr>(optimizer);
+  if (!adam || !steps)
+    return;
+  // t = ++steps; 1 - beta^t in double precision, as PyTorch computes it.
+  Value counter = memref::GetGlobalOp::create(builder, loc, steps.getType(),
+                                              steps.getSymName());
+  Value previous = memref::LoadOp::create(builder, loc, counter);
+  Value one = arith::ConstantIntOp::create(builder, loc, builder.getI64Type(), 1);
+  Value step = arith::AddIOp::create(builder, loc, previous, one);
+  memref::StoreOp::create(builder, loc, step, counter);
+  Type f64 = builder.getF64Type(), f32 = builder.getF32Type();
+  Value t = arith::SIToFPOp::create(builder, loc, f64, step);
+  auto correction = [&](double beta) -> Value {
+    Value base = arith::ConstantFloatOp::create(builder, loc, cast<FloatType>(f64),
+                                                llvm::APFloat(beta));
+    Value power = math::PowFOp::create(builder, loc, base, t);
+    Value unit = arith::ConstantFloatOp::create(builder, loc, cast<FloatType>(f64),
+                                                llvm::APFloat(1.0));
+    Value difference = arith::SubFOp::create(builder, loc, unit, power);
+    return arith::TruncFOp::create(builder, loc, f32, difference);
+  };
+  correction1 = correction(adam.getBeta1Value());
+  correction2 = correction(adam.getBeta2Value());
+}
+
+void OptimizerUpdate::update(OpBuilder &builder, Location loc,
+                             memref::GlobalOp param, Value current,
+                             Value gradientSum, double scale) {
+  auto type = cast<RankedTensorType>(current.getType());
+  auto element = cast<FloatType>(type.getElementType());
+  auto constant = [&](OpBuilder &b, Location l, double value) -> Value {
+    return arith::ConstantOp::create(b, l, b.getFloatAttr(element, value));
+  };
+  // The mean gradient of one element.
+  auto mean = [&](OpBuilder &b, Location l, Value sum) -> Value {
+    return arith::MulFOp::create(b, l, sum, constant(b, l, scale));
+  };
+  ArrayRef<memref::GlobalOp> globals = state.lookup(param);
+
+  if (auto sgd = dyn_cast<SgdAttr>(optimizer)) {
+    double lr = sgd.getLr().getValueAsDouble();
+    if (!sgd.getMomentum()) {
+      Value updated = elementwise(
+          builder, loc, {current, gradientSum}, {type},
+          [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
+            Value step = arith::MulFOp::create(b, l, mean(b, l, x[1]),
+                                               constant(b, l, lr));
+            return {arith::SubFOp::create(b, l, x[0], step)};
+          })[0];
+      writeGlobal(builder, loc, param, updated);
+      return;
+    }
+    // buf = mu * buf + g (buf starts at zero, so the first step's buf is
+    // g, as in PyTorch); w -= lr * buf.
+    double momentum = sgd.getMomentum().getValueAsDouble();
+    memref::GlobalOp buffer = globals[0];
+    Value previous = readGlobal(builder, loc, buffer);
+    SmallVector<Value> results = elementwise(
+        builder, loc, {current, gradientSum, previous}, {type, type},
+        [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
+          Value decayed = arith::MulFOp::create(b, l, x[2],
+                                                constant(b, l, momentum));
+          Value next = arith::AddFOp::create(b, l, decayed, mean(b, l, x[1]));
+          Value step = arith::MulFOp::create(b, l, next, constant(b, l, lr));
+          return {arith::SubFOp::create(b, l, x[0], step), next};
+        });
+    writeGlobal(builder, loc, param, results[0]);
+    writeGlobal(builder, loc, buffer, results[1]);
+    return;
+  }
+
+  auto adam = cast<AdamAttr>(optimizer);
+  double lr = adam.getLr().getValueAsDouble();
+  double beta1 = adam.getBeta1Value(), beta2 = adam.getBeta2Value();
+  double eps = adam.getEpsValue();
+  Value m = readGlobal(builder, loc, globals[0]);
+  Value v = readGlobal(builder, loc, globals[1]);
+  Value c1 = correction1, c2 = correction2;
+  if (!element.isF32()) {
+    c1 = arith::ExtFOp::create(builder, loc, element, c1);
+    c2 = arith::ExtFOp::create(builder, loc, element, c2);
+  }
+  SmallVector<Value> results = elementwise(
+      builder, loc, {current, gradientSum, m, v}, {type, type, type},
+      [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
+        Value g = mean(b, l, x[1]);
+        // m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2.
+        Value nextM = arith::AddFOp::create(
+            b, l, arith::MulFOp::create(b, l, x[2], constant(b, l, beta1)),
+            arith::MulFOp::create(b, l, g, constant(b, l, 1.0 - beta1)));
+        Value square = arith::MulFOp::create(b, l, g, g);
+        Value nextV = arith::AddFOp::create(
+            b, l, arith::MulFOp::create(b, l, x[3], constant(b, l, beta2)),
+            arith::MulFOp::create(b, l, square, constant(b, l, 1.0 - beta2)));
+        // w -= lr * (m / c1) / (sqrt(v / c2) + eps).
+        Value mHat = arith::DivFOp::create(b, l, nextM, c1);
+        Value vHat = arith::DivFOp::create(b, l, nextV, c2);
+        Value denominator = arith::AddFOp::create(
+            b, l, math::SqrtOp::create(b, l, vHat), constant(b, l, eps));
+        Value step = arith::MulFOp::create(
+            b, l, arith::DivFOp::create(b, l, mHat, denominator),
+            constant(b, l, lr));
+        return {arith::SubFOp::create(b, l, x[0], step), nextM, nextV};
+      });
+  writeGlobal(builder, loc, param, results[0]);
+  writeGlobal(builder, loc, globals[0], results[1]);
+  writeGlobal(builder, loc, globals[1], results[2]);
+}

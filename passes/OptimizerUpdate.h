@@ -1,0 +1,73 @@
+//===- OptimizerUpdate.h - optimizer steps on parameter globals -*- C++ -*-===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Builds the update of a `hetero.pipeline`'s optimizer (#hetero.sgd,
+// #hetero.adam) as element-wise linalg on tensors that read and write the
+// parameter globals, for hetero-lower-pipeline's step and reference step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERO_PASSES_OPTIMIZERUPDATE_H
+#define HETERO_PASSES_OPTIMIZERUPDATE_H
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace hetero {
+
+/// The optimizer of one pipeline and the globals that hold its state.
+class OptimizerUpdate {
+public:
+  /// Creates the state globals of `optimizer` (an SgdAttr or AdamAttr) for
+  /// `params` next to them in `symbols`: `@<param>_momentum` for SGD with
+  /// momentum, `@<param>_adam_m`, `@<param>_adam_v` and one step counter
+  /// `@<counterPrefix>_optimizer_steps` for Adam.
+  OptimizerUpdate(mlir::Attribute optimizer,
+                  llvm::ArrayRef<mlir::memref::GlobalOp> params,
+                  llvm::StringRef counterPrefix, mlir::SymbolTable &symbols);
+
+  /// Starts one optimizer step in the function being built at `builder`'s
+  /// insertion point (Adam: advances the step counter and computes the bias
+  /// corrections). Call once per step function before update().
+  void beginStep(mlir::OpBuilder &builder, mlir::Location loc);
+
+  /// Updates `param` (read from `current`) with the gradient
+  /// `gradientSum * scale` and writes the result and the optimizer state
+  /// back to their globals.
+  void update(mlir::OpBuilder &builder, mlir::Location loc,
+              mlir::memref::GlobalOp param, mlir::Value current,
+              mlir::Value gradientSum, double scale);
+
+private:
+  mlir::Attribute optimizer;
+  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::memref::GlobalOp, 2>>
+      state;
+  mlir::memref::GlobalOp steps;
+  // Adam's bias corrections 1 - beta^t of the step being built.
+  mlir::Value correction1, correction2;
+};
+
+/// The tensor value of `global` at the builder's insertion point.
+mlir::Value readGlobal(mlir::OpBuilder &builder, mlir::Location loc,
+                       mlir::memref::GlobalOp global);
+
+/// Writes `value` into `global`.
+void writeGlobal(mlir::OpBuilder &builder, mlir::Location loc,
+                 mlir::memref::GlobalOp global, mlir::Value value);
+
+/// Applies `body` element by element to `inputs` (tensors of one shape),
+/// producing one tensor per type in `results`.
+llvm::SmallVector<mlir::Value>
+elementwise(mlir::OpBuilder &builder, mlir::Location loc,
+            mlir::ValueRange inputs, mlir::TypeRange results,
+            llvm::function_ref<llvm::SmallVector<mlir::Value>(
+                mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>
+                body);
+
+} // namespace hetero
+
+#endif // HETERO_PASSES_OPTIMIZERUPDATE_H
