@@ -278,13 +278,14 @@ LogicalResult startAllReduce(AllReduceOp reduce, Value comm,
   if (failed(dtype))
     return failure();
   auto type = cast<RankedTensorType>(reduce.getInput().getType());
+  Value reduction =
+      calls.constant32(loc, runtimeReduction(reduce.getReduction()));
   Value memref = calls.buffer(loc, type, reduce.getInput());
   Value request = calls.call(
       loc, "hrt_mlir_all_reduce_start",
       {comm, calls.pointerOf(loc, memref),
        calls.constant64(loc, type.getNumElements()),
-       calls.constant32(loc, *dtype),
-       calls.constant32(loc, runtimeReduction(reduce.getReduction()))},
+       calls.constant32(loc, *dtype), reduction},
       calls.pointer);
   Block *block = reduce->getBlock();
   if (Operation *use = firstUseIn(block, reduce.getResult()))

@@ -145,7 +145,7 @@ void OptimizerUpdate::update(OpBuilder &builder, Location loc,
   auto mean = [&](OpBuilder &b, Location l, Value sum) -> Value {
     return arith::MulFOp::create(b, l, sum, constant(b, l, scale));
   };
-  ArrayRef<memref::GlobalOp> globals = state.lookup(param);
+  SmallVector<memref::GlobalOp, 2> globals = state.lookup(param);
 
   if (auto sgd = dyn_cast<SgdAttr>(optimizer)) {
     double lr = sgd.getLr().getValueAsDouble();

@@ -46,8 +46,6 @@ hrt_comm world() {
 
 using GroupKey = std::array<long long, 6>;
 
-extern "C" hrt_comm hrt_mlir_world(void) { return world(); }
-
 /// Splits the world into the groups of `mask` over a grid of `ndims`
 /// extents.
 hrt_comm splitGroup(long long ndims, const long long *extents,
@@ -76,6 +74,8 @@ hrt_comm splitGroup(long long ndims, const long long *extents,
 }
 
 } // namespace
+
+extern "C" hrt_comm hrt_mlir_world(void) { return world(); }
 
 extern "C" hrt_comm hrt_mlir_group(long long ndims, long long d0, long long d1,
                                    long long d2, long long d3,

@@ -1,7 +1,8 @@
 // RUN: hetero-opt %s --hetero-lower-to-runtime -split-input-file | FileCheck %s
 
 // CHECK-DAG: func.func private @hrt_mlir_group(i64, i64, i64, i64, i64, i64) -> !llvm.ptr
-// CHECK-DAG: func.func private @hrt_mlir_all_reduce(!llvm.ptr, !llvm.ptr, i64, i32, i32)
+// CHECK-DAG: func.func private @hrt_mlir_all_reduce_start(!llvm.ptr, !llvm.ptr, i64, i32, i32) -> !llvm.ptr
+// CHECK-DAG: func.func private @hrt_mlir_wait(!llvm.ptr)
 // CHECK-NOT: shard.grid
 shard.grid @grid(shape = 2x4)
 
@@ -22,7 +23,8 @@ shard.grid @grid(shape = 2x4)
 // f32 is hrt dtype 0; 32 elements.
 // CHECK-DAG:     %[[COUNT:.*]] = arith.constant 32 : i64
 // CHECK-DAG:     %[[F32:.*]] = arith.constant 0 : i32
-// CHECK:         call @hrt_mlir_all_reduce(%[[COMM]], %[[PTR]], %[[COUNT]], %[[F32]], %[[AVG]])
+// CHECK:         %[[REQUEST:.*]] = call @hrt_mlir_all_reduce_start(%[[COMM]], %[[PTR]], %[[COUNT]], %[[F32]], %[[AVG]])
+// CHECK:         call @hrt_mlir_wait(%[[REQUEST]])
 // CHECK:         %[[R:.*]] = bufferization.to_tensor %[[BUF]] restrict writable
 // CHECK:         return %[[R]]
 func.func @all_reduce(%g: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -39,7 +41,8 @@ func.func @all_reduce(%g: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK:         %[[FB:.*]] = tensor.collapse_shape %[[B]] {{\[\[}}0, 1]] : tensor<2x3xf64> into tensor<6xf64>
 // CHECK:         %[[CAT:.*]] = tensor.concat dim(0) %[[FA]], %[[FB]] : (tensor<8xf64>, tensor<6xf64>) -> tensor<14xf64>
 // CHECK:         %[[WORLD:.*]] = call @hrt_mlir_world()
-// CHECK:         call @hrt_mlir_all_reduce(%[[WORLD]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:         %[[REQUEST:.*]] = call @hrt_mlir_all_reduce_start(%[[WORLD]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:         call @hrt_mlir_wait(%[[REQUEST]])
 // CHECK:         %[[SUM:.*]] = bufferization.to_tensor
 // CHECK:         %[[SA:.*]] = tensor.extract_slice %[[SUM]][0] [8] [1]
 // CHECK:         %[[SB:.*]] = tensor.extract_slice %[[SUM]][8] [6] [1]

@@ -1,0 +1,177 @@
+"""Checks training runs of test/Integration/Inputs/mlp-pipeline.mlir.
+
+  mlp-reference.py numpy MODEL STEPS RUN.txt SAVED_DIR
+      Trains the model of MODEL (its initial weights, grid, micro-batches and
+      optimizer read from the file) for STEPS steps in NumPy, independently
+      of hetero, and compares the losses hetero-run printed (RUN.txt) and the
+      parameters it saved (SAVED_DIR/<global>.npy) with it.
+  mlp-reference.py runs A.txt A_DIR B.txt B_DIR
+      Compares two runs: their losses and saved parameters.
+
+Agreement means 1e-5 relative: per loss, and per parameter tensor against
+its largest magnitude. Prints one line per check; exits 1 on a mismatch.
+"""
+
+import math
+import pathlib
+import re
+import sys
+
+import numpy as np
+
+TOLERANCE = 1e-5
+
+
+def parse_dense(text, name, shape):
+    match = re.search(r"@%s : memref<[^>]*> = dense<(\[.*?\]\])>" % name, text)
+    if not match:
+        sys.exit(f"no initial value of @{name} in the model")
+    values = np.array(eval(match.group(1)), dtype=np.float64)
+    assert values.shape == shape, (name, values.shape)
+    return values
+
+
+def parse_model(path):
+    text = pathlib.Path(path).read_text()
+    grid = re.search(r"shard.grid @grid\(shape = (\d+)(?:x(\d+))?\)", text)
+    replicas = int(grid.group(2) or 1)
+    microbatches = int(re.search(r"microbatches = (\d+)", text).group(1))
+    optimizer = re.search(r"optimizer #hetero\.(sgd|adam)<([^>]*)>", text)
+    options = {
+        key: float(value)
+        for key, value in re.findall(r"(\w+) = ([-+.\deE]+)", optimizer.group(2))
+    }
+    return {
+        "w0": parse_dense(text, "w0", (8, 16)),
+        "w1": parse_dense(text, "w1", (16, 4)),
+        "replicas": replicas,
+        "microbatches": microbatches,
+        "optimizer": optimizer.group(1),
+        "options": options,
+    }
+
+
+def data(step, replica, microbatch):
+    i = np.arange(4, dtype=np.float64)[:, None]
+    x = np.sin(0.37 * i + 0.91 * np.arange(8)[None, :]
+               + 1.3 * microbatch + 2.1 * replica + 0.17 * step)
+    t = np.cos(0.53 * i + 0.29 * np.arange(4)[None, :]
+               + 0.7 * microbatch + 1.7 * replica + 0.11 * step)
+    return x, t
+
+
+def gradients(w0, w1, x, t):
+    h = np.tanh(x @ w0)
+    y = h @ w1
+    loss = np.sum((y - t) ** 2) / 16.0
+    dy = (y - t) / 8.0
+    dw1 = h.T @ dy
+    dh = dy @ w1.T
+    dz = dh * (1.0 - h * h)
+    dw0 = x.T @ dz
+    return loss, dw0, dw1
+
+
+class Optimizer:
+    def __init__(self, kind, options):
+        self.kind, self.options, self.state, self.steps = kind, options, {}, 0
+
+    def step(self, params, grads):
+        self.steps += 1
+        lr = self.options["lr"]
+        for name in params:
+            g = grads[name]
+            if self.kind == "sgd":
+                mu = self.options.get("momentum")
+                if mu is None:
+                    params[name] -= lr * g
+                    continue
+                # torch.optim.SGD: the buffer starts at the first gradient.
+                buf = self.state.get(name)
+                buf = g.copy() if buf is None else mu * buf + g
+                self.state[name] = buf
+                params[name] -= lr * buf
+            else:
+                beta1 = self.options.get("beta1", 0.9)
+                beta2 = self.options.get("beta2", 0.999)
+                eps = self.options.get("eps", 1e-8)
+                m, v = self.state.get(name, (np.zeros_like(g), np.zeros_like(g)))
+                m = beta1 * m + (1 - beta1) * g
+                v = beta2 * v + (1 - beta2) * g * g
+                self.state[name] = (m, v)
+                m_hat = m / (1 - beta1 ** self.steps)
+                v_hat = v / (1 - beta2 ** self.steps)
+                params[name] -= lr * m_hat / (np.sqrt(v_hat) + eps)
+
+
+def train(model, steps):
+    params = {"w0": model["w0"].copy(), "w1": model["w1"].copy()}
+    optimizer = Optimizer(model["optimizer"], model["options"])
+    count = model["replicas"] * model["microbatches"]
+    losses = []
+    for step in range(steps):
+        total, grads = 0.0, {n: np.zeros_like(p) for n, p in params.items()}
+        for replica in range(model["replicas"]):
+            for microbatch in range(model["microbatches"]):
+                x, t = data(step, replica, microbatch)
+                loss, dw0, dw1 = gradients(params["w0"], params["w1"], x, t)
+                total += loss
+                grads["w0"] += dw0
+                grads["w1"] += dw1
+        losses.append(total / count)
+        optimizer.step(params, {n: g / count for n, g in grads.items()})
+    return losses, params
+
+
+def read_losses(path):
+    losses = [float(m) for m in re.findall(r"^iteration \d+: loss (\S+),",
+                                           pathlib.Path(path).read_text(),
+                                           re.MULTILINE)]
+    if not losses:
+        sys.exit(f"no 'iteration <i>: loss <v>' lines in {path}")
+    return losses
+
+
+def read_params(directory):
+    return {name: np.load(pathlib.Path(directory) / f"{name}.npy").astype(np.float64)
+            for name in ("w0", "w1")}
+
+
+def compare(losses, params, other_losses, other_params):
+    ok = True
+    if len(losses) != len(other_losses):
+        print(f"MISMATCH: {len(losses)} steps against {len(other_losses)}")
+        return False
+    for step, (a, b) in enumerate(zip(losses, other_losses)):
+        if not math.isfinite(a) or abs(a - b) > TOLERANCE * abs(b):
+            print(f"MISMATCH: step {step}: loss {a} against {b}")
+            ok = False
+    if ok:
+        print(f"losses agree to 1e-5 at all {len(losses)} steps")
+    for name in sorted(params):
+        a, b = params[name], other_params[name]
+        error = np.max(np.abs(a - b))
+        if not np.all(np.isfinite(a)) or error > TOLERANCE * np.max(np.abs(b)):
+            print(f"MISMATCH: {name}: largest difference {error}")
+            ok = False
+        else:
+            print(f"{name} agrees to 1e-5")
+    return ok
+
+
+def main(argv):
+    if argv[1] == "numpy":
+        model = parse_model(argv[2])
+        losses, params = train(model, int(argv[3]))
+        if losses[-1] >= losses[0]:
+            print(f"MISMATCH: the reference loss does not fall: {losses}")
+            return 1
+        ok = compare(read_losses(argv[4]), read_params(argv[5]), losses, params)
+    else:
+        ok = compare(read_losses(argv[2]), read_params(argv[3]),
+                     read_losses(argv[4]), read_params(argv[5]))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

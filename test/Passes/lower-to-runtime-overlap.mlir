@@ -1,0 +1,75 @@
+// RUN: hetero-opt %s --hetero-lower-to-runtime -split-input-file | FileCheck %s
+// RUN: hetero-opt %s --hetero-lower-to-runtime=blocking-collectives -split-input-file | FileCheck %s --check-prefix=BLOCKING
+
+shard.grid @grid(shape = 2x2)
+
+// A dense all-reduce starts where it stands and is waited for right before
+// the first use of its result: the work in between overlaps with it.
+// CHECK-LABEL: func.func @overlaps_until_first_use
+// CHECK:         %[[REQUEST:.*]] = call @hrt_mlir_all_reduce_start(
+// CHECK-NOT:     call @hrt_mlir_wait
+// CHECK:         call @hrt_mlir_send(
+// CHECK:         %[[OTHER:.*]] = linalg.add
+// CHECK:         call @hrt_mlir_wait(%[[REQUEST]])
+// CHECK-NEXT:    %[[REDUCED:.*]] = bufferization.to_tensor
+// CHECK-NEXT:    linalg.sub ins(%[[REDUCED]], %[[OTHER]]
+// BLOCKING-LABEL: func.func @overlaps_until_first_use
+// BLOCKING:         call @hrt_mlir_all_reduce(
+// BLOCKING-NEXT:    bufferization.to_tensor
+// BLOCKING:         call @hrt_mlir_send(
+// BLOCKING-NOT:     hrt_mlir_wait
+func.func @overlaps_until_first_use(%g: tensor<8xf32>, %a: tensor<8xf32>) -> tensor<8xf32> {
+  %sum = hetero.all_reduce %g on @grid axes = [1] : tensor<8xf32>
+  hetero.send %a to 1 on @grid axes = [0] : tensor<8xf32>
+  %e = tensor.empty() : tensor<8xf32>
+  %other = linalg.add ins(%a, %a : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %d = linalg.sub ins(%sum, %other : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  return %d : tensor<8xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2x2)
+
+// A result used only inside a nested region is waited for before the op
+// that holds the use; an unused result before the end of its block.
+// CHECK-LABEL: func.func @waits_before_the_region
+// CHECK:         %[[FIRST:.*]] = call @hrt_mlir_all_reduce_start(
+// CHECK:         %[[SECOND:.*]] = call @hrt_mlir_all_reduce_start(
+// CHECK:         call @hrt_mlir_wait(%[[FIRST]])
+// CHECK-NEXT:    bufferization.to_tensor
+// CHECK-NEXT:    scf.if
+// CHECK:         call @hrt_mlir_wait(%[[SECOND]])
+// CHECK-NEXT:    bufferization.to_tensor
+// CHECK-NEXT:    return
+func.func @waits_before_the_region(%g: tensor<8xf32>, %unused: tensor<4xf32>, %c: i1) -> tensor<8xf32> {
+  %sum = hetero.all_reduce %g on @grid axes = [1] : tensor<8xf32>
+  %dropped = hetero.all_reduce %unused on @grid axes = [0] : tensor<4xf32>
+  %r = scf.if %c -> tensor<8xf32> {
+    scf.yield %sum : tensor<8xf32>
+  } else {
+    scf.yield %g : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 3x2x2)
+
+// The grid coordinates of a rank are the row-major digits of its rank in
+// the whole grid: axis 2 is rank mod 2, axis 0 rank div 4 mod 3.
+// CHECK-LABEL: func.func @coordinates
+// CHECK:         %[[COMM:.*]] = call @hrt_mlir_group(
+// CHECK:         %[[RANK:.*]] = call @hrt_mlir_rank(%[[COMM]])
+// CHECK:         %[[S2:.*]] = arith.divsi %[[RANK]], %c1_i64
+// CHECK:         %[[D2:.*]] = arith.remsi %[[S2]], %c2_i64
+// CHECK:         %[[I2:.*]] = arith.index_cast %[[D2]]
+// CHECK:         %[[S0:.*]] = arith.divsi %[[RANK]], %c4_i64
+// CHECK:         %[[D0:.*]] = arith.remsi %[[S0]], %c3_i64
+// CHECK:         %[[I0:.*]] = arith.index_cast %[[D0]]
+// CHECK:         return %[[I2]], %[[I0]]
+func.func @coordinates() -> (index, index) {
+  %i:2 = shard.process_multi_index on @grid axes = [2, 0] : index, index
+  return %i#0, %i#1 : index, index
+}
