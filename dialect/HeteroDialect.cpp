@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 using namespace mlir;
 using namespace hetero;
@@ -213,14 +214,10 @@ verifyInRange(function_ref<InFlightDiagnostic()> emitError, StringRef owner,
   bool above = openLow ? v > low : v >= low;
   if (above && v < high)
     return success();
-  InFlightDiagnostic diagnostic = emitError();
-  diagnostic << owner << " " << name << " must be in " << (openLow ? "(" : "[")
-             << low << ", ";
-  if (std::isinf(high))
-    diagnostic << "inf)";
-  else
-    diagnostic << high << ")";
-  return diagnostic << ", got " << v;
+  std::ostringstream message;
+  message << owner.str() << " " << name.str() << " must be in " << (openLow ? "(" : "[")
+          << low << ", " << high << "), got " << v;
+  return emitError() << message.str();
 }
 
 LogicalResult SgdAttr::verify(function_ref<InFlightDiagnostic()> emitError,

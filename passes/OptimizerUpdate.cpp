@@ -66,7 +66,8 @@ SmallVector<Value> hetero::elementwise(
 static memref::GlobalOp createStateGlobal(memref::GlobalOp param,
                                           StringRef suffix,
                                           SymbolTable &symbols) {
-  OpBuilder builder(param);
+  OpBuilder builder(param.getContext());
+  builder.setInsertionPointAfter(param);
   MemRefType type = param.getType();
   auto tensorType =
       RankedTensorType::get(type.getShape(), type.getElementType());
@@ -76,7 +77,7 @@ static memref::GlobalOp createStateGlobal(memref::GlobalOp param,
       builder.getStringAttr("private"), type,
       DenseElementsAttr::get(tensorType, zero), /*constant=*/false,
       /*alignment=*/IntegerAttr());
-  symbols.insert(global, Block::iterator(param->getNextNode()));
+  symbols.insert(global, Block::iterator(global.getOperation()));
   return global;
 }
 
@@ -103,7 +104,7 @@ OptimizerUpdate::OptimizerUpdate(Attribute optimizer,
         DenseElementsAttr::get(RankedTensorType::get({}, builder.getI64Type()),
                                builder.getI64IntegerAttr(0)),
         /*constant=*/false, /*alignment=*/IntegerAttr());
-    symbols.insert(steps, Block::iterator(first.getOperation()));
+    symbols.insert(steps, Block::iterator(steps.getOperation()));
   }
 }
 

@@ -1,0 +1,517 @@
+// RUN: hetero-opt %s -split-input-file -verify-diagnostics
+
+// The stage ABI of an executable hetero.pipeline (docs/execution.md).
+
+// A data function without an optimizer.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+// expected-error @+1 {{'hetero.pipeline' op names a data function but no optimizer; an executable pipeline names both}}
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// An optimizer without a data function.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+// expected-error @+1 {{'hetero.pipeline' op names an optimizer but no data function; an executable pipeline names both}}
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// Parameters belong to executable pipelines.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid {
+// expected-error @+1 {{'hetero.stage' op lists parameters, but its pipeline names no data function and optimizer}}
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// Grid axis 0 holds the stages.
+shard.grid @grid(shape = 3x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+// expected-error @+1 {{'hetero.pipeline' op runs on grid 'grid' of shape 3x2, expected axis 0 of size 2 (the stages) and optionally axis 1 (the data-parallel replicas)}}
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// At most a stage axis and a replica axis.
+shard.grid @grid(shape = 2x2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+// expected-error @+1 {{'hetero.pipeline' op runs on grid 'grid' of shape 2x2x2, expected axis 0 of size 2 (the stages) and optionally axis 1 (the data-parallel replicas)}}
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// A grid of dynamic size.
+shard.grid @grid(shape = 2x?)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+// expected-error @+1 {{'hetero.pipeline' op runs on grid 'grid', which has a dynamic size}}
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// The data function must exist.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+// expected-error @+1 {{'hetero.pipeline' op data function 'batches' is not defined}}
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @batches optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// The data function must be a func.func.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+// expected-error @+1 {{'hetero.pipeline' op data function 'w0' is not a func.func}}
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @w0 optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// The data function returns the input and the target.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> tensor<4x8xf32>
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+// expected-error @+1 {{'hetero.pipeline' op data function 'data' returns 1 values, expected 2 (the input and the target of a micro-batch)}}
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// The data function takes (step, replica, micro-batch).
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+// expected-error @+1 {{'hetero.pipeline' op data function 'data' takes 2 arguments, expected 3 (the step, the replica, the micro-batch)}}
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// ... all of them i64.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i32, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+// expected-error @+1 {{'hetero.pipeline' op data function 'data' argument 1 (the replica) has type 'i32', expected 'i64'}}
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// A parameter must be defined.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+// expected-error @+1 {{'hetero.stage' op parameter 'w2' is not defined}}
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w2]
+}
+
+// -----
+
+// A parameter is a memref.global.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+// expected-error @+1 {{'hetero.stage' op parameter 'data' is not a memref.global}}
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@data]
+}
+
+// -----
+
+// A parameter is an ordinary memref: static shape, identity layout, default memory space.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32, 1> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+// expected-error @+1 {{'hetero.stage' op parameter 'w1' has type 'memref<16x4xf32, 1>', expected a memref of static shape with the identity layout}}
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// A parameter has an initial value.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = uninitialized
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+// expected-error @+1 {{'hetero.stage' op parameter 'w1' needs an initial value}}
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// A parameter is not constant.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" constant @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+// expected-error @+1 {{'hetero.stage' op parameter 'w1' is a constant global; training writes it}}
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// A parameter belongs to one stage.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+// expected-error @+1 {{'hetero.stage' op parameter 'w0' is already a parameter of stage 0}}
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w0]
+}
+
+// -----
+
+// ... and is listed once.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+// expected-error @+1 {{'hetero.stage' op parameter 'w0' is already listed by this stage}}
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0, @w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// The forward of stage 0 takes the input of the data function.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x9xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+// expected-error @+1 {{'hetero.stage' op stage 0 forward function 's0_fwd' argument 0 (the micro-batch input) has type 'tensor<4x9xf32>', expected 'tensor<4x8xf32>'}}
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// Then its parameters, in order.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+// expected-error @+1 {{'hetero.stage' op stage 0 forward function 's0_fwd' argument 1 (parameter w0) has type 'tensor<16x8xf32>', expected 'tensor<8x16xf32>'}}
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// A middle stage returns one activation.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>)
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+// expected-error @+1 {{'hetero.stage' op forward function 's0_fwd' returns 2 values, expected 1 (the activation for stage 1)}}
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// The next stage takes that activation.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x15xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+// expected-error @+1 {{'hetero.stage' op stage 1 forward function 's1_fwd' argument 0 (the activation of stage 0) has type 'tensor<4x15xf32>', expected 'tensor<4x16xf32>'}}
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// The last stage takes the target.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+// expected-error @+1 {{'hetero.stage' op stage 1 forward function 's1_fwd' takes 2 arguments, expected 3 (the activation of stage 0, parameter w1, the target)}}
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// ... and returns the loss as tensor<f32>.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<4xf32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+// expected-error @+1 {{'hetero.stage' op stage 1 forward function 's1_fwd' result 0 (the micro-batch loss) has type 'tensor<4xf32>', expected 'tensor<f32>'}}
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// A backward takes the gradient of its output last.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+// expected-error @+1 {{'hetero.stage' op stage 0 backward function 's0_bwd' argument 2 (the gradient of the stage's output) has type 'tensor<4x8xf32>', expected 'tensor<4x16xf32>'}}
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// A last stage has no output gradient.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>, tensor<f32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+// expected-error @+1 {{'hetero.stage' op stage 1 backward function 's1_bwd' takes 4 arguments, expected 3 (the activation of stage 0, parameter w1, the target)}}
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// A backward returns the input gradient and one per parameter.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<4x16xf32>
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+// expected-error @+1 {{'hetero.stage' op stage 1 backward function 's1_bwd' returns 1 values, expected 2 (the input gradient, the gradient of w1)}}
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// ... each of its parameter's type.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf16>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+// expected-error @+1 {{'hetero.stage' op stage 0 backward function 's0_bwd' result 1 (the gradient of w0) has type 'tensor<8x16xf16>', expected 'tensor<8x16xf32>'}}
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+// expected-error @+1 {{sgd lr must be in (0, inf), got 0}}
+hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.sgd<lr = 0.0> {
+  hetero.stage 0 forward @f backward @f
+}
+
+// -----
+
+func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+// expected-error @+1 {{sgd momentum must be in [0, 1), got 1}}
+hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.sgd<lr = 0.1, momentum = 1.0> {
+  hetero.stage 0 forward @f backward @f
+}
+
+// -----
+
+func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+// expected-error @+1 {{adam beta2 must be in [0, 1), got 1.5}}
+hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.adam<lr = 1.0e-03, beta2 = 1.5> {
+  hetero.stage 0 forward @f backward @f
+}
+
+// -----
+
+func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+// expected-error @+1 {{adam eps must be in (0, inf), got -1}}
+hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.adam<lr = 1.0e-03, eps = -1.0> {
+  hetero.stage 0 forward @f backward @f
+}
+
+// -----
+
+func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+// expected-error @+1 {{adam lr must be in (0, inf), got -0.001}}
+hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.adam<lr = -1.0e-03> {
+  hetero.stage 0 forward @f backward @f
+}

@@ -1,0 +1,89 @@
+// RUN: hetero-opt %s --hetero-lower-pipeline -split-input-file -verify-diagnostics
+
+// A pipeline without the stage ABI has no step to lower to.
+func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+// expected-error @+1 {{'hetero.pipeline' op cannot be lowered to a training step: it names no data function and optimizer (see the stage ABI in docs/execution.md)}}
+hetero.pipeline @p stages = 1 microbatches = 2 {
+  hetero.stage 0 forward @f backward @f
+}
+
+// -----
+
+memref.global "private" @w : memref<4x4xf64> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<2x4xf64>, tensor<2x4xf64>)
+func.func private @fwd(tensor<2x4xf64>, tensor<4x4xf64>, tensor<2x4xf64>) -> tensor<f32>
+func.func private @bwd(tensor<2x4xf64>, tensor<4x4xf64>, tensor<2x4xf64>) -> (tensor<2x4xf64>, tensor<4x4xf64>)
+hetero.pipeline @p stages = 1 microbatches = 2 data @data optimizer #hetero.sgd<lr = 1.0e-01> {
+  // expected-error @+1 {{'hetero.stage' op parameter 'w' holds 'f64' elements; hetero-lower-pipeline trains f32 parameters}}
+  hetero.stage 0 forward @fwd backward @bwd params [@w]
+}
+
+// -----
+
+memref.global "private" @w : memref<4x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+func.func private @fwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+func.func private @bwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32>)
+// expected-error @+1 {{'hetero.pipeline' op has 2 schedules; choose one with hetero-lower-pipeline{schedule=...}: p_a p_b}}
+hetero.pipeline @p stages = 1 microbatches = 2 data @data optimizer #hetero.sgd<lr = 1.0e-01> {
+  hetero.stage 0 forward @fwd backward @bwd params [@w]
+}
+hetero.schedule @p_a for @p group_size = 1 {
+  hetero.stage_program 0 {
+    hetero.fwd 0
+    hetero.bwd 0
+    hetero.fwd 1
+    hetero.bwd 1
+  }
+}
+hetero.schedule @p_b for @p group_size = 2 {
+  hetero.stage_program 0 {
+    hetero.fwd 0
+    hetero.fwd 1
+    hetero.bwd 0
+    hetero.bwd 1
+  }
+}
+
+// -----
+
+memref.global "private" @w : memref<4x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+func.func private @fwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+func.func private @bwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32>)
+hetero.pipeline @p stages = 1 microbatches = 2 data @data optimizer #hetero.sgd<lr = 1.0e-01> {
+  hetero.stage 0 forward @fwd backward @bwd params [@w]
+}
+// expected-error @+1 {{'hetero.schedule' op runs 4 micro-batches, but the stage functions of 'p' take the 2 micro-batches of the pipeline; a candidate of another micro-batch size needs stage functions of that size}}
+hetero.schedule @p_half for @p group_size = 1 microbatch_size = 1 microbatches = 4 {
+  hetero.stage_program 0 {
+    hetero.fwd 0
+    hetero.bwd 0
+    hetero.fwd 1
+    hetero.bwd 1
+    hetero.fwd 2
+    hetero.bwd 2
+    hetero.fwd 3
+    hetero.bwd 3
+  }
+}
+
+// -----
+
+memref.global "private" @w : memref<4x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+func.func private @fwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+func.func private @bwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32>)
+hetero.pipeline @p stages = 1 microbatches = 2 data @data optimizer #hetero.sgd<lr = 1.0e-01> {
+  hetero.stage 0 forward @fwd backward @bwd params [@w]
+}
+// An unsound schedule is not lowered: the verifier's problems are reported.
+hetero.schedule @p_unsound for @p group_size = 1 {
+  hetero.stage_program 0 {
+    // expected-error @+1 {{schedule 'p_unsound': stage 0 runs B1 before F1}}
+    hetero.bwd 1
+    hetero.fwd 0
+    hetero.bwd 0
+    hetero.fwd 1
+  }
+}

@@ -1,0 +1,110 @@
+// RUN: hetero-opt %s --hetero-kfkb-schedule=group-size=2 --hetero-lower-pipeline=reference=true | FileCheck %s --enable-var-scope
+// RUN: hetero-opt %s --hetero-lower-pipeline | FileCheck %s --check-prefix=ONE-F-ONE-B
+// RUN: not hetero-opt %s --hetero-lower-pipeline=schedule=p_missing 2>&1 | FileCheck %s --check-prefix=MISSING
+
+// The step of a 2-stage pipeline on a 2x2 grid (stages x replicas), Adam.
+
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<4x4xf32> = dense<0.5>
+memref.global "private" @w1 : memref<4x4xf32> = dense<0.25>
+func.func private @data(i64, i64, i64) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+func.func private @s0_fwd(tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+func.func private @s0_bwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32>)
+func.func private @s1_fwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32>)
+hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #hetero.adam<lr = 1.0e-03> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// Adam's state: two moments per parameter and one step counter.
+// CHECK-DAG: memref.global "private" @w0_adam_m : memref<4x4xf32> = dense<0.000000e+00>
+// CHECK-DAG: memref.global "private" @w0_adam_v : memref<4x4xf32> = dense<0.000000e+00>
+// CHECK-DAG: memref.global "private" @w1_adam_m : memref<4x4xf32> = dense<0.000000e+00>
+// CHECK-DAG: memref.global "private" @p_optimizer_steps : memref<i64> = dense<0>
+
+// Every rank runs the program of its stage (grid axis 0) as its replica
+// (axis 1), then the mean loss is reduced over the whole grid.
+// CHECK-LABEL: func.func @p_step(
+// CHECK-SAME:      %[[STEP:.*]]: i64) -> f32 attributes {hetero.pipeline = @p, hetero.schedule = @p_2f2b}
+// CHECK:         %[[COORD:.*]]:2 = shard.process_multi_index on @grid axes = [0, 1] : index, index
+// CHECK:         %[[REPLICA:.*]] = arith.index_cast %[[COORD]]#1 : index to i64
+// CHECK:         %[[LOCAL:.*]] = scf.index_switch %[[COORD]]#0 -> f32
+// CHECK:         case 0 {
+// CHECK:           func.call @p_step_stage0(%[[STEP]], %[[REPLICA]])
+// CHECK:         case 1 {
+// CHECK:           func.call @p_step_stage1(%[[STEP]], %[[REPLICA]])
+// CHECK:         %[[LOSS:.*]] = tensor.from_elements %[[LOCAL]] : tensor<f32>
+// CHECK:         %[[TOTAL:.*]] = hetero.all_reduce %[[LOSS]] on @grid axes = [0, 1] : tensor<f32>
+// CHECK:         %[[SUM:.*]] = tensor.extract %[[TOTAL]][]
+// 2 micro-batches x 2 replicas.
+// CHECK:         %[[MEAN:.*]] = arith.divf %[[SUM]], %cst
+// CHECK:         return %[[MEAN]]
+
+// Stage 0 under 2F2B: F0 F1 B0 B1, activations sent with the micro-batch
+// as tag, gradients received with M + micro-batch; the stashed input of
+// each forward is what its backward takes; the gradient sum is reduced over
+// the replicas right after the last backward, then Adam updates w0.
+// CHECK-LABEL: func.func private @p_step_stage0(
+// CHECK-SAME:      %[[STEP:.*]]: i64, %[[REPLICA:.*]]: i64) -> f32 attributes {hetero.pipeline = @p, hetero.stage = 0 : i64}
+// CHECK:         %[[W0:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<4x4xf32> to tensor<4x4xf32>
+// CHECK:         %[[BATCH0:.*]]:2 = call @data(%[[STEP]], %[[REPLICA]], %c0_i64)
+// CHECK:         %[[Y0:.*]] = call @s0_fwd(%[[BATCH0]]#0, %[[W0]])
+// CHECK:         hetero.send %[[Y0]] to 1 on @grid axes = [0] :
+// CHECK:         %[[BATCH1:.*]]:2 = call @data(%[[STEP]], %[[REPLICA]], %c1_i64)
+// CHECK:         %[[Y1:.*]] = call @s0_fwd(%[[BATCH1]]#0, %[[W0]])
+// CHECK:         hetero.send %[[Y1]] to 1 on @grid axes = [0] tag = 1
+// CHECK:         %[[DY0:.*]] = hetero.recv from 1 on @grid axes = [0] tag = 2
+// CHECK:         %[[G0:.*]]:2 = call @s0_bwd(%[[BATCH0]]#0, %[[W0]], %[[DY0]])
+// CHECK:         %[[DY1:.*]] = hetero.recv from 1 on @grid axes = [0] tag = 3
+// CHECK:         %[[G1:.*]]:2 = call @s0_bwd(%[[BATCH1]]#0, %[[W0]], %[[DY1]])
+// CHECK:         %[[SUM0:.*]] = linalg.add ins(%[[G0]]#1, %[[G1]]#1 : {{.*}}) outs(%[[G0]]#1 :
+// CHECK:         %[[REDUCED:.*]] = hetero.all_reduce %[[SUM0]] on @grid axes = [1] : tensor<4x4xf32>
+// CHECK:         memref.get_global @p_optimizer_steps
+// CHECK:         linalg.generic {{.*}} ins(%[[W0]], %[[REDUCED]], {{.*}})
+// CHECK:         bufferization.materialize_in_destination %{{.*}}#0 in restrict writable %{{.*}} : (tensor<4x4xf32>, memref<4x4xf32>)
+// Stage 0 computes no loss.
+// CHECK:         return %cst
+
+// The last stage takes the target from the data function, sums the losses,
+// and starts its all-reduce before it sends the last gradient.
+// CHECK-LABEL: func.func private @p_step_stage1(
+// CHECK:         %[[H0:.*]] = hetero.recv from 0 on @grid axes = [0] :
+// CHECK:         %[[B0:.*]]:2 = call @data(
+// CHECK:         %[[L0:.*]] = call @s1_fwd(%[[H0]], %{{.*}}, %[[B0]]#1)
+// CHECK:         tensor.extract %[[L0]][]
+// CHECK:         %[[H1:.*]] = hetero.recv from 0 on @grid axes = [0] tag = 1
+// CHECK:         call @s1_fwd(%[[H1]],
+// CHECK:         %[[D0:.*]]:2 = call @s1_bwd(%[[H0]], %{{.*}}, %[[B0]]#1)
+// CHECK:         hetero.send %[[D0]]#0 to 0 on @grid axes = [0] tag = 2
+// CHECK:         %[[D1:.*]]:2 = call @s1_bwd(%[[H1]],
+// CHECK:         hetero.all_reduce %{{.*}} on @grid axes = [1]
+// CHECK-NEXT:    hetero.send %[[D1]]#0 to 0 on @grid axes = [0] tag = 3
+
+// The reference: every replica's micro-batches in order, forward through
+// all stages and back, on one process.
+// CHECK-LABEL: func.func @p_step_reference(
+// CHECK:         scf.for %[[R:.*]] = %c0 to %c2 step %c1
+// CHECK:           scf.for %[[I:.*]] = %c0 to %c2{{.*}} step %c1
+// CHECK:             func.call @data(
+// CHECK:             func.call @s0_fwd(
+// CHECK:             func.call @s1_fwd(
+// CHECK:             func.call @s1_bwd(
+// CHECK:             func.call @s0_bwd(
+// CHECK-NOT:   hetero.all_reduce
+// CHECK:         return
+
+// Without a schedule, 1F1B: stage 0 runs F0 F1 ... with one backward after
+// each forward once the pipeline is full.
+// ONE-F-ONE-B-LABEL: func.func private @p_step_stage0(
+// ONE-F-ONE-B:         call @s0_fwd(
+// ONE-F-ONE-B:         call @s0_fwd(
+// ONE-F-ONE-B:         call @s0_bwd(
+// ONE-F-ONE-B:         call @s0_bwd(
+// ONE-F-ONE-B-LABEL: func.func private @p_step_stage1(
+// ONE-F-ONE-B:         call @s1_fwd(
+// ONE-F-ONE-B-NEXT:    tensor.extract
+// ONE-F-ONE-B-NEXT:    arith.addf
+// ONE-F-ONE-B-NEXT:    call @s1_bwd(
+
+// MISSING: error: 'hetero.pipeline' op has no schedule 'p_missing' (hetero-lower-pipeline schedule=p_missing)
