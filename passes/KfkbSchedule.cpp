@@ -25,21 +25,42 @@ struct HeteroKfkbSchedulePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (groupSize < 1) {
-      module.emitError() << "hetero-kfkb-schedule: group-size must be at "
-                            "least 1, got "
-                         << int64_t(groupSize);
-      return signalPassFailure();
-    }
+    SmallVector<int64_t> sizes(groupSizes.begin(), groupSizes.end());
+    if (sizes.empty())
+      sizes.push_back(groupSize);
+    for (int64_t k : sizes)
+      if (k < 1) {
+        module.emitError() << "hetero-kfkb-schedule: group sizes must be at "
+                              "least 1, got "
+                           << k;
+        return signalPassFailure();
+      }
     SymbolTable symbols(module);
-    std::string k = std::to_string(groupSize);
     for (auto pipeline : llvm::to_vector(module.getOps<PipelineOp>())) {
-      createSchedule(symbols, pipeline,
-                     (pipeline.getSymName() + "_" + k + "f" + k + "b").str(),
-                     groupSize,
-                     schedule::kfkbPrograms(pipeline.getNumStages(),
-                                            pipeline.getNumMicrobatches(),
-                                            groupSize));
+      SmallVector<Attribute> plans;
+      // Created right after the pipeline, so add them last to first.
+      for (int64_t k : llvm::reverse(sizes)) {
+        std::string name = (pipeline.getSymName() + "_" + std::to_string(k) +
+                            "f" + std::to_string(k) + "b")
+                               .str();
+        ScheduleOp created = createSchedule(
+            symbols, pipeline, name, k,
+            schedule::kfkbPrograms(pipeline.getNumStages(),
+                                   pipeline.getNumMicrobatches(), k));
+        plans.insert(plans.begin(),
+                     FlatSymbolRefAttr::get(created.getSymNameAttr()));
+      }
+      if (groupSizes.empty())
+        continue;
+      OpBuilder builder(pipeline);
+      builder.setInsertionPointAfter(
+          symbols.lookup(cast<FlatSymbolRefAttr>(plans.back()).getValue()));
+      auto planSet = PlanSetOp::create(
+          builder, pipeline.getLoc(),
+          builder.getStringAttr(pipeline.getSymName() + "_plans"),
+          FlatSymbolRefAttr::get(pipeline.getSymNameAttr()),
+          builder.getArrayAttr(plans), cast<FlatSymbolRefAttr>(plans.front()));
+      symbols.insert(planSet);
     }
   }
 };

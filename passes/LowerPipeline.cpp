@@ -70,9 +70,16 @@ public:
   /// diagnostic.
   LogicalResult prepare();
 
-  /// Emits @<p>_step (and its stage functions) running `programs`.
-  LogicalResult emitStep(const std::vector<std::vector<Action>> &programs,
-                         StringAttr scheduleName);
+  /// Emits the step `name` (and its stage functions `<name>_stage<s>`)
+  /// running `programs`.
+  func::FuncOp emitStep(StringRef name,
+                        const std::vector<std::vector<Action>> &programs,
+                        StringAttr scheduleName);
+
+  /// Emits @<p>_step, which runs the step of the default plan, and records
+  /// the plans in its `hetero.plan_table`.
+  void emitPlanTable(PlanSetOp planSet, MutableArrayRef<func::FuncOp> steps,
+                     MutableArrayRef<ScheduleOp> schedules);
 
   /// Emits @<p>_step_reference.
   void emitReference();
@@ -101,7 +108,7 @@ private:
     return builder.getDenseI16ArrayAttr(values);
   }
   /// The stage's program as one function (stage, replica) -> local loss sum.
-  func::FuncOp emitStageProgram(int64_t stage,
+  func::FuncOp emitStageProgram(StringRef stepName, int64_t stage,
                                 const std::vector<Action> &program);
   /// Adds the optimizer update of every parameter of `stage` with the
   /// gradient sums `gradients` (of `microbatches x replicas` micro-batches).
@@ -204,11 +211,10 @@ void PipelineLowering::emitUpdates(int64_t stage, ArrayRef<Value> current,
 }
 
 func::FuncOp
-PipelineLowering::emitStageProgram(int64_t s,
+PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
                                    const std::vector<Action> &program) {
   Type i64 = builder.getI64Type();
-  std::string name =
-      (pipeline.getSymName() + "_step_stage" + std::to_string(s)).str();
+  std::string name = (stepName + "_stage" + std::to_string(s)).str();
   func::FuncOp function = createFunction(
       name, builder.getFunctionType({i64, i64}, {builder.getF32Type()}),
       /*isPublic=*/false);
@@ -282,6 +288,7 @@ PipelineLowering::emitStageProgram(int64_t s,
       Value output =
           func::CallOp::create(builder, loc, stage.forward, arguments)
               .getResult(0);
+      TaskMarkOp::create(builder, loc, TaskKind::forward);
       if (s == last)
         loss = addLoss(loss, output);
       else
@@ -300,6 +307,7 @@ PipelineLowering::emitStageProgram(int64_t s,
         arguments.push_back(received[mb]);
       received.erase(mb);
       auto call = func::CallOp::create(builder, loc, stage.backward, arguments);
+      TaskMarkOp::create(builder, loc, TaskKind::backward);
       for (auto [sum, gradient] :
            llvm::zip(gradients, call.getResults().drop_front()))
         sum = accumulate(sum, gradient);
@@ -327,18 +335,18 @@ PipelineLowering::emitStageProgram(int64_t s,
   return function;
 }
 
-LogicalResult
-PipelineLowering::emitStep(const std::vector<std::vector<Action>> &programs,
+func::FuncOp
+PipelineLowering::emitStep(StringRef name,
+                           const std::vector<std::vector<Action>> &programs,
                            StringAttr scheduleName) {
   SmallVector<func::FuncOp> stageFunctions;
   for (int64_t s = numStages() - 1; s >= 0; --s)
-    stageFunctions.push_back(emitStageProgram(s, programs[s]));
+    stageFunctions.push_back(emitStageProgram(name, s, programs[s]));
   std::reverse(stageFunctions.begin(), stageFunctions.end());
 
   Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
-  func::FuncOp step = createFunction(
-      (pipeline.getSymName() + "_step").str(),
-      builder.getFunctionType({i64}, {f32}), /*isPublic=*/true);
+  func::FuncOp step = createFunction(name, builder.getFunctionType({i64}, {f32}),
+                                     /*isPublic=*/true);
   if (scheduleName)
     step->setAttr("hetero.schedule", FlatSymbolRefAttr::get(scheduleName));
   Type index = builder.getIndexType();
@@ -390,7 +398,38 @@ PipelineLowering::emitStep(const std::vector<std::vector<Action>> &programs,
   Value mean = arith::DivFOp::create(
       builder, loc, sum, f32Constant(double(microbatches * replicas)));
   func::ReturnOp::create(builder, loc, mean);
-  return success();
+  return step;
+}
+
+void PipelineLowering::emitPlanTable(PlanSetOp planSet,
+                                     MutableArrayRef<func::FuncOp> steps,
+                                     MutableArrayRef<ScheduleOp> schedules) {
+  Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
+  func::FuncOp step = createFunction((pipeline.getSymName() + "_step").str(),
+                                     builder.getFunctionType({i64}, {f32}),
+                                     /*isPublic=*/true);
+  SmallVector<Attribute> table;
+  func::FuncOp defaultStep;
+  for (auto [plan, schedule] : llvm::zip(steps, schedules)) {
+    if (schedule.getSymName() == planSet.getDefaultPlan())
+      defaultStep = plan;
+    SmallVector<NamedAttribute> entry = {
+        builder.getNamedAttr("step",
+                             FlatSymbolRefAttr::get(plan.getSymNameAttr())),
+        builder.getNamedAttr(
+            "schedule", FlatSymbolRefAttr::get(schedule.getSymNameAttr())),
+        builder.getNamedAttr("group_size", schedule.getGroupSizeAttr()),
+        builder.getNamedAttr(
+            "microbatches",
+            builder.getI64IntegerAttr(schedule.getMicrobatchCount(pipeline)))};
+    table.push_back(builder.getDictionaryAttr(entry));
+  }
+  step->setAttr("hetero.plan_table", builder.getArrayAttr(table));
+  step->setAttr("hetero.stages", builder.getI64IntegerAttr(numStages()));
+  Value loss = func::CallOp::create(builder, loc, defaultStep,
+                                    ValueRange{step.getArgument(0)})
+                   .getResult(0);
+  func::ReturnOp::create(builder, loc, loss);
 }
 
 void PipelineLowering::emitReference() {
@@ -532,42 +571,73 @@ struct HeteroLowerPipelinePass
       return signalPassFailure();
     }
     for (PipelineOp pipeline : pipelines) {
-      FailureOr<ScheduleOp> schedule =
-          chooseSchedule(pipeline, module, scheduleName);
+      PlanSetOp planSet;
+      for (auto candidate : module.getOps<PlanSetOp>())
+        if (candidate.getPipeline() == pipeline.getSymName())
+          planSet = candidate;
+      FailureOr<ScheduleOp> schedule;
+      if (planSet && scheduleName.empty())
+        schedule = ScheduleOp();
+      else
+        schedule = chooseSchedule(pipeline, module, scheduleName);
       if (failed(schedule))
         return signalPassFailure();
       PipelineLowering lowering(pipeline, symbols);
       if (failed(lowering.prepare()))
         return signalPassFailure();
-      std::vector<std::vector<Action>> programs;
-      StringAttr name;
-      if (*schedule) {
-        int64_t count = schedule->getMicrobatchCount(pipeline);
-        if (count != pipeline.getNumMicrobatches()) {
-          schedule->emitOpError()
-              << "runs " << count << " micro-batches, but the stage "
-              << "functions of '" << pipeline.getSymName() << "' take the "
-              << pipeline.getNumMicrobatches()
-              << " micro-batches of the pipeline; a candidate of another "
-                 "micro-batch size needs stage functions of that size";
-          return signalPassFailure();
-        }
-        StagePrograms stagePrograms =
-            getStagePrograms(*schedule, pipeline.getNumStages());
-        if (failed(verifyStagePrograms(*schedule, pipeline, stagePrograms)))
-          return signalPassFailure();
-        programs = stagePrograms.actions;
-        name = schedule->getSymNameAttr();
-      } else {
-        programs = schedule::kfkbPrograms(pipeline.getNumStages(),
-                                          pipeline.getNumMicrobatches(),
-                                          /*groupSize=*/1);
-      }
       if (reference)
         lowering.emitReference();
-      if (failed(lowering.emitStep(programs, name)))
-        return signalPassFailure();
+      std::string step = (pipeline.getSymName() + "_step").str();
+      if (!planSet || !scheduleName.empty()) {
+        FailureOr<std::vector<std::vector<Action>>> programs =
+            programsOf(pipeline, *schedule);
+        if (failed(programs))
+          return signalPassFailure();
+        lowering.emitStep(step, *programs,
+                          *schedule ? schedule->getSymNameAttr()
+                                    : StringAttr());
+        continue;
+      }
+      // One step per plan, and the table hetero-run --adaptive picks from.
+      SmallVector<func::FuncOp> steps;
+      SmallVector<ScheduleOp> schedules;
+      for (Attribute plan : planSet.getPlans()) {
+        auto scheduleOp = symbols.lookup<ScheduleOp>(
+            cast<FlatSymbolRefAttr>(plan).getValue());
+        FailureOr<std::vector<std::vector<Action>>> programs =
+            programsOf(pipeline, scheduleOp);
+        if (failed(programs))
+          return signalPassFailure();
+        steps.push_back(lowering.emitStep(
+            (step + "_" + scheduleOp.getSymName()).str(), *programs,
+            scheduleOp.getSymNameAttr()));
+        schedules.push_back(scheduleOp);
+      }
+      lowering.emitPlanTable(planSet, steps, schedules);
     }
+  }
+
+  /// The stage programs of `schedule` (1F1B when it is null), verified;
+  /// failure after a diagnostic.
+  FailureOr<std::vector<std::vector<Action>>>
+  programsOf(PipelineOp pipeline, ScheduleOp schedule) {
+    if (!schedule)
+      return schedule::kfkbPrograms(pipeline.getNumStages(),
+                                    pipeline.getNumMicrobatches(),
+                                    /*groupSize=*/1);
+    int64_t count = schedule.getMicrobatchCount(pipeline);
+    if (count != pipeline.getNumMicrobatches())
+      return schedule.emitOpError()
+             << "runs " << count << " micro-batches, but the stage "
+             << "functions of '" << pipeline.getSymName() << "' take the "
+             << pipeline.getNumMicrobatches()
+             << " micro-batches of the pipeline; a candidate of another "
+                "micro-batch size needs stage functions of that size";
+    StagePrograms stagePrograms =
+        getStagePrograms(schedule, pipeline.getNumStages());
+    if (failed(verifyStagePrograms(schedule, pipeline, stagePrograms)))
+      return failure();
+    return stagePrograms.actions;
   }
 };
 

@@ -503,6 +503,14 @@ LogicalResult HeteroLowerToRuntimePass::lower(Operation *op,
         rewriter.replaceOp(op, calls.tensorOf(loc, type, memref));
         return success();
       })
+      .Case([&](TaskMarkOp mark) -> LogicalResult {
+        calls.call(loc, "hrt_mlir_task_mark",
+                   {calls.constant32(loc, mark.getKind() == TaskKind::forward
+                                              ? 0
+                                              : 1)});
+        rewriter.eraseOp(op);
+        return success();
+      })
       .Case([&](shard::ProcessMultiIndexOp index) -> LogicalResult {
         // The grid coordinates of this rank: the row-major digits of its
         // rank in the whole grid (hrt_mlir_group checks the job's size).

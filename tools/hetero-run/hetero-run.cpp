@@ -78,8 +78,9 @@ static cl::opt<std::string>
          cl::init(""), cl::cat(category));
 static cl::opt<bool> adaptive(
     "adaptive",
-    cl::desc("Run @<entry>_k<k> (hetero-gen --adaptive-group-sizes) and "
-             "re-pick k from measured task and transfer times"),
+    cl::desc("Run the plan of the entry's plan table (a pipeline with a "
+             "hetero.plan_set) that the planner picks from measured task and "
+             "transfer times, re-planning at iteration boundaries"),
     cl::init(false), cl::cat(category));
 static cl::opt<int64_t>
     replanEvery("replan-every",
@@ -377,33 +378,34 @@ int run() {
   if (failed(signature))
     return 1;
   function->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
-  // --adaptive: the candidate steps @<entry>_k<k>, by k.
+  // --adaptive: the plans of the entry's plan table (hetero-lower-pipeline
+  // of a pipeline with a hetero.plan_set), by position.
   std::vector<int> groupSizes;
+  std::vector<std::string> planSteps;
   int64_t stages = 0, microbatches = 0;
   if (adaptive) {
-    for (auto candidate : module->getOps<func::FuncOp>()) {
-      auto k = candidate->getAttrOfType<IntegerAttr>("hetero.group_size");
-      if (!k || candidate.getSymName() !=
-                    (entry + "_k" + std::to_string(k.getInt())))
-        continue;
-      if (failed(checkEntry(candidate)))
+    auto table = function->getAttrOfType<ArrayAttr>("hetero.plan_table");
+    auto stagesAttr = function->getAttrOfType<IntegerAttr>("hetero.stages");
+    if (!table || table.empty() || !stagesAttr) {
+      llvm::errs() << "hetero-run: --adaptive needs an entry with a plan "
+                      "table: a pipeline with a hetero.plan_set (for example "
+                      "from hetero-opt --hetero-kfkb-schedule=group-sizes=1,"
+                      "2,4); @"
+                   << entry << " has none\n";
+      return 1;
+    }
+    stages = stagesAttr.getInt();
+    for (Attribute plan : table) {
+      auto entryOf = cast<DictionaryAttr>(plan);
+      auto step = entryOf.getAs<FlatSymbolRefAttr>("step");
+      auto candidate = module->lookupSymbol<func::FuncOp>(step);
+      if (!candidate || failed(checkEntry(candidate)))
         return 1;
       candidate->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
-      groupSizes.push_back(int(k.getInt()));
-      auto stagesAttr =
-          candidate->getAttrOfType<IntegerAttr>("hetero.stages");
-      auto microbatchesAttr =
-          candidate->getAttrOfType<IntegerAttr>("hetero.microbatches");
-      stages = stagesAttr ? stagesAttr.getInt() : 0;
-      microbatches = microbatchesAttr ? microbatchesAttr.getInt() : 0;
-    }
-    std::sort(groupSizes.begin(), groupSizes.end());
-    if (groupSizes.empty() || stages < 1 || microbatches < 1) {
-      llvm::errs() << "hetero-run: --adaptive needs functions @" << entry
-                   << "_k<k> with hetero.group_size, hetero.stages and "
-                      "hetero.microbatches (hetero-gen --train "
-                      "--adaptive-group-sizes 1,2,4)\n";
-      return 1;
+      planSteps.push_back(step.getValue().str());
+      groupSizes.push_back(
+          int(entryOf.getAs<IntegerAttr>("group_size").getInt()));
+      microbatches = entryOf.getAs<IntegerAttr>("microbatches").getInt();
     }
     if (replanEvery < 1) {
       llvm::errs() << "hetero-run: --replan-every must be at least 1\n";
@@ -473,7 +475,7 @@ int run() {
   for (int64_t i = 0; i < iterations; ++i) {
     std::string name = entry;
     if (planner) {
-      name += "_k" + std::to_string(hrt_planner_group_size(planner));
+      name = planSteps[size_t(hrt_planner_plan_index(planner))];
       hrt_task_times_reset();
     }
     double start = hrt_wtime();

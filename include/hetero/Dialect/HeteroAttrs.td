@@ -86,6 +86,12 @@ def Hetero_Payload : Hetero_I32EnumAttr<"Payload",
   I32EnumAttrCase<"gradient", 1>
 ]>;
 
+def Hetero_TaskKind : Hetero_I32EnumAttr<"TaskKind",
+    "a compute task of a stage program", [
+  I32EnumAttrCase<"forward", 0>,
+  I32EnumAttrCase<"backward", 1>
+]>;
+
 def Hetero_ReplicaPlacement : Hetero_I32EnumAttr<"ReplicaPlacement",
     "where checkpoint replicas live", [
   I32EnumAttrCase<"group", 0>,

@@ -301,6 +301,25 @@ def Hetero_PlanSetOp : Hetero_Op<"plan_set", [
   let hasVerifier = 1;
 }
 
+def Hetero_TaskMarkOp : Hetero_Op<"task_mark", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Marks the end of a compute task of a stage program";
+  let description = [{
+    Emitted by `hetero-lower-pipeline` after each forward and backward call
+    of a training step. The runtime times the compute of each kind of task
+    between marks (time spent waiting in transfers excluded), which the
+    adaptive planner of `hetero-run --adaptive` feeds to its simulator.
+
+    Example:
+
+    ```mlir
+    hetero.task_mark backward
+    ```
+  }];
+  let arguments = (ins Hetero_TaskKind:$kind);
+  let assemblyFormat = "$kind attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor parallelism with straggler pruning
 //===----------------------------------------------------------------------===//

@@ -57,11 +57,16 @@ def HeteroKfkbSchedule : Pass<"hetero-kfkb-schedule", "::mlir::ModuleOp"> {
 
     ```
     hetero-opt --hetero-kfkb-schedule=group-size=2 --hetero-print-schedule
+    hetero-opt --hetero-kfkb-schedule=group-sizes=1,2,4   # a plan set for hetero-run --adaptive
     ```
   }];
   let options = [
     Option<"groupSize", "group-size", "int64_t", /*default=*/"1",
-           "Micro-batches per group (k)">
+           "Micro-batches per group (k)">,
+    ListOption<"groupSizes", "group-sizes", "int64_t",
+               "Candidate group sizes: one schedule each, kept in a "
+               "hetero.plan_set @<p>_plans whose default is the first "
+               "(replaces group-size)">
   ];
 }
 
