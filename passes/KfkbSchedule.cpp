@@ -30,9 +30,10 @@ struct HeteroKfkbSchedulePass
       sizes.push_back(groupSize);
     for (int64_t k : sizes)
       if (k < 1) {
-        module.emitError() << "hetero-kfkb-schedule: group sizes must be at "
-                              "least 1, got "
-                           << k;
+        module.emitError() << "hetero-kfkb-schedule: "
+                           << (groupSizes.empty() ? "group-size"
+                                                  : "group-sizes")
+                           << " must be at least 1, got " << k;
         return signalPassFailure();
       }
     SymbolTable symbols(module);

@@ -1,6 +1,7 @@
 // RUN: hetero-opt %s --hetero-kfkb-schedule=group-size=2 --hetero-lower-pipeline=reference=true | FileCheck %s --enable-var-scope
 // RUN: hetero-opt %s --hetero-lower-pipeline | FileCheck %s --check-prefix=ONE-F-ONE-B
 // RUN: not hetero-opt %s --hetero-lower-pipeline=schedule=p_missing 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: hetero-opt %s --hetero-kfkb-schedule=group-sizes=1,2 --hetero-lower-pipeline | FileCheck %s --check-prefix=PLANS
 
 // The step of a 2-stage pipeline on a 2x2 grid (stages x replicas), Adam.
 
@@ -103,8 +104,21 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
 // ONE-F-ONE-B:         call @s0_bwd(
 // ONE-F-ONE-B-LABEL: func.func private @p_step_stage1(
 // ONE-F-ONE-B:         call @s1_fwd(
+// ONE-F-ONE-B-NEXT:    hetero.task_mark forward
 // ONE-F-ONE-B-NEXT:    tensor.extract
 // ONE-F-ONE-B-NEXT:    arith.addf
 // ONE-F-ONE-B-NEXT:    call @s1_bwd(
+// ONE-F-ONE-B-NEXT:    hetero.task_mark backward
 
 // MISSING: error: 'hetero.pipeline' op has no schedule 'p_missing' (hetero-lower-pipeline schedule=p_missing)
+
+// A plan set: one step per plan, and @p_step runs the default one and
+// carries the table hetero-run --adaptive picks from.
+// PLANS-LABEL: func.func @p_step(
+// PLANS-SAME:      hetero.plan_table = [{group_size = 1 : i64, microbatches = 2 : i64, schedule = @p_1f1b, step = @p_step_p_1f1b}, {group_size = 2 : i64, microbatches = 2 : i64, schedule = @p_2f2b, step = @p_step_p_2f2b}], hetero.stages = 2 : i64
+// PLANS-NEXT:    %[[LOSS:.*]] = call @p_step_p_1f1b(%arg0)
+// PLANS-NEXT:    return %[[LOSS]]
+// PLANS-DAG:   func.func @p_step_p_2f2b({{.*}}hetero.schedule = @p_2f2b
+// PLANS-DAG:   func.func @p_step_p_1f1b({{.*}}hetero.schedule = @p_1f1b
+// PLANS-DAG:   func.func private @p_step_p_2f2b_stage1(
+// PLANS-DAG:   hetero.plan_set @p_plans for @p [@p_1f1b, @p_2f2b] default @p_1f1b

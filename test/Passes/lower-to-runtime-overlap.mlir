@@ -73,3 +73,17 @@ func.func @coordinates() -> (index, index) {
   %i:2 = shard.process_multi_index on @grid axes = [2, 0] : index, index
   return %i#0, %i#1 : index, index
 }
+
+// -----
+
+// A task mark tells the runtime which kind of compute task just ended.
+// CHECK-LABEL: func.func @marks
+// CHECK:         %[[FORWARD:.*]] = arith.constant 0 : i32
+// CHECK:         call @hrt_mlir_task_mark(%[[FORWARD]]) : (i32) -> ()
+// CHECK:         %[[BACKWARD:.*]] = arith.constant 1 : i32
+// CHECK:         call @hrt_mlir_task_mark(%[[BACKWARD]]) : (i32) -> ()
+func.func @marks() {
+  hetero.task_mark forward
+  hetero.task_mark backward
+  return
+}
