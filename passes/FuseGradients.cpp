@@ -143,13 +143,20 @@ struct HeteroFuseGradientsPass
     for (const fusion::Group &group : plan.groups) {
       ArrayRef<Gradient> members(set.gradients.begin() + group.first,
                                  set.gradients.begin() + group.last + 1);
-      // Before the first use of any member's result, after every input.
+      // As soon as every input is ready, so that the reduction overlaps with
+      // what follows (the lowering waits before the first use of a result);
+      // never after the first use of any member's result.
       Operation *insertBefore =
           block->mightHaveTerminator() ? block->getTerminator() : nullptr;
       int64_t lastInput = -1;
+      Operation *lastProducer = nullptr;
       for (const Gradient &member : members) {
-        lastInput = std::max(lastInput,
-                             readyPosition(member.input, block, positions));
+        int64_t ready = readyPosition(member.input, block, positions);
+        if (ready > lastInput) {
+          lastInput = ready;
+          lastProducer =
+              block->findAncestorOpInBlock(*member.input.getDefiningOp());
+        }
         for (Operation *user : member.reduced.getUsers()) {
           Operation *inBlock = block->findAncestorOpInBlock(*user);
           if (inBlock && (!insertBefore || positions.lookup(inBlock) <
@@ -164,8 +171,9 @@ struct HeteroFuseGradientsPass
                << group.first << "-" << group.last
                << "] before the group's last gradient is produced; the "
                   "grouping cannot be placed";
-      OpBuilder builder = insertBefore ? OpBuilder(insertBefore)
-                                       : OpBuilder::atBlockEnd(block);
+      OpBuilder builder = lastProducer ? OpBuilder(block, std::next(
+                                             lastProducer->getIterator()))
+                                       : OpBuilder::atBlockBegin(block);
       SmallVector<Value> inputs;
       for (const Gradient &member : members)
         inputs.push_back(member.input);

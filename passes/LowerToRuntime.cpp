@@ -218,6 +218,18 @@ SmallVector<ReassociationIndices> flattening(RankedTensorType type) {
   return {dims};
 }
 
+/// The first op of `block` that is or holds a use of `value`; null when
+/// no use is in `block`.
+Operation *firstUseIn(Block *block, Value value) {
+  Operation *first = nullptr;
+  for (Operation *user : value.getUsers()) {
+    Operation *ancestor = block->findAncestorOpInBlock(*user);
+    if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
+      first = ancestor;
+  }
+  return first;
+}
+
 /// hetero.bucket -> one all_reduce of the operands flattened and
 /// concatenated, then sliced and reshaped back.
 void fuseBucket(BucketOp bucket, RewriterBase &rewriter) {
@@ -241,6 +253,15 @@ void fuseBucket(BucketOp bucket, RewriterBase &rewriter) {
       bucket.getGridAxesAttr(), fused, bucket.getReductionAttr(),
       bucket.getCompressAttr(),
       SparseFormatAttr::get(rewriter.getContext(), SparseFormat::dense));
+  // The results are split off right before the first use of any of them,
+  // so that the all-reduce is waited for only there.
+  Operation *firstUse = nullptr;
+  for (Value result : bucket.getResults())
+    if (Operation *use = firstUseIn(bucket->getBlock(), result))
+      if (!firstUse || use->isBeforeInBlock(firstUse))
+        firstUse = use;
+  if (firstUse)
+    rewriter.setInsertionPoint(firstUse);
   SmallVector<Value> results;
   int64_t offset = 0;
   for (auto [input, elements] : llvm::zip(bucket.getInputs(), sizes)) {
@@ -254,18 +275,6 @@ void fuseBucket(BucketOp bucket, RewriterBase &rewriter) {
                                                     flattening(type)));
   }
   rewriter.replaceOp(bucket, results);
-}
-
-/// The first op of `block` that is or holds a use of `value`; null when
-/// no use is in `block`.
-Operation *firstUseIn(Block *block, Value value) {
-  Operation *first = nullptr;
-  for (Operation *user : value.getUsers()) {
-    Operation *ancestor = block->findAncestorOpInBlock(*user);
-    if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
-      first = ancestor;
-  }
-  return first;
 }
 
 /// A dense all-reduce posted where it stands and waited for right before

@@ -156,8 +156,16 @@ struct HeteroSelectCompressionPass
 
     // The candidate collectives of each block, in block order.
     llvm::MapVector<Block *, SmallVector<Operation *>> blocks;
+    // A tensor the compressor cannot shrink (a scalar loss, say) stays
+    // dense.
+    auto shrinks = [&](Operation *op) {
+      int64_t elements = inputBytes(op) / 4;
+      return wire::compressedBytes(elements, 4,
+                                   compress.getWireCompression()) <
+             4 * elements;
+    };
     module.walk([&](Operation *op) {
-      if (isCandidate(op))
+      if (isCandidate(op) && shrinks(op))
         blocks[op->getBlock()].push_back(op);
     });
     std::optional<espresso::Problem> profiled;

@@ -107,6 +107,13 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
     functions.push_back(forward);
     functions.push_back(backward);
   }
+  // The step hetero-lower-pipeline compiled, with its collectives.
+  auto module = pipeline->getParentOfType<ModuleOp>();
+  for (auto function : module.getOps<func::FuncOp>())
+    if (auto owner =
+            function->getAttrOfType<FlatSymbolRefAttr>("hetero.pipeline");
+        owner && owner.getValue() == pipeline.getSymName())
+      functions.push_back(function);
   summarizeFunctions(functions, os);
 }
 

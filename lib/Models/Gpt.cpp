@@ -1,601 +1,580 @@
-//===- Gpt.cpp - a GPT-like training step written in the hetero dialect ---===//
+//===- Gpt.cpp - a GPT-like model in the stage ABI ------------------------===//
 //
 // Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Each stage holds consecutive transformer blocks without normalisation:
+// h = x + attn(x) W_o, out = h + relu(h W_1) W_2, with causal multi-head
+// self-attention; the last stage adds a linear head and the mean squared
+// error against the target. The backward function of a stage recomputes its
+// forward pass and applies the chain rule through every op in reverse. The
+// four linears of a block are hetero.prunable_matmul in Megatron's split
+// (qkv and mlp_up by columns, attn_out and mlp_down by rows).
 //
 //===----------------------------------------------------------------------===//
 
 #include "hetero/Models/Gpt.h"
 
-#include "hetero/Support/WireSize.h"
+#include "hetero/Dialect/Hetero.h"
 
-#include <algorithm>
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
 #include <cmath>
-#include <cstdio>
-#include <sstream>
+#include <array>
+#include <limits>
+
+using namespace mlir;
 
 namespace hetero::models {
 namespace {
-
-/// Formats "tensor<AxBxf32>".
-std::string tensorType(std::initializer_list<int64_t> shape) {
-  std::ostringstream os;
-  os << "tensor<";
-  for (int64_t dim : shape)
-    os << dim << "x";
-  os << "f32>";
-  return os.str();
-}
-
-/// A floating-point literal that MLIR parses as a float: "5.120000000e+02".
-std::string floatLiteral(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.9e", value);
-  return buffer;
-}
-
-/// An SSA value of a rank-2 f32 tensor, or of a rank-1 one when `cols` is 0.
-struct Matrix {
-  std::string name;
-  int64_t rows = 0;
-  int64_t cols = 0;
-  std::string type() const {
-    return cols ? tensorType({rows, cols}) : tensorType({rows});
-  }
-};
-
-/// An indexing map of a 2-D linalg.generic.
-constexpr const char *kIdentity = "affine_map<(i, j) -> (i, j)>";
-constexpr const char *kRows = "affine_map<(i, j) -> (i)>";
 
 /// The values of one attention head that its backward needs.
 struct HeadValues {
   int64_t row = 0;    // first token of the sequence
   int64_t column = 0; // first column of the head in q, k and v
-  Matrix q, k, v, probs;
+  Value q, k, v, probs;
 };
 
 /// The values of one transformer block that its backward needs.
 struct LayerValues {
-  Matrix x, context, h, up, relu;
+  Value x, context, h, up, relu;
   std::vector<HeadValues> heads;
 };
 
-/// Emits the IR of one stage. SSA names are unique through `next()`.
-///
-/// The forward function of stage s takes the activation of stage s-1 (the
-/// embedded micro-batch for stage 0) and the stage's parameters, and returns
-/// the activation for stage s+1 or, on the last stage, the mean squared
-/// error of the head against `%target`.
-///
-/// The backward function takes the same inputs plus, except on the last
-/// stage, the gradient `%dy` of the stage's output. It recomputes the
-/// forward pass (activation recomputation), applies the chain rule through
-/// every op in reverse, synchronises the parameter gradients over the
-/// data-parallel replicas (compressed buckets of up to four tensors), takes
-/// an in-memory checkpoint of the parameters and returns the gradient of the
-/// input activation (except on stage 0) and the synchronised gradients.
-class StageEmitter {
+using Body = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// Builds the forward or backward function of one stage at the end of a
+/// module.
+class StageBuilder {
 public:
-  StageEmitter(const GptConfig &config, int64_t stage, int64_t firstLayer,
-               int64_t numLayers)
-      : config(config), stage(stage), firstLayer(firstLayer),
-        numLayers(numLayers), tokens(config.batch * config.seq) {
+  StageBuilder(ModuleOp module, const GptConfig &config, int64_t stage)
+      : module(module), builder(module.getContext()), loc(module.getLoc()),
+        config(config), stage(stage),
+        tokens(config.batch * config.seq), f32(builder.getF32Type()) {
+    StagePartition partition = partitionLayers(config.layers, config.stages);
+    firstLayer = partition.first[stage];
+    numLayers = partition.count[stage];
     for (const Parameter &param : stageParameters(config, stage))
-      params.push_back({"%" + param.name, param.rows, param.cols});
+      paramTypes.push_back(matrix(param.rows, param.cols));
   }
 
-  void emitForward(std::ostream &os);
-  void emitBackward(std::ostream &os);
+  func::FuncOp buildForward();
+  func::FuncOp buildBackward();
 
 private:
-  bool isFirst() const { return stage == 0; }
   bool isLast() const { return stage == config.stages - 1; }
-  std::string next() { return "%v" + std::to_string(counter++); }
-  Matrix activation(std::string name) const {
-    return {std::move(name), tokens, config.hidden};
+  RankedTensorType matrix(int64_t rows, int64_t cols) const {
+    return RankedTensorType::get({rows, cols}, f32);
   }
-  std::string symbol(const char *kind) const {
-    return "@gpt_stage" + std::to_string(stage) + "_" + kind;
+  RankedTensorType activation() const {
+    return matrix(tokens, config.hidden);
+  }
+  static int64_t rowsOf(Value value) {
+    return cast<RankedTensorType>(value.getType()).getDimSize(0);
+  }
+  static int64_t colsOf(Value value) {
+    return cast<RankedTensorType>(value.getType()).getDimSize(1);
   }
 
-  void emitSignatureInputs(std::ostream &os);
-  void emitConstants(std::ostream &os);
+  /// Starts function `name` with the stage's inputs (plus the output
+  /// gradient for a backward) and binds them.
+  func::FuncOp begin(StringRef name, bool backward, TypeRange results);
 
-  // Building blocks; each returns the value it defines.
-  std::string empty(std::ostream &os, const std::string &type);
-  Matrix zeros(std::ostream &os, int64_t rows, int64_t cols);
-  Matrix matmul(std::ostream &os, const Matrix &lhs, const Matrix &rhs);
-  Matrix transpose(std::ostream &os, const Matrix &value);
-  Matrix prunable(std::ostream &os, const char *mode, const Matrix &x,
-                  const Matrix &weight, const std::string &key);
-  Matrix add(std::ostream &os, const Matrix &a, const Matrix &b);
-  Matrix slice(std::ostream &os, const Matrix &source, int64_t row,
-               int64_t column, int64_t rows, int64_t cols);
-  Matrix insert(std::ostream &os, const Matrix &part, const Matrix &into,
-                int64_t row, int64_t column);
-  /// A 2-D linalg.generic over `inputs` (with `maps`, then the output's map)
-  /// whose body binds `arguments` and runs `body`, which yields the element.
-  std::string generic(std::ostream &os, const std::vector<Matrix> &inputs,
-                      const std::vector<std::string> &maps,
-                      const std::string &init, const std::string &initType,
-                      const char *iterators, const std::string &arguments,
-                      const std::string &body);
-  /// An element-wise 2-D linalg.generic producing a rows x cols matrix.
-  Matrix elementwise(std::ostream &os, const std::vector<Matrix> &inputs,
-                     const std::string &arguments, const std::string &body);
+  Value constant(double value) {
+    return arith::ConstantOp::create(builder, loc,
+                                     builder.getF32FloatAttr(float(value)));
+  }
+  Value empty(Type type) {
+    auto shaped = cast<RankedTensorType>(type);
+    return tensor::EmptyOp::create(builder, loc, shaped.getShape(), f32);
+  }
+  Value filled(RankedTensorType type, Value value) {
+    return linalg::FillOp::create(builder, loc, ValueRange{value},
+                                  ValueRange{empty(type)})
+        .getResult(0);
+  }
+  Value matmul(Value lhs, Value rhs);
+  Value transpose(Value value);
+  Value prunable(PruneMode mode, Value x, Value weight, StringRef key);
+  Value add(Value a, Value b);
+  Value slice(Value source, int64_t row, int64_t column, int64_t rows,
+              int64_t cols);
+  Value insert(Value part, Value into, int64_t row, int64_t column);
+  /// A 2-D linalg.generic over `inputs` (with `maps`, then the output's
+  /// map) into `init`; `body` takes the input elements and the output's.
+  Value generic(ValueRange inputs, ArrayRef<AffineMap> maps, Value init,
+                ArrayRef<utils::IteratorType> iterators, Body body);
+  /// An element-wise 2-D linalg.generic of the first input's shape.
+  Value elementwise(ValueRange inputs, Body body);
   /// Reduces every row of the inputs into a vector that starts at `init`.
-  Matrix rowReduce(std::ostream &os, const std::vector<Matrix> &inputs,
-                   const char *init, const std::string &arguments,
-                   const std::string &body);
+  Value rowReduce(ValueRange inputs, Value init, Body body);
   /// Row-wise softmax, numerically stable (the row maximum is subtracted).
-  Matrix softmax(std::ostream &os, const Matrix &logits);
+  Value softmax(Value logits);
 
-  // The model, forward and backward.
-  void attention(std::ostream &os, const Matrix &qkv, LayerValues &layer);
-  Matrix layerForward(std::ostream &os, int64_t index, const Matrix &x,
-                      LayerValues &values);
-  Matrix layerBackward(std::ostream &os, int64_t index,
-                       const LayerValues &values, const Matrix &dout,
-                       std::vector<Matrix> &grads);
-  std::string loss(std::ostream &os, const Matrix &x);
-  Matrix lossBackward(std::ostream &os, const Matrix &x, Matrix &headGrad);
+  void attention(Value qkv, LayerValues &layer);
+  Value layerForward(int64_t index, Value x, LayerValues &values);
+  Value layerBackward(int64_t index, const LayerValues &values, Value dout,
+                      SmallVectorImpl<Value> &grads);
+  Value loss(Value x);
+  Value lossBackward(Value x, Value &headGrad);
 
+  ModuleOp module;
+  OpBuilder builder;
+  Location loc;
   const GptConfig &config;
-  int64_t stage, firstLayer, numLayers, tokens;
-  std::vector<Matrix> params;
-  int64_t counter = 0;
+  int64_t stage, tokens;
+  int64_t firstLayer = 0, numLayers = 0;
+  Type f32;
+  SmallVector<Type> paramTypes;
+  // Bound by begin(): the function's arguments and constants.
+  Value x, target, outputGradient;
+  SmallVector<Value> params;
+  Value zero, negativeInfinity, attentionScale, count, gradientScale;
 };
 
-std::string StageEmitter::empty(std::ostream &os, const std::string &type) {
-  std::string value = next();
-  os << "    " << value << " = tensor.empty() : " << type << "\n";
-  return value;
+func::FuncOp StageBuilder::begin(StringRef name, bool backward,
+                                 TypeRange results) {
+  SmallVector<Type> inputs = {activation()};
+  inputs.append(paramTypes.begin(), paramTypes.end());
+  if (isLast())
+    inputs.push_back(activation());
+  else if (backward)
+    inputs.push_back(activation());
+  builder.setInsertionPointToEnd(module.getBody());
+  auto function = func::FuncOp::create(
+      builder, loc, name, builder.getFunctionType(inputs, results));
+  Block *entry = function.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  x = entry->getArgument(0);
+  params.assign(entry->getArguments().begin() + 1,
+                entry->getArguments().begin() + 1 + paramTypes.size());
+  target = isLast() ? entry->getArgument(1 + paramTypes.size()) : Value();
+  outputGradient =
+      (backward && !isLast()) ? entry->getArguments().back() : Value();
+  zero = constant(0.0);
+  negativeInfinity = constant(-std::numeric_limits<double>::infinity());
+  attentionScale =
+      constant(1.0 / std::sqrt(double(config.hidden / config.heads)));
+  count = constant(double(tokens * config.hidden));
+  gradientScale = constant(2.0 / double(tokens * config.hidden));
+  return function;
 }
 
-Matrix StageEmitter::zeros(std::ostream &os, int64_t rows, int64_t cols) {
-  Matrix result{next(), rows, cols};
-  std::string init = empty(os, result.type());
-  os << "    " << result.name << " = linalg.fill ins(%zero : f32) outs("
-     << init << " : " << result.type() << ") -> " << result.type() << "\n";
-  return result;
+Value StageBuilder::matmul(Value lhs, Value rhs) {
+  RankedTensorType type = matrix(rowsOf(lhs), colsOf(rhs));
+  return linalg::MatmulOp::create(builder, loc, TypeRange{type},
+                                  ValueRange{lhs, rhs},
+                                  ValueRange{filled(type, zero)})
+      .getResult(0);
 }
 
-Matrix StageEmitter::matmul(std::ostream &os, const Matrix &lhs,
-                            const Matrix &rhs) {
-  Matrix init = zeros(os, lhs.rows, rhs.cols);
-  Matrix result{next(), lhs.rows, rhs.cols};
-  os << "    " << result.name << " = linalg.matmul ins(" << lhs.name << ", "
-     << rhs.name << " : " << lhs.type() << ", " << rhs.type() << ") outs("
-     << init.name << " : " << init.type() << ") -> " << result.type() << "\n";
-  return result;
+Value StageBuilder::transpose(Value value) {
+  RankedTensorType type = matrix(colsOf(value), rowsOf(value));
+  return linalg::TransposeOp::create(builder, loc, value, empty(type),
+                                     ArrayRef<int64_t>{1, 0})
+      .getResult()[0];
 }
 
-Matrix StageEmitter::transpose(std::ostream &os, const Matrix &value) {
-  Matrix result{next(), value.cols, value.rows};
-  std::string init = empty(os, result.type());
-  os << "    " << result.name << " = linalg.transpose ins(" << value.name
-     << " : " << value.type() << ") outs(" << init << " : " << result.type()
-     << ") permutation = [1, 0]\n";
-  return result;
+Value StageBuilder::prunable(PruneMode mode, Value input, Value weight,
+                             StringRef key) {
+  return PrunableMatmulOp::create(
+      builder, loc, matrix(rowsOf(input), colsOf(weight)), input, weight,
+      PruneModeAttr::get(builder.getContext(), mode),
+      builder.getStringAttr(key), builder.getI64IntegerAttr(config.tp));
 }
 
-Matrix StageEmitter::prunable(std::ostream &os, const char *mode,
-                              const Matrix &x, const Matrix &weight,
-                              const std::string &key) {
-  Matrix result{next(), x.rows, weight.cols};
-  os << "    " << result.name << " = hetero.prunable_matmul " << mode << " "
-     << x.name << ", " << weight.name << " layer \"" << key
-     << "\" tp = " << config.tp << " : " << x.type() << ", " << weight.type()
-     << " -> " << result.type() << "\n";
-  return result;
+Value StageBuilder::add(Value a, Value b) {
+  return linalg::AddOp::create(builder, loc, TypeRange{a.getType()},
+                               ValueRange{a, b}, ValueRange{empty(a.getType())})
+      .getResult(0);
 }
 
-Matrix StageEmitter::add(std::ostream &os, const Matrix &a, const Matrix &b) {
-  Matrix result{next(), a.rows, a.cols};
-  std::string init = empty(os, result.type());
-  os << "    " << result.name << " = linalg.add ins(" << a.name << ", "
-     << b.name << " : " << a.type() << ", " << b.type() << ") outs(" << init
-     << " : " << result.type() << ") -> " << result.type() << "\n";
-  return result;
+Value StageBuilder::slice(Value source, int64_t row, int64_t column,
+                          int64_t rows, int64_t cols) {
+  SmallVector<OpFoldResult> offsets = {builder.getIndexAttr(row),
+                                       builder.getIndexAttr(column)};
+  SmallVector<OpFoldResult> sizes = {builder.getIndexAttr(rows),
+                                     builder.getIndexAttr(cols)};
+  SmallVector<OpFoldResult> strides(2, builder.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(builder, loc, matrix(rows, cols),
+                                        source, offsets, sizes, strides);
 }
 
-Matrix StageEmitter::slice(std::ostream &os, const Matrix &source,
-                           int64_t row, int64_t column, int64_t rows,
-                           int64_t cols) {
-  Matrix result{next(), rows, cols};
-  os << "    " << result.name << " = tensor.extract_slice " << source.name
-     << "[" << row << ", " << column << "] [" << rows << ", " << cols
-     << "] [1, 1] : " << source.type() << " to " << result.type() << "\n";
-  return result;
+Value StageBuilder::insert(Value part, Value into, int64_t row,
+                           int64_t column) {
+  SmallVector<OpFoldResult> offsets = {builder.getIndexAttr(row),
+                                       builder.getIndexAttr(column)};
+  SmallVector<OpFoldResult> sizes = {builder.getIndexAttr(rowsOf(part)),
+                                     builder.getIndexAttr(colsOf(part))};
+  SmallVector<OpFoldResult> strides(2, builder.getIndexAttr(1));
+  return tensor::InsertSliceOp::create(builder, loc, part, into, offsets,
+                                       sizes, strides);
 }
 
-Matrix StageEmitter::insert(std::ostream &os, const Matrix &part,
-                            const Matrix &into, int64_t row, int64_t column) {
-  Matrix result{next(), into.rows, into.cols};
-  os << "    " << result.name << " = tensor.insert_slice " << part.name
-     << " into " << into.name << "[" << row << ", " << column << "] ["
-     << part.rows << ", " << part.cols << "] [1, 1] : " << part.type()
-     << " into " << into.type() << "\n";
-  return result;
+Value StageBuilder::generic(ValueRange inputs, ArrayRef<AffineMap> maps,
+                            Value init,
+                            ArrayRef<utils::IteratorType> iterators,
+                            Body body) {
+  return linalg::GenericOp::create(
+             builder, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
+             maps, iterators,
+             [&](OpBuilder &nested, Location nestedLoc, ValueRange arguments) {
+               linalg::YieldOp::create(nested, nestedLoc,
+                                       body(nested, nestedLoc, arguments));
+             })
+      .getResult(0);
 }
 
-std::string StageEmitter::generic(std::ostream &os,
-                                  const std::vector<Matrix> &inputs,
-                                  const std::vector<std::string> &maps,
-                                  const std::string &init,
-                                  const std::string &initType,
-                                  const char *iterators,
-                                  const std::string &arguments,
-                                  const std::string &body) {
-  std::string result = next();
-  os << "    " << result << " = linalg.generic {indexing_maps = [";
-  for (size_t i = 0; i < maps.size(); ++i)
-    os << (i ? ", " : "") << maps[i];
-  os << "], iterator_types = [" << iterators << "]} ins(";
-  for (size_t i = 0; i < inputs.size(); ++i)
-    os << (i ? ", " : "") << inputs[i].name;
-  os << " : ";
-  for (size_t i = 0; i < inputs.size(); ++i)
-    os << (i ? ", " : "") << inputs[i].type();
-  os << ") outs(" << init << " : " << initType << ") {\n"
-     << "    ^bb0(" << arguments << "):\n"
-     << body << "    } -> " << initType << "\n";
-  return result;
+Value StageBuilder::elementwise(ValueRange inputs, Body body) {
+  SmallVector<AffineMap> maps(inputs.size() + 1,
+                              builder.getMultiDimIdentityMap(2));
+  return generic(inputs, maps, empty(inputs.front().getType()),
+                 {utils::IteratorType::parallel, utils::IteratorType::parallel},
+                 body);
 }
 
-Matrix StageEmitter::elementwise(std::ostream &os,
-                                 const std::vector<Matrix> &inputs,
-                                 const std::string &arguments,
-                                 const std::string &body) {
-  Matrix shape = inputs.front();
-  std::string type = shape.type();
-  std::vector<std::string> maps(inputs.size() + 1, kIdentity);
-  std::string name = generic(os, inputs, maps, empty(os, type), type,
-                             "\"parallel\", \"parallel\"", arguments, body);
-  return {name, shape.rows, shape.cols};
+Value StageBuilder::rowReduce(ValueRange inputs, Value init, Body body) {
+  SmallVector<AffineMap> maps(inputs.size(),
+                              builder.getMultiDimIdentityMap(2));
+  maps.push_back(AffineMap::get(2, 0, {builder.getAffineDimExpr(0)},
+                                builder.getContext()));
+  auto vector = RankedTensorType::get({rowsOf(inputs.front())}, f32);
+  return generic(inputs, maps, filled(vector, init),
+                 {utils::IteratorType::parallel, utils::IteratorType::reduction},
+                 body);
 }
 
-Matrix StageEmitter::rowReduce(std::ostream &os,
-                               const std::vector<Matrix> &inputs,
-                               const char *init, const std::string &arguments,
-                               const std::string &body) {
-  int64_t rows = inputs.front().rows;
-  Matrix start{next(), rows, 0};
-  std::string initEmpty = empty(os, start.type());
-  os << "    " << start.name << " = linalg.fill ins(" << init << " : f32) outs("
-     << initEmpty << " : " << start.type() << ") -> " << start.type() << "\n";
-  std::vector<std::string> maps(inputs.size(), kIdentity);
-  maps.push_back(kRows);
-  std::string name =
-      generic(os, inputs, maps, start.name, start.type(),
-              "\"parallel\", \"reduction\"", arguments, body);
-  return {name, rows, 0};
+/// A map (i, j) -> (i) and the identity, for row-broadcast generics.
+static SmallVector<AffineMap> rowBroadcastMaps(OpBuilder &builder) {
+  AffineMap identity = builder.getMultiDimIdentityMap(2);
+  AffineMap rows = AffineMap::get(2, 0, {builder.getAffineDimExpr(0)},
+                                  builder.getContext());
+  return {identity, rows, identity};
 }
 
-Matrix StageEmitter::softmax(std::ostream &os, const Matrix &logits) {
-  Matrix maxima = rowReduce(os, {logits}, "%neg_inf", "%e_x: f32, %e_acc: f32",
-                            "      %e_m = arith.maximumf %e_x, %e_acc : f32\n"
-                            "      linalg.yield %e_m : f32\n");
-  std::string type = logits.type();
-  std::string exps = generic(
-      os, {logits, maxima}, {kIdentity, kRows, kIdentity}, empty(os, type),
-      type, "\"parallel\", \"parallel\"", "%e_x: f32, %e_m: f32, %e_out: f32",
-      "      %e_d = arith.subf %e_x, %e_m : f32\n"
-      "      %e_e = math.exp %e_d : f32\n"
-      "      linalg.yield %e_e : f32\n");
-  Matrix exponentials{exps, logits.rows, logits.cols};
-  Matrix sums = rowReduce(os, {exponentials}, "%zero", "%e_x: f32, %e_acc: f32",
-                          "      %e_s = arith.addf %e_x, %e_acc : f32\n"
-                          "      linalg.yield %e_s : f32\n");
-  std::string probs = generic(
-      os, {exponentials, sums}, {kIdentity, kRows, kIdentity}, empty(os, type),
-      type, "\"parallel\", \"parallel\"", "%e_x: f32, %e_s: f32, %e_out: f32",
-      "      %e_p = arith.divf %e_x, %e_s : f32\n"
-      "      linalg.yield %e_p : f32\n");
-  return {probs, logits.rows, logits.cols};
+Value StageBuilder::softmax(Value logits) {
+  Value maxima = rowReduce({logits}, negativeInfinity,
+                           [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                             return arith::MaximumFOp::create(b, l, a[0], a[1]);
+                           });
+  SmallVector<utils::IteratorType> parallel(2, utils::IteratorType::parallel);
+  Value exponentials = generic(
+      {logits, maxima}, rowBroadcastMaps(builder), empty(logits.getType()),
+      parallel, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        return math::ExpOp::create(b, l, arith::SubFOp::create(b, l, a[0], a[1]));
+      });
+  Value sums = rowReduce({exponentials}, zero,
+                         [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           return arith::AddFOp::create(b, l, a[0], a[1]);
+                         });
+  return generic({exponentials, sums}, rowBroadcastMaps(builder),
+                 empty(logits.getType()), parallel,
+                 [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                   return arith::DivFOp::create(b, l, a[0], a[1]);
+                 });
 }
 
 /// Causal multi-head self-attention over one micro-batch of `batch`
 /// sequences: per sequence and head, softmax(q k^T / sqrt(d) + mask) v.
-void StageEmitter::attention(std::ostream &os, const Matrix &qkv,
-                             LayerValues &layer) {
+void StageBuilder::attention(Value qkv, LayerValues &layer) {
   int64_t hidden = config.hidden, headDim = hidden / config.heads;
   int64_t seq = config.seq;
-  Matrix context = zeros(os, tokens, hidden);
+  Value context = filled(activation(), zero);
+  Value scale = attentionScale, masked = negativeInfinity;
   for (int64_t b = 0; b < config.batch; ++b) {
     for (int64_t h = 0; h < config.heads; ++h) {
       HeadValues head;
       head.row = b * seq;
       head.column = h * headDim;
-      head.q = slice(os, qkv, head.row, head.column, seq, headDim);
-      head.k = slice(os, qkv, head.row, hidden + head.column, seq, headDim);
-      head.v = slice(os, qkv, head.row, 2 * hidden + head.column, seq, headDim);
-      Matrix scores = matmul(os, head.q, transpose(os, head.k));
+      head.q = slice(qkv, head.row, head.column, seq, headDim);
+      head.k = slice(qkv, head.row, hidden + head.column, seq, headDim);
+      head.v = slice(qkv, head.row, 2 * hidden + head.column, seq, headDim);
+      Value scores = matmul(head.q, transpose(head.k));
       // Scale by 1/sqrt(d) and mask future positions.
-      Matrix masked = elementwise(os, {scores}, "%e_s: f32, %e_out: f32",
-                                  "      %e_i = linalg.index 0 : index\n"
-                                  "      %e_j = linalg.index 1 : index\n"
-                                  "      %e_future = arith.cmpi ult, %e_i, "
-                                  "%e_j : index\n"
-                                  "      %e_scaled = arith.mulf %e_s, "
-                                  "%attn_scale : f32\n"
-                                  "      %e_m = arith.select %e_future, "
-                                  "%neg_inf, %e_scaled : f32\n"
-                                  "      linalg.yield %e_m : f32\n");
-      head.probs = softmax(os, masked);
-      Matrix headOut = matmul(os, head.probs, head.v);
-      context = insert(os, headOut, context, head.row, head.column);
+      Value logits = elementwise(
+          {scores}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+            Value i = linalg::IndexOp::create(nb, l, 0);
+            Value j = linalg::IndexOp::create(nb, l, 1);
+            Value future =
+                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, i, j);
+            Value scaled = arith::MulFOp::create(nb, l, a[0], scale);
+            return arith::SelectOp::create(nb, l, future, masked, scaled);
+          });
+      head.probs = softmax(logits);
+      context = insert(matmul(head.probs, head.v), context, head.row,
+                       head.column);
       layer.heads.push_back(head);
     }
   }
   layer.context = context;
 }
 
-/// One transformer block without normalisation: h = x + attn(x) W_o, then
-/// out = h + relu(h W_1) W_2.
-Matrix StageEmitter::layerForward(std::ostream &os, int64_t index,
-                                  const Matrix &x, LayerValues &values) {
-  const Matrix *weights = &params[(index - firstLayer) * 4];
+Value StageBuilder::layerForward(int64_t index, Value input,
+                                 LayerValues &values) {
+  ArrayRef<Value> weights =
+      ArrayRef<Value>(params).slice((index - firstLayer) * 4, 4);
   std::string key = "l" + std::to_string(index) + ".";
-  os << "    // layer " << index << "\n";
-  values.x = x;
-  Matrix qkv = prunable(os, "col", x, weights[0], key + "qkv");
-  attention(os, qkv, values);
-  Matrix projected =
-      prunable(os, "row", values.context, weights[1], key + "attn_out");
-  values.h = add(os, x, projected);
-  values.up = prunable(os, "col", values.h, weights[2], key + "mlp_up");
-  values.relu = elementwise(os, {values.up}, "%e_a: f32, %e_out: f32",
-                            "      %e_r = arith.maximumf %e_a, %zero : f32\n"
-                            "      linalg.yield %e_r : f32\n");
-  Matrix down =
-      prunable(os, "row", values.relu, weights[3], key + "mlp_down");
-  return add(os, values.h, down);
+  values.x = input;
+  Value qkv = prunable(PruneMode::col, input, weights[0], key + "qkv");
+  attention(qkv, values);
+  Value projected =
+      prunable(PruneMode::row, values.context, weights[1], key + "attn_out");
+  values.h = add(input, projected);
+  values.up = prunable(PruneMode::col, values.h, weights[2], key + "mlp_up");
+  Value floor = zero;
+  values.relu = elementwise(
+      {values.up}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        return arith::MaximumFOp::create(b, l, a[0], floor);
+      });
+  Value down =
+      prunable(PruneMode::row, values.relu, weights[3], key + "mlp_down");
+  return add(values.h, down);
 }
 
 /// The chain rule through layerForward. Appends the gradients of the
 /// layer's four weights to `grads` (in parameter order) and returns the
 /// gradient of the layer's input. The activation gradient of a col-mode
-/// matmul contracts over the sharded columns, so it is a row-mode matmul with
-/// the transposed weight, and the other way round.
-Matrix StageEmitter::layerBackward(std::ostream &os, int64_t index,
-                                   const LayerValues &values,
-                                   const Matrix &dout,
-                                   std::vector<Matrix> &grads) {
-  const Matrix *weights = &params[(index - firstLayer) * 4];
+/// matmul contracts over the sharded columns, so it is a row-mode matmul
+/// with the transposed weight, and the other way round.
+Value StageBuilder::layerBackward(int64_t index, const LayerValues &values,
+                                  Value dout, SmallVectorImpl<Value> &grads) {
+  ArrayRef<Value> weights =
+      ArrayRef<Value>(params).slice((index - firstLayer) * 4, 4);
   std::string key = "l" + std::to_string(index) + ".";
   int64_t hidden = config.hidden, headDim = hidden / config.heads;
-  os << "    // layer " << index << " backward\n";
+  Value floor = zero, scale = attentionScale;
   // out = h + relu(up) W_2, up = h W_1.
-  Matrix dW2 = matmul(os, transpose(os, values.relu), dout);
-  Matrix drelu =
-      prunable(os, "col", dout, transpose(os, weights[3]), key + "mlp_down");
-  Matrix dup = elementwise(os, {drelu, values.up},
-                           "%e_g: f32, %e_u: f32, %e_out: f32",
-                           "      %e_on = arith.cmpf ogt, %e_u, %zero : f32\n"
-                           "      %e_d = arith.select %e_on, %e_g, %zero : "
-                           "f32\n"
-                           "      linalg.yield %e_d : f32\n");
-  Matrix dW1 = matmul(os, transpose(os, values.h), dup);
-  Matrix dh = add(os, dout, prunable(os, "row", dup, transpose(os, weights[2]),
-                                     key + "mlp_up"));
+  Value dW2 = matmul(transpose(values.relu), dout);
+  Value drelu =
+      prunable(PruneMode::col, dout, transpose(weights[3]), key + "mlp_down");
+  Value dup = elementwise(
+      {drelu, values.up}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value on =
+            arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a[1], floor);
+        return arith::SelectOp::create(b, l, on, a[0], floor);
+      });
+  Value dW1 = matmul(transpose(values.h), dup);
+  Value dh = add(dout, prunable(PruneMode::row, dup, transpose(weights[2]),
+                                key + "mlp_up"));
   // h = x + context W_o.
-  Matrix dWo = matmul(os, transpose(os, values.context), dh);
-  Matrix dcontext =
-      prunable(os, "col", dh, transpose(os, weights[1]), key + "attn_out");
-  Matrix dqkv = zeros(os, tokens, 3 * hidden);
+  Value dWo = matmul(transpose(values.context), dh);
+  Value dcontext =
+      prunable(PruneMode::col, dh, transpose(weights[1]), key + "attn_out");
+  Value dqkv = filled(matrix(tokens, 3 * hidden), zero);
+  int64_t seq = config.seq;
   for (const HeadValues &head : values.heads) {
-    int64_t seq = config.seq;
-    Matrix dheadOut = slice(os, dcontext, head.row, head.column, seq, headDim);
+    Value dheadOut = slice(dcontext, head.row, head.column, seq, headDim);
     // headOut = probs v.
-    Matrix dprobs = matmul(os, dheadOut, transpose(os, head.v));
-    Matrix dv = matmul(os, transpose(os, head.probs), dheadOut);
-    // Softmax: dmasked = probs * (dprobs - sum_j dprobs * probs).
-    Matrix rowSums = rowReduce(os, {dprobs, head.probs}, "%zero",
-                               "%e_g: f32, %e_p: f32, %e_acc: f32",
-                               "      %e_gp = arith.mulf %e_g, %e_p : f32\n"
-                               "      %e_sum = arith.addf %e_gp, %e_acc : f32\n"
-                               "      linalg.yield %e_sum : f32\n");
+    Value dprobs = matmul(dheadOut, transpose(head.v));
+    Value dv = matmul(transpose(head.probs), dheadOut);
+    // Softmax: dlogits = probs * (dprobs - sum_j dprobs * probs).
+    Value rowSums = rowReduce(
+        {dprobs, head.probs}, zero,
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, a[0], a[1]), a[2]);
+        });
     // Masked positions have probability 0, so their gradient vanishes; the
     // scale of the scores applies to the rest.
-    std::string scoresType = tensorType({seq, seq});
-    std::string dscoresName = generic(
-        os, {dprobs, head.probs, rowSums},
-        {kIdentity, kIdentity, kRows, kIdentity}, empty(os, scoresType),
-        scoresType, "\"parallel\", \"parallel\"",
-        "%e_g: f32, %e_p: f32, %e_sum: f32, %e_out: f32",
-        "      %e_diff = arith.subf %e_g, %e_sum : f32\n"
-        "      %e_dm = arith.mulf %e_p, %e_diff : f32\n"
-        "      %e_ds = arith.mulf %e_dm, %attn_scale : f32\n"
-        "      linalg.yield %e_ds : f32\n");
-    Matrix dscores{dscoresName, seq, seq};
+    AffineMap identity = builder.getMultiDimIdentityMap(2);
+    AffineMap rows = AffineMap::get(2, 0, {builder.getAffineDimExpr(0)},
+                                    builder.getContext());
+    Value dscores = generic(
+        {dprobs, head.probs, rowSums}, {identity, identity, rows, identity},
+        empty(dprobs.getType()),
+        {utils::IteratorType::parallel, utils::IteratorType::parallel},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value difference = arith::SubFOp::create(b, l, a[0], a[2]);
+          Value dlogits = arith::MulFOp::create(b, l, a[1], difference);
+          return arith::MulFOp::create(b, l, dlogits, scale);
+        });
     // scores = q k^T.
-    Matrix dq = matmul(os, dscores, head.k);
-    Matrix dk = matmul(os, transpose(os, dscores), head.q);
-    dqkv = insert(os, dq, dqkv, head.row, head.column);
-    dqkv = insert(os, dk, dqkv, head.row, hidden + head.column);
-    dqkv = insert(os, dv, dqkv, head.row, 2 * hidden + head.column);
+    Value dq = matmul(dscores, head.k);
+    Value dk = matmul(transpose(dscores), head.q);
+    dqkv = insert(dq, dqkv, head.row, head.column);
+    dqkv = insert(dk, dqkv, head.row, hidden + head.column);
+    dqkv = insert(dv, dqkv, head.row, 2 * hidden + head.column);
   }
   // qkv = x W_qkv; x also feeds the residual.
-  Matrix dWqkv = matmul(os, transpose(os, values.x), dqkv);
-  Matrix dx = add(os, dh, prunable(os, "row", dqkv, transpose(os, weights[0]),
-                                   key + "qkv"));
-  for (const Matrix &grad : {dWqkv, dWo, dW1, dW2})
-    grads.push_back(grad);
+  Value dWqkv = matmul(transpose(values.x), dqkv);
+  Value dx = add(dh, prunable(PruneMode::row, dqkv, transpose(weights[0]),
+                              key + "qkv"));
+  grads.append({dWqkv, dWo, dW1, dW2});
   return dx;
 }
+
 /// Mean squared error of the head's output against the target.
-std::string StageEmitter::loss(std::ostream &os, const Matrix &x) {
-  Matrix y = matmul(os, x, params.back());
-  Matrix squared = elementwise(os, {y, activation("%target")},
-                               "%e_p: f32, %e_t: f32, %e_out: f32",
-                               "      %e_d = arith.subf %e_p, %e_t : f32\n"
-                               "      %e_d2 = arith.mulf %e_d, %e_d : f32\n"
-                               "      linalg.yield %e_d2 : f32\n");
-  std::string sumInit = empty(os, "tensor<f32>"), sumZero = next();
-  os << "    " << sumZero << " = linalg.fill ins(%zero : f32) outs(" << sumInit
-     << " : tensor<f32>) -> tensor<f32>\n";
-  std::string sum = next();
-  os << "    " << sum << " = linalg.reduce ins(" << squared.name << " : "
-     << squared.type() << ") outs(" << sumZero
-     << " : tensor<f32>) dimensions = [0, 1]\n"
-     << "      (%e_in: f32, %e_acc: f32) {\n"
-     << "        %e_s = arith.addf %e_in, %e_acc : f32\n"
-     << "        linalg.yield %e_s : f32\n"
-     << "      }\n";
-  std::string total = next(), mean = next(), result = next();
-  os << "    " << total << " = tensor.extract " << sum << "[] : tensor<f32>\n";
-  os << "    " << mean << " = arith.divf " << total << ", %count : f32\n";
-  os << "    " << result << " = tensor.from_elements " << mean
-     << " : tensor<f32>\n";
-  return result;
+Value StageBuilder::loss(Value input) {
+  Value y = matmul(input, params.back());
+  Value squared = elementwise(
+      {y, target}, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value difference = arith::SubFOp::create(b, l, a[0], a[1]);
+        return arith::MulFOp::create(b, l, difference, difference);
+      });
+  auto scalar = RankedTensorType::get({}, f32);
+  Value sum =
+      linalg::ReduceOp::create(
+          builder, loc, ValueRange{squared}, ValueRange{filled(scalar, zero)},
+          ArrayRef<int64_t>{0, 1},
+          [](OpBuilder &b, Location l, ValueRange a) {
+            linalg::YieldOp::create(b, l,
+                                    ValueRange{arith::AddFOp::create(
+                                        b, l, a[0], a[1])});
+          })
+          .getResult(0);
+  Value total = tensor::ExtractOp::create(builder, loc, sum, ValueRange{});
+  Value mean = arith::DivFOp::create(builder, loc, total, count);
+  return tensor::FromElementsOp::create(builder, loc, scalar,
+                                        ValueRange{mean});
 }
 
 /// The chain rule through loss(): d loss / d y = 2 (y - target) / count.
-Matrix StageEmitter::lossBackward(std::ostream &os, const Matrix &x,
-                                  Matrix &headGrad) {
-  const Matrix &head = params.back();
-  os << "    // loss backward\n";
-  Matrix y = matmul(os, x, head);
-  Matrix dy = elementwise(os, {y, activation("%target")},
-                          "%e_p: f32, %e_t: f32, %e_out: f32",
-                          "      %e_d = arith.subf %e_p, %e_t : f32\n"
-                          "      %e_g = arith.mulf %e_d, %grad_scale : f32\n"
-                          "      linalg.yield %e_g : f32\n");
-  headGrad = matmul(os, transpose(os, x), dy);
-  return matmul(os, dy, transpose(os, head));
+Value StageBuilder::lossBackward(Value input, Value &headGrad) {
+  Value head = params.back();
+  Value y = matmul(input, head);
+  Value scale = gradientScale;
+  Value dy = elementwise(
+      {y, target}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value difference = arith::SubFOp::create(b, l, a[0], a[1]);
+        return arith::MulFOp::create(b, l, difference, scale);
+      });
+  headGrad = matmul(transpose(input), dy);
+  return matmul(dy, transpose(head));
 }
 
-void StageEmitter::emitSignatureInputs(std::ostream &os) {
-  os << "%x: " << activation("%x").type();
-  for (const Matrix &param : params)
-    os << ", " << param.name << ": " << param.type();
-  if (isLast())
-    os << ", %target: " << activation("%target").type();
-}
-
-void StageEmitter::emitConstants(std::ostream &os) {
-  double scale = 1.0 / std::sqrt(double(config.hidden / config.heads));
-  double count = double(tokens * config.hidden);
-  os << "    %zero = arith.constant 0.0 : f32\n";
-  os << "    %neg_inf = arith.constant 0xFF800000 : f32\n";
-  os << "    %attn_scale = arith.constant " << floatLiteral(scale) << " : f32\n";
-  if (isLast()) {
-    os << "    %count = arith.constant " << floatLiteral(count) << " : f32\n";
-    os << "    %grad_scale = arith.constant " << floatLiteral(2.0 / count)
-       << " : f32\n";
-  }
-}
-
-void StageEmitter::emitForward(std::ostream &os) {
-  os << "  // Stage " << stage << " forward: layers " << firstLayer << ".."
-     << firstLayer + numLayers - 1 << (isLast() ? ", head and loss" : "")
-     << ".\n";
-  os << "  func.func " << symbol("forward") << "(";
-  emitSignatureInputs(os);
-  os << ") -> " << (isLast() ? "tensor<f32>" : activation("").type())
-     << " {\n";
-  emitConstants(os);
-  Matrix x = activation("%x");
+func::FuncOp StageBuilder::buildForward() {
+  Type result = isLast() ? Type(RankedTensorType::get({}, f32))
+                         : Type(activation());
+  func::FuncOp function =
+      begin(("gpt_stage" + std::to_string(stage) + "_forward"),
+            /*backward=*/false, {result});
+  Value value = x;
   for (int64_t l = firstLayer; l < firstLayer + numLayers; ++l) {
     LayerValues values;
-    x = layerForward(os, l, x, values);
+    value = layerForward(l, value, values);
   }
-  if (isLast()) {
-    std::string result = loss(os, x);
-    os << "    return " << result << " : tensor<f32>\n";
-  } else
-    os << "    return " << x.name << " : " << x.type() << "\n";
-  os << "  }\n\n";
+  if (isLast())
+    value = loss(value);
+  func::ReturnOp::create(builder, loc, value);
+  return function;
 }
 
-void StageEmitter::emitBackward(std::ostream &os) {
-  os << "  // Stage " << stage << " backward: recompute, differentiate, "
-     << "synchronise gradients, checkpoint.\n";
-  os << "  func.func " << symbol("backward") << "(";
-  emitSignatureInputs(os);
-  if (!isLast())
-    os << ", %dy: " << activation("%dy").type();
-  // Results: the input gradient (not on stage 0), then the parameters'.
-  std::vector<std::string> resultTypes;
-  if (!isFirst())
-    resultTypes.push_back(activation("").type());
-  for (const Matrix &param : params)
-    resultTypes.push_back(param.type());
-  auto joined = [](const std::vector<std::string> &items) {
-    std::string text;
-    for (const std::string &item : items)
-      text += (text.empty() ? "" : ", ") + item;
-    return text;
-  };
-  os << ") -> (" << joined(resultTypes) << ") {\n";
-  emitConstants(os);
-
-  os << "    // recompute the forward pass\n";
+func::FuncOp StageBuilder::buildBackward() {
+  SmallVector<Type> results = {activation()};
+  results.append(paramTypes.begin(), paramTypes.end());
+  func::FuncOp function =
+      begin(("gpt_stage" + std::to_string(stage) + "_backward"),
+            /*backward=*/true, results);
+  // Recompute the forward pass, keeping what the chain rule needs.
   std::vector<LayerValues> layers(numLayers);
-  Matrix x = activation("%x");
+  Value value = x;
   for (int64_t l = 0; l < numLayers; ++l)
-    x = layerForward(os, firstLayer + l, x, layers[l]);
+    value = layerForward(firstLayer + l, value, layers[l]);
 
-  std::vector<Matrix> grads(params.size());
-  Matrix dx = activation("%dy");
+  SmallVector<Value> grads(paramTypes.size());
+  Value gradient = outputGradient;
   if (isLast())
-    dx = lossBackward(os, x, grads.back());
+    gradient = lossBackward(value, grads.back());
   for (int64_t l = numLayers - 1; l >= 0; --l) {
-    std::vector<Matrix> layerGrads;
-    dx = layerBackward(os, firstLayer + l, layers[l], dx, layerGrads);
+    SmallVector<Value> layerGrads;
+    gradient = layerBackward(firstLayer + l, layers[l], gradient, layerGrads);
     std::copy(layerGrads.begin(), layerGrads.end(), grads.begin() + 4 * l);
   }
+  SmallVector<Value> returned = {gradient};
+  returned.append(grads);
+  func::ReturnOp::create(builder, loc, returned);
+  return function;
+}
 
-  std::ostringstream compress;
-  if (config.compressor != "none") {
-    compress << " compress <" << config.compressor;
-    wire::Compressor kind = *wire::parseCompressor(config.compressor);
-    if (wire::isSparsifier(kind))
-      compress << ", ratio = " << floatLiteral(config.ratio)
-               << ", error_feedback";
-    if (!wire::isLinear(kind))
-      compress << ", scheme = allgather";
-    compress << ">";
-  }
+/// value(i, j) = scale * sin(a i + b j + seed), the deterministic initial
+/// value of parameter number `seed`.
+DenseElementsAttr initialValue(RankedTensorType type, int64_t seed) {
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  double scale = 1.0 / std::sqrt(double(rows));
+  std::vector<float> values(size_t(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      values[size_t(i * cols + j)] = float(
+          scale * std::sin(0.37 * double(i) + 0.91 * double(j) +
+                           1.7 * double(seed) + 0.3));
+  return DenseElementsAttr::get(type, ArrayRef<float>(values));
+}
 
-  os << "    // synchronise gradients over the data-parallel replicas\n";
-  std::vector<std::string> results;
-  if (!isFirst())
-    results.push_back(dx.name);
-  constexpr size_t perBucket = 4;
-  for (size_t begin = 0; begin < grads.size(); begin += perBucket) {
-    size_t end = std::min(grads.size(), begin + perBucket);
-    std::vector<std::string> names, types;
-    for (size_t i = begin; i < end; ++i) {
-      names.push_back(grads[i].name);
-      types.push_back(grads[i].type());
+/// @gpt_data(step, replica, micro-batch) -> (input, target): deterministic
+/// activations 0.5 sin(0.37 t + 0.91 h + offset) and targets
+/// 0.5 cos(0.53 t + 0.29 h + offset'), where the offsets move with the
+/// micro-batch, the replica and the step.
+func::FuncOp buildData(ModuleOp module, const GptConfig &config) {
+  OpBuilder builder(module.getContext());
+  builder.setInsertionPointToEnd(module.getBody());
+  Location loc = module.getLoc();
+  Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
+  auto type = RankedTensorType::get({config.batch * config.seq, config.hidden},
+                                    f32);
+  auto function = func::FuncOp::create(
+      builder, loc, "gpt_data",
+      builder.getFunctionType({i64, i64, i64}, {type, type}));
+  Block *entry = function.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  auto constant = [&](double value) -> Value {
+    return arith::ConstantOp::create(builder, loc,
+                                     builder.getF32FloatAttr(float(value)));
+  };
+  // offset = Σ weight * argument over (step, replica, micro-batch).
+  auto offset = [&](std::array<double, 3> weights) {
+    Value sum = constant(0.0);
+    for (auto [argument, weight] : llvm::zip(entry->getArguments(), weights)) {
+      Value real = arith::SIToFPOp::create(builder, loc, f32, argument);
+      sum = arith::AddFOp::create(
+          builder, loc, sum,
+          arith::MulFOp::create(builder, loc, real, constant(weight)));
     }
-    std::string bucket = next();
-    os << "    " << bucket;
-    if (names.size() > 1)
-      os << ":" << names.size();
-    os << " = hetero.bucket " << joined(names)
-       << " on @gpt_devices axes = [1] reduction = avg" << compress.str()
-       << " : " << joined(types) << "\n";
-    for (size_t i = 0; i < names.size(); ++i)
-      results.push_back(names.size() > 1 ? bucket + "#" + std::to_string(i)
-                                         : bucket);
-  }
-  if (config.checkpointReplicas > 0) {
-    std::vector<std::string> names, types;
-    for (const Matrix &param : params) {
-      names.push_back(param.name);
-      types.push_back(param.type());
-    }
-    int64_t world = config.dataParallel;
-    os << "    hetero.checkpoint " << joined(names) << " replicas = "
-       << config.checkpointReplicas << " of " << world << " placement = "
-       << (world % config.checkpointReplicas == 0 ? "group" : "ring")
-       << " : " << joined(types) << "\n";
-  }
-  os << "    return " << joined(results) << " : " << joined(resultTypes)
-     << "\n  }\n\n";
+    return sum;
+  };
+  auto pattern = [&](Value shift, double rowWeight, double colWeight,
+                     bool cosine) {
+    Value half = constant(0.5), rowScale = constant(rowWeight),
+          colScale = constant(colWeight);
+    Value init = tensor::EmptyOp::create(builder, loc, type.getShape(), f32);
+    return linalg::GenericOp::create(
+               builder, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
+               SmallVector<AffineMap>{builder.getMultiDimIdentityMap(2)},
+               SmallVector<utils::IteratorType>(2,
+                                                utils::IteratorType::parallel),
+               [&](OpBuilder &b, Location l, ValueRange) {
+                 auto coordinate = [&](int64_t dim) -> Value {
+                   Value index = linalg::IndexOp::create(b, l, dim);
+                   Value integer = arith::IndexCastOp::create(
+                       b, l, b.getI64Type(), index);
+                   return arith::SIToFPOp::create(b, l, f32, integer);
+                 };
+                 Value argument = arith::AddFOp::create(
+                     b, l,
+                     arith::AddFOp::create(
+                         b, l,
+                         arith::MulFOp::create(b, l, coordinate(0), rowScale),
+                         arith::MulFOp::create(b, l, coordinate(1), colScale)),
+                     shift);
+                 Value wave =
+                     cosine ? Value(math::CosOp::create(b, l, argument))
+                            : Value(math::SinOp::create(b, l, argument));
+                 linalg::YieldOp::create(
+                     b, l, ValueRange{arith::MulFOp::create(b, l, wave, half)});
+               })
+        .getResult(0);
+  };
+  Value input = pattern(offset({0.17, 2.1, 1.3}), 0.37, 0.91, false);
+  Value target = pattern(offset({0.11, 1.7, 0.7}), 0.53, 0.29, true);
+  func::ReturnOp::create(builder, loc, ValueRange{input, target});
+  return function;
 }
 
 } // namespace
@@ -615,6 +594,9 @@ std::vector<std::string> validate(const GptConfig &config) {
   require(config.dataParallel >= 1, "--dp must be at least 1");
   require(config.tp >= 1, "--tp must be at least 1");
   require(config.stages >= 1, "--stages must be at least 1");
+  require(config.optimizer == "sgd" || config.optimizer == "adam",
+          "--optimizer must be sgd or adam; got '" + config.optimizer + "'");
+  require(config.learningRate > 0.0, "--lr must be positive");
   if (!problems.empty())
     return problems;
   require(config.stages <= config.layers,
@@ -629,16 +611,6 @@ std::vector<std::string> validate(const GptConfig &config) {
           "--hidden (" + std::to_string(config.hidden) +
               ") must be divisible by --tp (" + std::to_string(config.tp) +
               ")");
-  require(wire::parseCompressor(config.compressor).has_value(),
-          "--compress must be one of none, fp16, bf16, topk, dgc, randomk, "
-          "efsignsgd, onebit, qsgd; got '" +
-              config.compressor + "'");
-  require(config.ratio > 0.0 && config.ratio <= 1.0,
-          "--ratio must be in (0, 1]");
-  require(config.checkpointReplicas >= 0 &&
-              config.checkpointReplicas <= config.dataParallel,
-          "--checkpoint-replicas must be between 0 and --dp (" +
-              std::to_string(config.dataParallel) + ")");
   return problems;
 }
 
@@ -672,32 +644,64 @@ StagePartition partitionLayers(int64_t layers, int64_t stages) {
   return partition;
 }
 
-std::string emitGpt(const GptConfig &config) {
-  std::ostringstream os;
-  os << "// GPT-like training step: " << config.layers << " layers, hidden "
-     << config.hidden << ", " << config.heads << " heads, " << config.batch
-     << "x" << config.seq << " tokens per micro-batch, " << config.stages
-     << " stages, " << config.microbatches << " micro-batches, tp "
-     << config.tp << ", dp " << config.dataParallel << ".\n";
-  os << "module {\n";
-  os << "  // Axes: pipeline stage, data-parallel replica, tensor-parallel "
-        "rank.\n";
-  os << "  shard.grid @gpt_devices(shape = " << config.stages << "x"
-     << config.dataParallel << "x" << config.tp << ")\n\n";
-  os << "  hetero.pipeline @gpt stages = " << config.stages
-     << " microbatches = " << config.microbatches << " on @gpt_devices {\n";
+OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
+  context->loadDialect<arith::ArithDialect, func::FuncDialect,
+                       linalg::LinalgDialect, math::MathDialect,
+                       memref::MemRefDialect, shard::ShardDialect,
+                       tensor::TensorDialect, HeteroDialect>();
+  OpBuilder builder(context);
+  Location loc = UnknownLoc::get(context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  // Axes: pipeline stage, data-parallel replica.
+  shard::GridOp::create(builder, loc, "gpt_devices",
+                        ArrayRef<int64_t>{config.stages, config.dataParallel});
+
+  std::vector<SmallVector<Attribute>> stageParams(config.stages);
+  int64_t seed = 0;
   for (int64_t s = 0; s < config.stages; ++s)
-    os << "    hetero.stage " << s << " forward @gpt_stage" << s
-       << "_forward backward @gpt_stage" << s << "_backward\n";
-  os << "  }\n\n";
-  StagePartition partition = partitionLayers(config.layers, config.stages);
+    for (const Parameter &param : stageParameters(config, s)) {
+      auto type = RankedTensorType::get({param.rows, param.cols},
+                                        builder.getF32Type());
+      memref::GlobalOp::create(
+          builder, loc, param.name, builder.getStringAttr("private"),
+          MemRefType::get(type.getShape(), type.getElementType()),
+          initialValue(type, seed++), /*constant=*/false,
+          /*alignment=*/IntegerAttr());
+      stageParams[s].push_back(FlatSymbolRefAttr::get(context, param.name));
+    }
+
+  buildData(*module, config);
   for (int64_t s = 0; s < config.stages; ++s) {
-    StageEmitter emitter(config, s, partition.first[s], partition.count[s]);
-    emitter.emitForward(os);
-    emitter.emitBackward(os);
+    StageBuilder stage(*module, config, s);
+    stage.buildForward();
+    stage.buildBackward();
   }
-  os << "}\n";
-  return os.str();
+
+  builder.setInsertionPointToEnd(module->getBody());
+  Attribute optimizer =
+      config.optimizer == "adam"
+          ? Attribute(AdamAttr::get(
+                context, builder.getF64FloatAttr(config.learningRate),
+                FloatAttr(), FloatAttr(), FloatAttr()))
+          : Attribute(SgdAttr::get(
+                context, builder.getF64FloatAttr(config.learningRate),
+                FloatAttr()));
+  auto pipeline = PipelineOp::create(
+      builder, loc, builder.getStringAttr("gpt"),
+      builder.getI64IntegerAttr(config.stages),
+      builder.getI64IntegerAttr(config.microbatches),
+      FlatSymbolRefAttr::get(context, "gpt_devices"),
+      FlatSymbolRefAttr::get(context, "gpt_data"), optimizer);
+  builder.setInsertionPointToStart(&pipeline.getBody().emplaceBlock());
+  for (int64_t s = 0; s < config.stages; ++s) {
+    std::string prefix = "gpt_stage" + std::to_string(s);
+    StageOp::create(builder, loc, builder.getI64IntegerAttr(s),
+                    FlatSymbolRefAttr::get(context, prefix + "_forward"),
+                    FlatSymbolRefAttr::get(context, prefix + "_backward"),
+                    builder.getArrayAttr(stageParams[s]), StringAttr());
+  }
+  return module;
 }
 
 } // namespace hetero::models

@@ -1,4 +1,4 @@
-//===- hetero-gen.cpp - generate example training steps -------------------===//
+//===- hetero-gen.cpp - generate example models in the stage ABI ----------===//
 //
 // Part of the hetero project.
 //
@@ -6,11 +6,12 @@
 //
 //   hetero-gen gpt --layers L --hidden H --heads A --seq S --stages P
 //                  --microbatches M --tp T [--batch B] [--dp D]
-//                  [--compress C] [--ratio R] [--checkpoint-replicas N]
-//                  [-o file]
+//                  [--optimizer sgd|adam] [--lr R] [-o file]
 //
-// The model text is parsed and verified before it is printed, so every
-// output of hetero-gen is a valid hetero program.
+// Emits what a frontend would: parameters, the data function, the stage
+// functions and the hetero.pipeline (docs/execution.md), built with
+// builders and verified before they are printed. Schedules, collectives,
+// compression and checkpoints are the passes' decisions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +21,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -52,33 +52,11 @@ static cl::opt<int64_t> microbatches("microbatches",
 static cl::opt<int64_t> tp("tp", cl::desc("Tensor-parallel degree"),
                            cl::init(1), cl::cat(category));
 static cl::opt<int64_t> dp("dp", cl::desc("Data-parallel replicas"),
-                           cl::init(2), cl::cat(category));
-static cl::opt<std::string>
-    compress("compress", cl::desc("Gradient compressor (none, fp16, bf16, "
-                                  "topk, dgc, randomk, efsignsgd, onebit, "
-                                  "qsgd)"),
-             cl::init("fp16"), cl::cat(category));
-static cl::opt<double> ratio("ratio",
-                             cl::desc("Kept fraction for sparsifiers"),
-                             cl::init(0.01), cl::cat(category));
-static cl::opt<int64_t>
-    checkpointReplicas("checkpoint-replicas",
-                       cl::desc("In-memory checkpoint replicas (0: none)"),
-                       cl::init(2), cl::cat(category));
-static cl::opt<bool>
-    train("train", cl::desc("Also emit SGD training entry points "
-                            "(@train_step, @train_step_reference, "
-                            "@weights_digest)"),
-          cl::init(false), cl::cat(category));
-static cl::opt<int64_t> groupSize("group-size",
-                                  cl::desc("k of the kFkB schedule (--train)"),
-                                  cl::init(1), cl::cat(category));
-static cl::list<int64_t> adaptiveGroupSizes(
-    "adaptive-group-sizes",
-    cl::desc("Candidate k for hetero-run --adaptive: @train_step_k<k> each "
-             "(--train)"),
-    cl::CommaSeparated, cl::cat(category));
-static cl::opt<double> learningRate("lr", cl::desc("SGD step size (--train)"),
+                           cl::init(1), cl::cat(category));
+static cl::opt<std::string> optimizer("optimizer",
+                                      cl::desc("Optimizer: sgd or adam"),
+                                      cl::init("sgd"), cl::cat(category));
+static cl::opt<double> learningRate("lr", cl::desc("Learning rate"),
                                     cl::init(0.05), cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
@@ -88,7 +66,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
-                              "hetero-gen: example hetero training steps\n");
+                              "hetero-gen: example models in the stage ABI\n");
   if (model != "gpt") {
     llvm::errs() << "hetero-gen: unknown model '" << model
                  << "', expected 'gpt'\n";
@@ -104,17 +82,9 @@ int main(int argc, char **argv) {
   config.microbatches = microbatches;
   config.tp = tp;
   config.dataParallel = dp;
-  config.compressor = compress;
-  config.ratio = ratio;
-  config.checkpointReplicas = checkpointReplicas;
-  hetero::models::TrainingOptions training;
-  training.groupSize = groupSize;
-  training.learningRate = learningRate;
-  training.adaptiveGroupSizes.assign(adaptiveGroupSizes.begin(),
-                                     adaptiveGroupSizes.end());
-  std::vector<std::string> problems =
-      train ? hetero::models::validateTraining(config, training)
-            : hetero::models::validate(config);
+  config.optimizer = optimizer;
+  config.learningRate = learningRate;
+  std::vector<std::string> problems = hetero::models::validate(config);
   for (const std::string &problem : problems)
     llvm::errs() << "hetero-gen: " << problem << "\n";
   if (!problems.empty())
@@ -122,12 +92,9 @@ int main(int argc, char **argv) {
 
   mlir::MLIRContext context;
   hetero::registerAndLoadAllDialects(context);
-  std::string text = train ? hetero::models::emitGptTraining(config, training)
-                           : hetero::models::emitGpt(config);
-  mlir::ParserConfig parserConfig(&context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text, parserConfig, "gpt");
-  if (!module || failed(mlir::verify(*module))) {
+      hetero::models::buildGpt(&context, config);
+  if (failed(mlir::verify(*module))) {
     llvm::errs() << "hetero-gen: internal error: the generated model does "
                     "not verify\n";
     return 2;
@@ -143,18 +110,8 @@ int main(int argc, char **argv) {
                << " --hidden " << hidden << " --heads " << heads << " --seq "
                << seq << " --batch " << batch << " --stages " << stages
                << " --microbatches " << microbatches << " --tp " << tp
-               << " --dp " << dp << " --compress " << compress;
-  if (checkpointReplicas != 2)
-    output->os() << " --checkpoint-replicas " << checkpointReplicas;
-  if (train)
-    output->os() << " --train --group-size " << groupSize << " --lr "
-                 << learningRate;
-  if (train && !adaptiveGroupSizes.empty()) {
-    output->os() << " --adaptive-group-sizes ";
-    for (size_t i = 0; i < adaptiveGroupSizes.size(); ++i)
-      output->os() << (i ? "," : "") << adaptiveGroupSizes[i];
-  }
-  output->os() << "\n";
+               << " --dp " << dp << " --optimizer " << optimizer << " --lr "
+               << learningRate << "\n";
   module->print(output->os());
   output->os() << "\n";
   output->keep();

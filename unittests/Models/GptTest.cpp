@@ -6,11 +6,17 @@
 
 #include "hetero/Models/Gpt.h"
 
+#include "hetero/Dialect/Hetero.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Verifier.h"
+
 #include "gtest/gtest.h"
 
 #include <numeric>
 
 using namespace hetero::models;
+using namespace mlir;
 
 namespace {
 
@@ -43,40 +49,56 @@ TEST(GptValidate, NamesEachProblem) {
   config.heads = 4;
   config.stages = 3;
   config.layers = 2;
-  config.compressor = "zip";
+  config.optimizer = "lamb";
   std::vector<std::string> problems = validate(config);
-  ASSERT_EQ(problems.size(), 3u);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("--optimizer must be sgd or adam; got 'lamb'"),
+            std::string::npos);
+  config.optimizer = "adam";
+  problems = validate(config);
+  ASSERT_EQ(problems.size(), 2u);
   EXPECT_NE(problems[0].find("--stages (3) must not exceed --layers (2)"),
             std::string::npos);
   EXPECT_NE(problems[1].find("--hidden (30) must be divisible by --heads (4)"),
             std::string::npos);
-  EXPECT_NE(problems[2].find("--compress must be one of"), std::string::npos);
 }
 
-TEST(GptEmit, HasOneStageOpAndTwoFunctionsPerStage) {
+TEST(GptBuild, IsAnExecutablePipelineInTheStageAbi) {
   GptConfig config;
   config.layers = 5;
   config.stages = 3;
-  std::string text = emitGpt(config);
-  for (int s = 0; s < 3; ++s) {
-    std::string id = std::to_string(s);
-    EXPECT_NE(text.find("hetero.stage " + id + " forward @gpt_stage" + id +
-                        "_forward backward @gpt_stage" + id + "_backward"),
-              std::string::npos);
-    EXPECT_NE(text.find("func.func @gpt_stage" + id + "_forward("),
-              std::string::npos);
-    EXPECT_NE(text.find("func.func @gpt_stage" + id + "_backward("),
-              std::string::npos);
+  config.dataParallel = 2;
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = buildGpt(&context, config);
+  ASSERT_TRUE(succeeded(verify(*module)));
+  auto pipeline = module->lookupSymbol<hetero::PipelineOp>("gpt");
+  ASSERT_TRUE(pipeline);
+  EXPECT_TRUE(pipeline.isExecutable());
+  auto grid = module->lookupSymbol<shard::GridOp>("gpt_devices");
+  EXPECT_EQ(grid.getShape(), ArrayRef<int64_t>({3, 2}));
+  for (int64_t s = 0; s < 3; ++s) {
+    hetero::StageOp stage = pipeline.getStage(s);
+    std::vector<Parameter> expected = stageParameters(config, s);
+    ASSERT_EQ(stage.getParamSymbols().size(), expected.size());
+    for (auto [symbol, param] : llvm::zip(stage.getParamSymbols(), expected)) {
+      EXPECT_EQ(symbol.getValue(), param.name);
+      auto global = module->lookupSymbol<memref::GlobalOp>(param.name);
+      ASSERT_TRUE(global);
+      EXPECT_EQ(global.getType().getShape(),
+                ArrayRef<int64_t>({param.rows, param.cols}));
+    }
   }
   // Four prunable linears per layer, each appearing three times: in the
   // forward function, in the backward's recomputation, and as the activation
-  // gradient in the backward.
-  size_t matmuls = 0;
-  for (size_t at = text.find("hetero.prunable_matmul");
-       at != std::string::npos;
-       at = text.find("hetero.prunable_matmul", at + 1))
-    ++matmuls;
-  EXPECT_EQ(matmuls, 5u * 4u * 3u);
+  // gradient in the backward. Nothing communicates.
+  int64_t matmuls = 0, communication = 0;
+  module->walk([&](Operation *op) {
+    matmuls += isa<hetero::PrunableMatmulOp>(op);
+    communication += isa<hetero::AllReduceOp, hetero::BucketOp,
+                         hetero::SendOp, hetero::CheckpointOp>(op);
+  });
+  EXPECT_EQ(matmuls, 5 * 4 * 3);
+  EXPECT_EQ(communication, 0);
 }
 
 } // namespace

@@ -1,16 +1,24 @@
-//===- Gpt.h - a GPT-like training step written in the hetero dialect -----===//
+//===- Gpt.h - a GPT-like model in the stage ABI ----------------*- C++ -*-===//
 //
 // Part of the hetero project.
 //
 //===----------------------------------------------------------------------===//
 //
-// MLIR-free: emits the textual IR of a GPT-like model split into pipeline
-// stages, so that hetero-gen, the tests and the benchmarks share one model.
+// Builds a GPT-like model as a frontend would hand it to hetero: parameter
+// globals with initial values, a data function, the forward and backward
+// function of every pipeline stage, and the hetero.pipeline that binds them
+// (the stage ABI, docs/execution.md). No schedule, communication, training
+// loop or technique: those are the passes' decisions. hetero-gen, the tests
+// and the benchmarks share it.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef HETERO_MODELS_GPT_H
 #define HETERO_MODELS_GPT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
 
 #include <cstdint>
 #include <string>
@@ -28,16 +36,13 @@ struct GptConfig {
   int64_t batch = 1;
   int64_t stages = 2;
   int64_t microbatches = 4;
-  /// Tensor-parallel degree of the prunable linears.
+  /// Tensor-parallel degree stated on the prunable linears.
   int64_t tp = 1;
-  /// Data-parallel replicas (gradient all-reduce group and checkpoint world).
-  int64_t dataParallel = 2;
-  /// Compressor of the gradient all-reduces: none, fp16, bf16, topk, ...
-  std::string compressor = "fp16";
-  /// Kept fraction for sparsifying compressors.
-  double ratio = 0.01;
-  /// In-memory checkpoint replicas (Gemini); 0 disables the checkpoint.
-  int64_t checkpointReplicas = 2;
+  /// Data-parallel replicas: axis 1 of the device grid.
+  int64_t dataParallel = 1;
+  /// The optimizer: "sgd" or "adam", with its learning rate.
+  std::string optimizer = "sgd";
+  double learningRate = 0.05;
 };
 
 /// Returns a list of problems with `config` (empty when it is valid), each a
@@ -53,8 +58,8 @@ struct StagePartition {
 };
 StagePartition partitionLayers(int64_t layers, int64_t stages);
 
-/// A weight matrix of a stage: its name (an SSA-friendly identifier such as
-/// "l3_wqkv" or "head") and shape.
+/// A weight matrix of a stage: its name (the global's, such as "l3_wqkv" or
+/// "head") and shape.
 struct Parameter {
   std::string name;
   int64_t rows;
@@ -66,31 +71,12 @@ struct Parameter {
 /// stage, then the head [H, H].
 std::vector<Parameter> stageParameters(const GptConfig &config, int64_t stage);
 
-/// Emits the module: a shard.grid, the hetero.pipeline, and the forward and
-/// backward functions of every stage. `config` must be valid.
-std::string emitGpt(const GptConfig &config);
-
-/// How the generated training step trains.
-struct TrainingOptions {
-  /// k of the kFkB schedule each stage follows (1: 1F1B).
-  int64_t groupSize = 1;
-  /// SGD step size; gradients are averaged over the micro-batches.
-  double learningRate = 0.05;
-  /// Candidate k of an adaptive run: each gets @train_step_k<k>, whose
-  /// stage programs report their task times to the runtime
-  /// (hrt_mlir_task_mark) so that hetero-run --adaptive can re-plan.
-  std::vector<int64_t> adaptiveGroupSizes;
-};
-
-/// validate() plus what the training entry points need.
-std::vector<std::string> validateTraining(const GptConfig &config,
-                                          const TrainingOptions &options);
-
-/// emitGpt plus the SGD training entry points (see GptTraining.cpp):
-/// @train_step, @train_step_reference, @weights_digest and
-/// @weights_digest_reference.
-std::string emitGptTraining(const GptConfig &config,
-                            const TrainingOptions &options);
+/// Builds the module with builders: the grid `@gpt_devices` (stages x
+/// replicas), one `memref.global` per parameter, `@gpt_data`, the stage
+/// functions `@gpt_stage<s>_forward` / `_backward` and `hetero.pipeline
+/// @gpt`. `config` must be valid; the result verifies.
+mlir::OwningOpRef<mlir::ModuleOp> buildGpt(mlir::MLIRContext *context,
+                                           const GptConfig &config);
 
 } // namespace hetero::models
 

@@ -12,12 +12,12 @@ sed -e "$edit" "$inputs/mlp-pipeline.mlir" > "$out.mlir"
 $mpirun -np 1 hetero-run "$out.mlir" --entry mlp_step_reference \
   --iterations $steps --save "$out.ref" > "$out.ref.txt"
 echo "reference against NumPy:"
-$python "$inputs/mlp-reference.py" numpy "$out.mlir" $steps "$out.ref.txt" "$out.ref"
+$python "$inputs/training-reference.py" numpy "$out.mlir" $steps "$out.ref.txt" "$out.ref"
 for k in 1 2 4; do
   hetero-opt "$out.mlir" --hetero-kfkb-schedule=group-size=$k -o "$out.k$k.mlir"
   $mpirun -np "$ranks" hetero-run "$out.k$k.mlir" --iterations $steps \
     --save "$out.k$k" > "$out.k$k.txt"
   echo "k = $k against the reference:"
-  $python "$inputs/mlp-reference.py" runs "$out.k$k.txt" "$out.k$k" \
+  $python "$inputs/training-reference.py" runs "$out.k$k.txt" "$out.k$k" \
     "$out.ref.txt" "$out.ref"
 done

@@ -1,12 +1,13 @@
-"""Checks training runs of test/Integration/Inputs/mlp-pipeline.mlir.
+"""Checks training runs of pipelines (hetero-run --save).
 
-  mlp-reference.py numpy MODEL STEPS RUN.txt SAVED_DIR
+  training-reference.py numpy MODEL STEPS RUN.txt SAVED_DIR
       Trains the model of MODEL (its initial weights, grid, micro-batches and
       optimizer read from the file) for STEPS steps in NumPy, independently
       of hetero, and compares the losses hetero-run printed (RUN.txt) and the
       parameters it saved (SAVED_DIR/<global>.npy) with it.
-  mlp-reference.py runs A.txt A_DIR B.txt B_DIR
-      Compares two runs: their losses and saved parameters.
+  training-reference.py runs A.txt A_DIR B.txt B_DIR
+      Compares two runs of any pipeline: their losses and every saved
+      parameter.
 
 Agreement means 1e-5 relative: per loss, and per parameter tensor against
 its largest magnitude. Prints one line per check; exits 1 on a mismatch.
@@ -133,8 +134,10 @@ def read_losses(path):
 
 
 def read_params(directory):
-    return {name: np.load(pathlib.Path(directory) / f"{name}.npy").astype(np.float64)
-            for name in ("w0", "w1")}
+    files = sorted(pathlib.Path(directory).glob("*.npy"))
+    if not files:
+        sys.exit(f"no parameter files in {directory}")
+    return {path.stem: np.load(path).astype(np.float64) for path in files}
 
 
 def compare(losses, params, other_losses, other_params):
@@ -148,6 +151,10 @@ def compare(losses, params, other_losses, other_params):
             ok = False
     if ok:
         print(f"losses agree to 1e-5 at all {len(losses)} steps")
+    if sorted(params) != sorted(other_params):
+        print(f"MISMATCH: parameters {sorted(params)} against {sorted(other_params)}")
+        return False
+    agreeing = 0
     for name in sorted(params):
         a, b = params[name], other_params[name]
         error = np.max(np.abs(a - b))
@@ -155,7 +162,10 @@ def compare(losses, params, other_losses, other_params):
             print(f"MISMATCH: {name}: largest difference {error}")
             ok = False
         else:
-            print(f"{name} agrees to 1e-5")
+            agreeing += 1
+    if agreeing == len(params):
+        print(f"all {len(params)} parameters agree to 1e-5: {', '.join(sorted(params))}"
+              if len(params) <= 4 else f"all {len(params)} parameters agree to 1e-5")
     return ok
 
 
