@@ -16,8 +16,7 @@ base=""
 for layers in 8 32 96; do
   for micro in 64 128 256 512; do
     "$BUILD/bin/hetero-gen" gpt --layers "$layers" --hidden 8 --heads 1 --seq 2 \
-      --stages 8 --microbatches "$micro" --dp 1 --compress none \
-      --checkpoint-replicas 0 -o "$WORK/model.mlir"
+      --stages 8 --microbatches "$micro" --dp 1 -o "$WORK/model.mlir"
     # Three runs, the fastest pass time (seconds) of schedule + verify.
     best=""
     for run in 1 2 3; do

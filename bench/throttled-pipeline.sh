@@ -34,11 +34,12 @@ if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
 MPIRUN=("${LAUNCH[@]}" -np 2)
 
 # Activations of batch 2 x 32 tokens x 64 features: 16 KiB per message.
+"$BUILD/bin/hetero-gen" gpt --layers 2 --hidden 64 --heads 2 --seq 32 \
+  --batch 2 --stages 2 --microbatches "$MICRO" --tp 1 --dp 1 --lr 0.01 \
+  -o "$WORK/gpt.mlir"
 for k in $GROUP_SIZES; do
-  "$BUILD/bin/hetero-gen" gpt --layers 2 --hidden 64 --heads 2 --seq 32 \
-    --batch 2 --stages 2 --microbatches "$MICRO" --tp 1 --dp 1 \
-    --compress none --checkpoint-replicas 0 --train --group-size "$k" \
-    --lr 0.01 -o "$WORK/k$k.mlir"
+  "$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-kfkb-schedule=group-size="$k" \
+    -o "$WORK/k$k.mlir"
 done
 
 # Network namespaces joined by a veth pair, each end shaped by tc. Returns
@@ -73,7 +74,7 @@ METHOD="runtime link emulation (HETERO_RT_LINK)"
 USE_NETNS=0
 if qdisc="$(netns_setup 100 2>/dev/null)"; then
   if timeout 30 netns_mpirun "$BUILD/bin/hetero-run" "$WORK/k1.mlir" \
-      --entry train_step --iterations 1 >/dev/null 2>&1; then
+      --iterations 1 >/dev/null 2>&1; then
     METHOD="tc $qdisc on a veth pair between network namespaces"
     USE_NETNS=1
   else
@@ -87,7 +88,7 @@ echo "throttling: $METHOD"
 # Median iteration time in ms of one run, ignoring 2 warm-up iterations.
 run_ms() {
   local k="$1" bandwidth="$2"
-  local cmd=("$BUILD/bin/hetero-run" "$WORK/k$k.mlir" --entry train_step
+  local cmd=("$BUILD/bin/hetero-run" "$WORK/k$k.mlir"
              --iterations "$ITERATIONS")
   if [[ "$bandwidth" == unlimited ]]; then
     "${MPIRUN[@]}" "${cmd[@]}"

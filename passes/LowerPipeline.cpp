@@ -122,6 +122,8 @@ private:
   SmallVector<Stage> stages;
   func::FuncOp data;
   FlatSymbolRefAttr grid;
+  /// Whether the grid has axis 1; without it there is one replica.
+  bool hasReplicaAxis = false;
   int64_t replicas = 1;
   int64_t microbatches = 0;
   std::unique_ptr<OptimizerUpdate> optimizer;
@@ -157,7 +159,8 @@ LogicalResult PipelineLowering::prepare() {
   if (FlatSymbolRefAttr gridName = pipeline.getGridAttr()) {
     grid = gridName;
     auto gridOp = symbols.lookup<shard::GridOp>(gridName.getValue());
-    if (gridOp.getShape().size() > 1)
+    hasReplicaAxis = gridOp.getShape().size() > 1;
+    if (hasReplicaAxis)
       replicas = gridOp.getShape()[1];
   } else {
     // A pipeline without a grid runs on one rank per stage.
@@ -239,7 +242,7 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   std::map<int64_t, Value> received, toSend;
   SmallVector<Value> gradients(stage.params.size());
   Value loss = f32Constant(0.0);
-  int64_t lastBackward = -1;
+  int64_t lastBackward = -1, peakStash = 0;
   for (auto [index, action] : llvm::enumerate(program))
     if (action.kind == Action::Backward)
       lastBackward = int64_t(index);
@@ -294,6 +297,7 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       else
         toSend[mb] = output;
       stash[mb] = entry;
+      peakStash = std::max(peakStash, int64_t(stash.size()));
       break;
     }
     case Action::Backward: {
@@ -316,7 +320,7 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
         toSend[mb] = call.getResult(0);
       // The gradients are complete: reduce them over the replicas now, so
       // that the reduction overlaps with what the stage still does.
-      if (int64_t(index) == lastBackward)
+      if (int64_t(index) == lastBackward && hasReplicaAxis)
         for (Value &sum : gradients)
           sum = AllReduceOp::create(
               builder, loc, sum.getType(), grid, axes({kReplicaAxis}), sum,
@@ -332,6 +336,8 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   optimizer->beginStep(builder, loc);
   emitUpdates(s, params, gradients);
   func::ReturnOp::create(builder, loc, loss);
+  // The most micro-batches whose forward inputs the program holds at once.
+  function->setAttr("hetero.peak_stash", builder.getI64IntegerAttr(peakStash));
   return function;
 }
 
@@ -350,8 +356,6 @@ PipelineLowering::emitStep(StringRef name,
   if (scheduleName)
     step->setAttr("hetero.schedule", FlatSymbolRefAttr::get(scheduleName));
   Type index = builder.getIndexType();
-  bool hasReplicaAxis =
-      symbols.lookup<shard::GridOp>(grid.getValue()).getShape().size() > 1;
   SmallVector<int16_t> gridAxes = {kStageAxis};
   if (hasReplicaAxis)
     gridAxes.push_back(kReplicaAxis);

@@ -19,10 +19,16 @@
 // over no earlier than that. Messages then take the time a real link of that
 // bandwidth would take, whatever the underlying transport.
 //
+// All-reduces take the time of a ring over the communicator's own link: from
+// this rank's post (or when the link's previous collective ends), 2 (n - 1)
+// latencies plus 2 (n - 1) / n of the buffer at the bandwidth, and never
+// less than the backend's own completion, which waits for the last rank.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Runtime.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -151,6 +157,60 @@ hrt_status configureLinkModelFromEnvironment(const CallSite &site) {
 }
 
 bool linkModelActive() { return p2p().link.active(); }
+
+namespace {
+/// A collective through the link model: complete when the backend has
+/// completed it and its emulated time on the link has passed.
+class EmulatedCollective final : public PendingOperation {
+public:
+  EmulatedCollective(std::unique_ptr<PendingOperation> inner, double readyAt)
+      : inner(std::move(inner)), readyAt(readyAt) {}
+
+  hrt_status test(bool &done) override {
+    done = false;
+    if (!innerDone) {
+      if (hrt_status status = inner->test(innerDone))
+        return status;
+      if (!innerDone)
+        return HRT_SUCCESS;
+    }
+    done = hrt_wtime() >= readyAt;
+    return HRT_SUCCESS;
+  }
+  void abandon() override {
+    if (!innerDone)
+      inner->abandon();
+  }
+
+private:
+  std::unique_ptr<PendingOperation> inner;
+  double readyAt;
+  bool innerDone = false;
+};
+} // namespace
+
+std::unique_ptr<PendingOperation>
+throughLinkModel(std::unique_ptr<PendingOperation> pending,
+                 const CallSite &site) {
+  const LinkModel &link = p2p().link;
+  int ranks = site.comm ? site.comm->size : 1;
+  if (!link.active() || ranks < 2)
+    return pending;
+  // A ring all-reduce: every rank sends and receives 2 (n - 1) / n of the
+  // buffer in 2 (n - 1) steps. The communicator's link carries one
+  // collective at a time, from this rank's post on.
+  double steps = 2.0 * (ranks - 1);
+  double seconds = steps * link.latencySeconds;
+  if (link.bytesPerSecond > 0.0)
+    seconds += steps / ranks * double(site.bytes) / link.bytesPerSecond;
+  double &free = p2p().linkFree[{site.comm, -1}];
+  double start = std::max(hrt_wtime(), free);
+  free = start + seconds;
+  auto emulated = std::make_unique<EmulatedCollective>(std::move(pending),
+                                                       start + seconds);
+  emulated->site = site;
+  return emulated;
+}
 
 hrt_status postSend(Backend &backend, const void *buffer, size_t count,
                     hrt_dtype dtype, const CallSite &site, bool copy,

@@ -550,7 +550,14 @@ extern "C" hrt_status hrt_all_reduce(const void *send, void *recv,
     return status;
   if (hrt_status status = checkOp(here, op))
     return status;
-  return state->backend->allReduce(send, recv, count, dtype, op, here);
+  if (!linkModelActive())
+    return state->backend->allReduce(send, recv, count, dtype, op, here);
+  std::unique_ptr<PendingOperation> pending;
+  if (hrt_status status = state->backend->iallReduce(send, recv, count, dtype,
+                                                     op, here, pending))
+    return status;
+  pending->site = here;
+  return waitWithTimeout(*throughLinkModel(std::move(pending), here));
 }
 
 extern "C" hrt_status hrt_iall_reduce(const void *send, void *recv,
@@ -569,7 +576,8 @@ extern "C" hrt_status hrt_iall_reduce(const void *send, void *recv,
                                                      op, here, pending))
     return status;
   pending->site = here;
-  *request = new hrt_request_impl{std::move(pending)};
+  *request =
+      new hrt_request_impl{throughLinkModel(std::move(pending), here)};
   return HRT_SUCCESS;
 }
 

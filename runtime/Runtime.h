@@ -133,6 +133,11 @@ hrt_status postSend(Backend &backend, const void *buffer, size_t count,
 hrt_status postRecv(Backend &backend, void *buffer, size_t count,
                     hrt_dtype dtype, const CallSite &site,
                     std::unique_ptr<PendingOperation> &pending);
+/// An all-reduce posted as `pending`, completing no earlier than the link
+/// model lets it (unchanged when the model is off).
+std::unique_ptr<PendingOperation>
+throughLinkModel(std::unique_ptr<PendingOperation> pending,
+                 const CallSite &site);
 /// Keeps a posted buffered send until it completes; reports the failure of
 /// any earlier one.
 hrt_status keepBufferedSend(std::unique_ptr<PendingOperation> pending);

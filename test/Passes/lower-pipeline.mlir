@@ -47,7 +47,7 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
 // each forward is what its backward takes; the gradient sum is reduced over
 // the replicas right after the last backward, then Adam updates w0.
 // CHECK-LABEL: func.func private @p_step_stage0(
-// CHECK-SAME:      %[[STEP:.*]]: i64, %[[REPLICA:.*]]: i64) -> f32 attributes {hetero.pipeline = @p, hetero.stage = 0 : i64}
+// CHECK-SAME:      %[[STEP:.*]]: i64, %[[REPLICA:.*]]: i64) -> f32 attributes {hetero.peak_stash = 2 : i64, hetero.pipeline = @p, hetero.stage = 0 : i64}
 // CHECK:         %[[W0:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<4x4xf32> to tensor<4x4xf32>
 // CHECK:         %[[BATCH0:.*]]:2 = call @data(%[[STEP]], %[[REPLICA]], %c0_i64)
 // CHECK:         %[[Y0:.*]] = call @s0_fwd(%[[BATCH0]]#0, %[[W0]])
