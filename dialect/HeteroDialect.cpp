@@ -254,3 +254,89 @@ double AdamAttr::getBeta2Value() const {
 double AdamAttr::getEpsValue() const {
   return getEps() ? getEps().getValueAsDouble() : 1e-8;
 }
+
+/// Parses `<key = number, ...>` where `keys` lists the accepted keys, the
+/// first one required; fills `values` (null for those absent) as f64
+/// attributes.
+static LogicalResult
+parseOptimizerParameters(AsmParser &parser, StringRef optimizer,
+                         ArrayRef<StringRef> keys,
+                         SmallVectorImpl<FloatAttr> &values) {
+  values.assign(keys.size(), FloatAttr());
+  Builder builder(parser.getContext());
+  auto parseEntry = [&]() -> ParseResult {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef key;
+    double value = 0.0;
+    if (parser.parseKeyword(&key))
+      return failure();
+    const StringRef *found = llvm::find(keys, key);
+    if (found == keys.end()) {
+      InFlightDiagnostic diagnostic = parser.emitError(loc)
+                                      << "unknown " << optimizer
+                                      << " parameter '" << key
+                                      << "', expected one of ";
+      llvm::interleaveComma(keys, diagnostic);
+      return diagnostic;
+    }
+    FloatAttr &slot = values[found - keys.begin()];
+    if (slot)
+      return parser.emitError(loc) << "'" << key << "' is given twice";
+    if (parser.parseEqual() || parser.parseFloat(value))
+      return failure();
+    slot = builder.getF64FloatAttr(value);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::LessGreater,
+                                     parseEntry))
+    return failure();
+  if (!values.front())
+    return parser.emitError(parser.getCurrentLocation())
+           << optimizer << " needs '" << keys.front() << "'";
+  return success();
+}
+
+static void printOptimizerParameters(AsmPrinter &printer,
+                                     ArrayRef<StringRef> keys,
+                                     ArrayRef<FloatAttr> values) {
+  printer << "<";
+  bool first = true;
+  for (auto [key, value] : llvm::zip(keys, values)) {
+    if (!value)
+      continue;
+    printer << (first ? "" : ", ") << key << " = ";
+    printer.printFloat(value.getValue());
+    first = false;
+  }
+  printer << ">";
+}
+
+Attribute SgdAttr::parse(AsmParser &parser, Type) {
+  SmallVector<FloatAttr> values;
+  SMLoc loc = parser.getCurrentLocation();
+  if (failed(parseOptimizerParameters(parser, "sgd", {"lr", "momentum"},
+                                      values)))
+    return {};
+  return parser.getChecked<SgdAttr>(loc, parser.getContext(), values[0],
+                                    values[1]);
+}
+
+void SgdAttr::print(AsmPrinter &printer) const {
+  printOptimizerParameters(printer, {"lr", "momentum"},
+                           {getLr(), getMomentum()});
+}
+
+Attribute AdamAttr::parse(AsmParser &parser, Type) {
+  SmallVector<FloatAttr> values;
+  SMLoc loc = parser.getCurrentLocation();
+  if (failed(parseOptimizerParameters(parser, "adam",
+                                      {"lr", "beta1", "beta2", "eps"}, values)))
+    return {};
+  return parser.getChecked<AdamAttr>(loc, parser.getContext(), values[0],
+                                     values[1], values[2], values[3]);
+}
+
+void AdamAttr::print(AsmPrinter &printer) const {
+  printOptimizerParameters(printer, {"lr", "beta1", "beta2", "eps"},
+                           {getLr(), getBeta1(), getBeta2(), getEps()});
+}

@@ -851,7 +851,7 @@ module {
     %134 = linalg.add ins(%78, %132 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%133 : tensor<16x32xf32>) -> tensor<16x32xf32>
     return %134, %130, %82, %74, %66, %58 : tensor<16x32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32x128xf32>, tensor<128x32xf32>, tensor<32x32xf32>
   }
-  hetero.pipeline @gpt stages = 2 microbatches = 4 on @gpt_devices data @gpt_data optimizer #hetero.sgd<lr = 1.000000e-01 : f64> {
+  hetero.pipeline @gpt stages = 2 microbatches = 4 on @gpt_devices data @gpt_data optimizer #hetero.sgd<lr = 1.000000e-01> {
     hetero.stage 0 forward @gpt_stage0_forward backward @gpt_stage0_backward params [@l0_wqkv, @l0_wo, @l0_w1, @l0_w2]
     hetero.stage 1 forward @gpt_stage1_forward backward @gpt_stage1_backward params [@l1_wqkv, @l1_wo, @l1_w1, @l1_w2, @head]
   }

@@ -515,3 +515,27 @@ func.func private @f(tensor<4xf32>) -> tensor<4xf32>
 hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.adam<lr = -1.0e-03> {
   hetero.stage 0 forward @f backward @f
 }
+
+// -----
+
+func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+// expected-error @+1 {{unknown adam parameter 'momentum', expected one of lr, beta1, beta2, eps}}
+hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.adam<lr = 1.0e-03, momentum = 0.9> {
+  hetero.stage 0 forward @f backward @f
+}
+
+// -----
+
+func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+// expected-error @+1 {{sgd needs 'lr'}}
+hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.sgd<momentum = 0.9> {
+  hetero.stage 0 forward @f backward @f
+}
+
+// -----
+
+func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+// expected-error @+1 {{'lr' is given twice}}
+hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.sgd<lr = 0.1, lr = 0.2> {
+  hetero.stage 0 forward @f backward @f
+}

@@ -79,7 +79,7 @@ hetero.plan_set @gpt_plans for @gpt [@gpt_1f1b, @gpt_gpipe] default @gpt_gpipe
 // -----
 
 // An executable pipeline: its data function, optimizer and parameters.
-// CHECK-LABEL: hetero.pipeline @executable stages = 1 microbatches = 2 data @batches optimizer #hetero.adam<lr = 1.000000e-03 : f64, beta2 = 5.000000e-01 : f64>
+// CHECK-LABEL: hetero.pipeline @executable stages = 1 microbatches = 2 data @batches optimizer #hetero.adam<lr = 1.000000e-03, beta2 = 5.000000e-01>
 // CHECK-NEXT:    hetero.stage 0 forward @fwd backward @bwd params [@w]
 // CHECK-LABEL: func.func @marks
 // CHECK:         hetero.task_mark forward

@@ -181,7 +181,7 @@ def Hetero_SgdAttr : Hetero_Attr<"Sgd", "sgd"> {
   }];
   let parameters = (ins "::mlir::FloatAttr":$lr,
                         OptionalParameter<"::mlir::FloatAttr">:$momentum);
-  let assemblyFormat = "`<` struct(params) `>`";
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 
@@ -206,7 +206,7 @@ def Hetero_AdamAttr : Hetero_Attr<"Adam", "adam"> {
                         OptionalParameter<"::mlir::FloatAttr">:$beta1,
                         OptionalParameter<"::mlir::FloatAttr">:$beta2,
                         OptionalParameter<"::mlir::FloatAttr">:$eps);
-  let assemblyFormat = "`<` struct(params) `>`";
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The parameters with PyTorch's defaults for those omitted.
