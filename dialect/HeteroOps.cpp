@@ -328,6 +328,9 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
     auto grid =
         symbolTable.lookupNearestSymbolFrom<shard::GridOp>(pipeline, gridName);
     ArrayRef<int64_t> shape = grid.getShape();
+    if (llvm::any_of(shape, ShapedType::isDynamic))
+      return pipeline.emitOpError() << "runs on grid '" << gridName.getValue()
+                                    << "', which has a dynamic size";
     if (shape.empty() || shape.size() > 2 || shape[0] != pipeline.getNumStages())
       return pipeline.emitOpError()
              << "runs on grid '" << gridName.getValue() << "' of shape "
@@ -335,9 +338,6 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
              << ", expected axis 0 of size " << pipeline.getNumStages()
              << " (the stages) and optionally axis 1 (the data-parallel "
                 "replicas)";
-    if (llvm::any_of(shape, ShapedType::isDynamic))
-      return pipeline.emitOpError() << "runs on grid '" << gridName.getValue()
-                                    << "', which has a dynamic size";
   }
 
   Operation *found =
@@ -354,6 +354,16 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
            << dataType.getNumResults()
            << " values, expected 2 (the input and the target of a "
               "micro-batch)";
+  // What crosses between stages and ranks must have a static shape.
+  const char *roles[] = {"input", "target"};
+  for (auto [index, role] : llvm::enumerate(roles)) {
+    auto type = dyn_cast<RankedTensorType>(dataType.getResult(index));
+    if (!type || !type.hasStaticShape())
+      return pipeline.emitOpError()
+             << "data function '" << data.getSymName() << "' result " << index
+             << " (the " << role << ") has type " << dataType.getResult(index)
+             << ", expected a tensor of static shape";
+  }
   Builder builder(pipeline.getContext());
   Type i64 = builder.getI64Type();
   if (failed(verifySignature(
@@ -400,6 +410,13 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
                << "' returns " << forwardType.getNumResults()
                << " values, expected 1 (the activation for stage " << s + 1
                << ")";
+      auto activationType = dyn_cast<RankedTensorType>(forwardType.getResult(0));
+      if (!activationType || !activationType.hasStaticShape())
+        return stage.emitOpError()
+               << "forward function '" << forwards[s].getSymName()
+               << "' result 0 (the activation for stage " << s + 1
+               << ") has type " << forwardType.getResult(0)
+               << ", expected a tensor of static shape";
       outputs.push_back({forwardType.getResult(0),
                          "the activation for stage " + std::to_string(s + 1)});
     }

@@ -140,17 +140,26 @@ struct HeteroFuseGradientsPass
     CompressAttr compress = set.compress;
     Block *block = set.block;
 
+    Operation *placedLast = nullptr;
     for (const fusion::Group &group : plan.groups) {
       ArrayRef<Gradient> members(set.gradients.begin() + group.first,
                                  set.gradients.begin() + group.last + 1);
-      // As soon as every input is ready, so that the reduction overlaps with
-      // what follows (the lowering waits before the first use of a result);
-      // never after the first use of any member's result.
+      // Where the group's first collective stood when every input is ready
+      // there (the program's own choice, such as after a pipeline stage's
+      // last send), else right after the last input is produced; never
+      // after the first use of any member's result. The lowering waits
+      // for a dense all-reduce only before the first use of its result.
       Operation *insertBefore =
           block->mightHaveTerminator() ? block->getTerminator() : nullptr;
       int64_t lastInput = -1;
-      Operation *lastProducer = nullptr;
+      Operation *lastProducer = nullptr, *firstCollective = nullptr;
       for (const Gradient &member : members) {
+        Operation *collective =
+            block->findAncestorOpInBlock(*member.reduced.getDefiningOp());
+        if (collective &&
+            (!firstCollective || positions.lookup(collective) <
+                                     positions.lookup(firstCollective)))
+          firstCollective = collective;
         int64_t ready = readyPosition(member.input, block, positions);
         if (ready > lastInput) {
           lastInput = ready;
@@ -171,9 +180,18 @@ struct HeteroFuseGradientsPass
                << group.first << "-" << group.last
                << "] before the group's last gradient is produced; the "
                   "grouping cannot be placed";
-      OpBuilder builder = lastProducer ? OpBuilder(block, std::next(
-                                             lastProducer->getIterator()))
-                                       : OpBuilder::atBlockBegin(block);
+      OpBuilder builder =
+          firstCollective && positions.lookup(firstCollective) > lastInput
+              ? OpBuilder(firstCollective)
+          : lastProducer
+              ? OpBuilder(block, std::next(lastProducer->getIterator()))
+              : OpBuilder::atBlockBegin(block);
+      // Groups stay in plan order.
+      if (placedLast) {
+        Block::iterator point = builder.getInsertionPoint();
+        if (point != block->end() && point->isBeforeInBlock(placedLast))
+          builder.setInsertionPointAfter(placedLast);
+      }
       SmallVector<Value> inputs;
       for (const Gradient &member : members)
         inputs.push_back(member.input);
@@ -185,10 +203,12 @@ struct HeteroFuseGradientsPass
             inputs.front(), reduction, compress,
             SparseFormatAttr::get(builder.getContext(), SparseFormat::dense));
         results = single->getResults();
+        placedLast = single;
       } else {
         auto fused = BucketOp::create(builder, loc, grid, axes, inputs,
                                       reduction, compress);
         results = fused->getResults();
+        placedLast = fused;
       }
       for (auto [member, result] : llvm::zip(members, results)) {
         Value reduced = member.reduced;

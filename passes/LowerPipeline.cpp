@@ -62,9 +62,11 @@ struct Stage {
 /// Emits the step functions of one executable pipeline.
 class PipelineLowering {
 public:
-  PipelineLowering(PipelineOp pipeline, SymbolTable &symbols)
+  PipelineLowering(PipelineOp pipeline, SymbolTable &symbols,
+                   bool lateGradientSync)
       : pipeline(pipeline), symbols(symbols),
-        builder(pipeline.getContext()), loc(pipeline.getLoc()) {}
+        builder(pipeline.getContext()), loc(pipeline.getLoc()),
+        lateGradientSync(lateGradientSync) {}
 
   /// Resolves the pipeline's functions, globals and grid; false after a
   /// diagnostic.
@@ -104,6 +106,8 @@ private:
   Value accumulate(Value sum, Value term);
   /// The scalar loss of a micro-batch added to `total`.
   Value addLoss(Value total, Value loss);
+  /// Replaces each gradient sum by its all-reduce over the replica axis.
+  void reduceGradients(MutableArrayRef<Value> gradients);
   DenseI16ArrayAttr axes(ArrayRef<int16_t> values) {
     return builder.getDenseI16ArrayAttr(values);
   }
@@ -127,14 +131,10 @@ private:
   int64_t replicas = 1;
   int64_t microbatches = 0;
   std::unique_ptr<OptimizerUpdate> optimizer;
+  bool lateGradientSync;
 };
 
 LogicalResult PipelineLowering::prepare() {
-  if (!pipeline.isExecutable())
-    return pipeline.emitOpError()
-           << "cannot be lowered to a training step: it names no data "
-              "function and optimizer (see the stage ABI in "
-              "docs/execution.md)";
   microbatches = pipeline.getNumMicrobatches();
   data = symbols.lookup<func::FuncOp>(pipeline.getDataAttr().getValue());
   SmallVector<memref::GlobalOp> allParams;
@@ -198,6 +198,17 @@ Value PipelineLowering::accumulate(Value sum, Value term) {
   return linalg::AddOp::create(builder, loc, ValueRange{sum, term},
                                ValueRange{sum})
       .getResult(0);
+}
+
+void PipelineLowering::reduceGradients(MutableArrayRef<Value> gradients) {
+  if (!hasReplicaAxis)
+    return;
+  for (Value &sum : gradients)
+    sum = AllReduceOp::create(
+        builder, loc, sum.getType(), grid, axes({kReplicaAxis}), sum,
+        ReductionAttr::get(builder.getContext(), Reduction::sum),
+        CompressAttr(),
+        SparseFormatAttr::get(builder.getContext(), SparseFormat::dense));
 }
 
 Value PipelineLowering::addLoss(Value total, Value loss) {
@@ -320,18 +331,14 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
         toSend[mb] = call.getResult(0);
       // The gradients are complete: reduce them over the replicas now, so
       // that the reduction overlaps with what the stage still does.
-      if (int64_t(index) == lastBackward && hasReplicaAxis)
-        for (Value &sum : gradients)
-          sum = AllReduceOp::create(
-              builder, loc, sum.getType(), grid, axes({kReplicaAxis}), sum,
-              ReductionAttr::get(builder.getContext(), Reduction::sum),
-              CompressAttr(),
-              SparseFormatAttr::get(builder.getContext(),
-                                    SparseFormat::dense));
+      if (int64_t(index) == lastBackward && !lateGradientSync)
+        reduceGradients(gradients);
       break;
     }
     }
   }
+  if (lateGradientSync)
+    reduceGradients(gradients);
 
   optimizer->beginStep(builder, loc);
   emitUpdates(s, params, gradients);
@@ -353,6 +360,8 @@ PipelineLowering::emitStep(StringRef name,
   Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
   func::FuncOp step = createFunction(name, builder.getFunctionType({i64}, {f32}),
                                      /*isPublic=*/true);
+  // Every rank of this grid calls the step.
+  step->setAttr("hetero.grid", grid);
   if (scheduleName)
     step->setAttr("hetero.schedule", FlatSymbolRefAttr::get(scheduleName));
   Type index = builder.getIndexType();
@@ -412,6 +421,7 @@ void PipelineLowering::emitPlanTable(PlanSetOp planSet,
   func::FuncOp step = createFunction((pipeline.getSymName() + "_step").str(),
                                      builder.getFunctionType({i64}, {f32}),
                                      /*isPublic=*/true);
+  step->setAttr("hetero.grid", grid);
   SmallVector<Attribute> table;
   func::FuncOp defaultStep;
   for (auto [plan, schedule] : llvm::zip(steps, schedules)) {
@@ -567,11 +577,21 @@ struct HeteroLowerPipelinePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    SmallVector<PipelineOp> pipelines(module.getOps<PipelineOp>());
+    // Pipelines without the stage ABI are left to the analyses.
+    SmallVector<PipelineOp> pipelines;
+    for (auto pipeline : module.getOps<PipelineOp>()) {
+      if (pipeline.isExecutable())
+        pipelines.push_back(pipeline);
+      else
+        pipeline.emitWarning()
+            << "is not lowered to a training step: it names no data "
+               "function and optimizer (see the stage ABI in "
+               "docs/execution.md)";
+    }
     if (!scheduleName.empty() && pipelines.size() > 1) {
       module.emitError() << "hetero-lower-pipeline: schedule=" << scheduleName
                          << " names one schedule, but the module has "
-                         << pipelines.size() << " pipelines";
+                         << pipelines.size() << " executable pipelines";
       return signalPassFailure();
     }
     for (PipelineOp pipeline : pipelines) {
@@ -586,7 +606,7 @@ struct HeteroLowerPipelinePass
         schedule = chooseSchedule(pipeline, module, scheduleName);
       if (failed(schedule))
         return signalPassFailure();
-      PipelineLowering lowering(pipeline, symbols);
+      PipelineLowering lowering(pipeline, symbols, lateGradientSync);
       if (failed(lowering.prepare()))
         return signalPassFailure();
       if (reference)

@@ -590,6 +590,28 @@ void HeteroLowerToRuntimePass::runOnOperation() {
   if (failedAny)
     return signalPassFailure();
 
+  // Creating a grid's groups is collective over the world, and ranks of
+  // different stages reach their first collective at different points of
+  // their programs. So a function every rank of a grid calls (a compiled
+  // training step, `hetero.grid`) creates the groups of every grid of the
+  // module on entry, in module order, on every rank alike.
+  SmallVector<shard::GridOp> grids;
+  for (auto grid : module.getOps<shard::GridOp>())
+    if (grid.getShape().size() <= 4 &&
+        llvm::none_of(grid.getShape(), ShapedType::isDynamic))
+      grids.push_back(grid);
+  if (!communicating.empty() && !grids.empty())
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isDeclaration() || !function->hasAttr("hetero.grid"))
+        continue;
+      rewriter.setInsertionPointToStart(&function.front());
+      for (shard::GridOp grid : grids)
+        if (failed(calls.group(function, FlatSymbolRefAttr::get(
+                                             grid.getSymNameAttr()),
+                               {})))
+          return signalPassFailure();
+    }
+
   // The module now holds only functions.
   for (Operation &op : llvm::make_early_inc_range(module.getOps()))
     if (isa<shard::GridOp, PipelineOp, ScheduleOp, PlanSetOp>(op))

@@ -6,6 +6,7 @@
 
 #include "hetero/Support/Npy.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -100,7 +101,13 @@ std::string read(const std::string &path, const std::vector<int64_t> &shape,
   for (std::string item; std::getline(extents, item, ',');) {
     if (item.find_first_not_of(" ") == std::string::npos)
       continue;
-    found.push_back(std::stoll(item));
+    char *end = nullptr;
+    long long extent = std::strtoll(item.c_str(), &end, 10);
+    if (end == item.c_str() || extent < 0 ||
+        std::string(end).find_first_not_of(" L") != std::string::npos)
+      return path + ": the header's shape (" + match[1].str() +
+             ") is not a tuple of sizes";
+    found.push_back(extent);
   }
   if (found != shape)
     return path + " holds an array of shape " + shapeText(found) +

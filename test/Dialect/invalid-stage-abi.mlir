@@ -539,3 +539,27 @@ func.func private @f(tensor<4xf32>) -> tensor<4xf32>
 hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.sgd<lr = 0.1, lr = 0.2> {
   hetero.stage 0 forward @f backward @f
 }
+
+// -----
+
+// Activations cross ranks: they have static shapes.
+func.func private @data(i64, i64, i64) -> (tensor<?x8xf32>, tensor<4x4xf32>)
+func.func private @f(tensor<?x8xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @b(tensor<?x8xf32>, tensor<4x4xf32>) -> tensor<?x8xf32>
+// expected-error @+1 {{'hetero.pipeline' op data function 'data' result 0 (the input) has type 'tensor<?x8xf32>', expected a tensor of static shape}}
+hetero.pipeline @p stages = 1 microbatches = 1 data @data optimizer #hetero.sgd<lr = 0.1> {
+  hetero.stage 0 forward @f backward @b
+}
+
+// -----
+
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @f0(tensor<4x8xf32>) -> tensor<4x?xf32>
+func.func private @b0(tensor<4x8xf32>, tensor<4x?xf32>) -> tensor<4x8xf32>
+func.func private @f1(tensor<4x?xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @b1(tensor<4x?xf32>, tensor<4x4xf32>) -> tensor<4x?xf32>
+hetero.pipeline @p stages = 2 microbatches = 1 data @data optimizer #hetero.sgd<lr = 0.1> {
+  // expected-error @+1 {{'hetero.stage' op forward function 'f0' result 0 (the activation for stage 1) has type 'tensor<4x?xf32>', expected a tensor of static shape}}
+  hetero.stage 0 forward @f0 backward @b0
+  hetero.stage 1 forward @f1 backward @b1
+}

@@ -2,6 +2,7 @@
 // RUN: hetero-opt %s --hetero-lower-pipeline | FileCheck %s --check-prefix=ONE-F-ONE-B
 // RUN: not hetero-opt %s --hetero-lower-pipeline=schedule=p_missing 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: hetero-opt %s --hetero-kfkb-schedule=group-sizes=1,2 --hetero-lower-pipeline | FileCheck %s --check-prefix=PLANS
+// RUN: hetero-opt %s --hetero-lower-pipeline=late-gradient-sync | FileCheck %s --check-prefix=LATE
 
 // The step of a 2-stage pipeline on a 2x2 grid (stages x replicas), Adam.
 
@@ -27,7 +28,7 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
 // Every rank runs the program of its stage (grid axis 0) as its replica
 // (axis 1), then the mean loss is reduced over the whole grid.
 // CHECK-LABEL: func.func @p_step(
-// CHECK-SAME:      %[[STEP:.*]]: i64) -> f32 attributes {hetero.pipeline = @p, hetero.schedule = @p_2f2b}
+// CHECK-SAME:      %[[STEP:.*]]: i64) -> f32 attributes {hetero.grid = @grid, hetero.pipeline = @p, hetero.schedule = @p_2f2b}
 // CHECK:         %[[COORD:.*]]:2 = shard.process_multi_index on @grid axes = [0, 1] : index, index
 // CHECK:         %[[REPLICA:.*]] = arith.index_cast %[[COORD]]#1 : index to i64
 // CHECK:         %[[LOCAL:.*]] = scf.index_switch %[[COORD]]#0 -> f32
@@ -122,3 +123,10 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
 // PLANS-DAG:   func.func @p_step_p_1f1b({{.*}}hetero.schedule = @p_1f1b
 // PLANS-DAG:   func.func private @p_step_p_2f2b_stage1(
 // PLANS-DAG:   hetero.plan_set @p_plans for @p [@p_1f1b, @p_2f2b] default @p_1f1b
+
+// late-gradient-sync reduces the gradients after the stage's last send.
+// LATE-LABEL: func.func private @p_step_stage1(
+// LATE:         call @s1_bwd(
+// LATE:         call @s1_bwd(
+// LATE:         hetero.send
+// LATE-NEXT:    hetero.all_reduce %{{.*}} on @grid axes = [1]

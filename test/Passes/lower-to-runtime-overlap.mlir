@@ -87,3 +87,30 @@ func.func @marks() {
   hetero.task_mark backward
   return
 }
+
+// -----
+
+shard.grid @stages(shape = 2x2)
+shard.grid @flat(shape = 4)
+
+// A function every rank of a grid calls creates the groups of every grid on
+// entry, in module order, whatever it communicates first: creating groups
+// is collective over the world, and stages reach their first collective at
+// different points.
+// CHECK-LABEL: func.func @step
+// CHECK-SAME:    hetero.grid = @stages
+// CHECK-NOT:     hrt_mlir_all_reduce_start
+// CHECK:         call @hrt_mlir_group(%c2_i64, %c2_i64_0, %c2_i64_1, %c1_i64, %c1_i64_2, %c0_i64)
+// CHECK-NOT:     hrt_mlir_all_reduce_start
+// CHECK:         call @hrt_mlir_group(%c1_i64_3, %c4_i64, %c1_i64_4, %c1_i64_5, %c1_i64_6, %c0_i64_7)
+// CHECK:         hrt_mlir_all_reduce_start
+// CHECK-LABEL: func.func @elsewhere
+// CHECK-NOT:     hrt_mlir_group
+// CHECK:         return
+func.func @step(%g: tensor<8xf32>) -> tensor<8xf32> attributes {hetero.grid = @stages} {
+  %sum = hetero.all_reduce %g on @stages axes = [1] : tensor<8xf32>
+  return %sum : tensor<8xf32>
+}
+func.func @elsewhere(%x: tensor<8xf32>) -> tensor<8xf32> {
+  return %x : tensor<8xf32>
+}

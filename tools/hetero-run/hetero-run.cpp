@@ -251,8 +251,17 @@ FailureOr<std::optional<PipelineFacts>> preparePipeline(ModuleOp module) {
     if (failed(pm.run(module)))
       return failure();
   }
-  // hetero-lower-pipeline gives every pipeline a grid.
-  auto grid = module.lookupSymbol<shard::GridOp>(pipeline.getGridAttr());
+  // hetero-lower-pipeline gives every pipeline it lowers a grid.
+  auto grid = pipeline.getGridAttr()
+                  ? module.lookupSymbol<shard::GridOp>(pipeline.getGridAttr())
+                  : shard::GridOp();
+  if (!grid) {
+    llvm::errs() << "hetero-run: pipeline @" << facts.name
+                 << " names no shard.grid, but the module already holds @"
+                 << facts.name
+                 << "_step; give the pipeline its grid (on @grid)\n";
+    return failure();
+  }
   facts.gridName = grid.getSymName().str();
   for (int64_t extent : grid.getShape())
     facts.devices *= extent;
@@ -355,7 +364,15 @@ int run() {
   }
   if (*pipeline && entry.getNumOccurrences() == 0)
     entry = (*pipeline)->name + "_step";
-  bool isStep = *pipeline && entry == (*pipeline)->name + "_step";
+  // A step of the pipeline (the default one or a plan's) runs on the grid;
+  // its reference runs anywhere.
+  bool isStep = false;
+  if (*pipeline)
+    if (auto candidate = module->lookupSymbol<func::FuncOp>(entry))
+      if (auto owner =
+              candidate->getAttrOfType<FlatSymbolRefAttr>("hetero.pipeline"))
+        isStep = owner.getValue() == (*pipeline)->name &&
+                 candidate->hasAttr("hetero.grid");
   if (isStep) {
     int size = 0;
     hrt_comm_size(world, &size);
@@ -396,10 +413,21 @@ int run() {
     }
     stages = stagesAttr.getInt();
     for (Attribute plan : table) {
-      auto entryOf = cast<DictionaryAttr>(plan);
-      auto step = entryOf.getAs<FlatSymbolRefAttr>("step");
-      auto candidate = module->lookupSymbol<func::FuncOp>(step);
-      if (!candidate || failed(checkEntry(candidate)))
+      auto entryOf = dyn_cast<DictionaryAttr>(plan);
+      auto step = entryOf ? entryOf.getAs<FlatSymbolRefAttr>("step")
+                          : FlatSymbolRefAttr();
+      auto candidate =
+          step ? module->lookupSymbol<func::FuncOp>(step) : func::FuncOp();
+      if (!candidate || !entryOf.getAs<IntegerAttr>("group_size") ||
+          !entryOf.getAs<IntegerAttr>("microbatches")) {
+        function.emitError()
+            << "hetero-run: every entry of the plan table needs a step that "
+               "the module defines, a group_size and a micro-batch count; "
+               "got "
+            << plan;
+        return 1;
+      }
+      if (failed(checkEntry(candidate)))
         return 1;
       candidate->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
       planSteps.push_back(step.getValue().str());

@@ -294,7 +294,11 @@ def HeteroLowerPipeline : Pass<"hetero-lower-pipeline", "::mlir::ModuleOp"> {
            "The hetero.schedule to run (default: the pipeline's only one, "
            "else 1F1B)">,
     Option<"reference", "reference", "bool", /*default=*/"false",
-           "Also emit @<pipeline>_step_reference, the step on one process">
+           "Also emit @<pipeline>_step_reference, the step on one process">,
+    Option<"lateGradientSync", "late-gradient-sync", "bool",
+           /*default=*/"false",
+           "Reduce the gradients after the stage's whole program (its last "
+           "send included) instead of right after its last backward">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
