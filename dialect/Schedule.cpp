@@ -130,3 +130,17 @@ hetero::createSchedule(SymbolTable &symbols, PipelineOp pipeline,
   }
   return scheduleOp;
 }
+
+PlanSetOp hetero::createPlanSet(SymbolTable &symbols, PipelineOp pipeline,
+                                ArrayRef<Attribute> plans) {
+  OpBuilder builder(pipeline);
+  builder.setInsertionPointAfter(
+      symbols.lookup(cast<FlatSymbolRefAttr>(plans.back()).getValue()));
+  auto planSet = PlanSetOp::create(
+      builder, pipeline.getLoc(),
+      builder.getStringAttr(pipeline.getSymName() + "_plans"),
+      FlatSymbolRefAttr::get(pipeline.getSymNameAttr()),
+      builder.getArrayAttr(plans), cast<FlatSymbolRefAttr>(plans.front()));
+  symbols.insert(planSet);
+  return planSet;
+}

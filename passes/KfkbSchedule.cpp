@@ -53,15 +53,7 @@ struct HeteroKfkbSchedulePass
       }
       if (groupSizes.empty())
         continue;
-      OpBuilder builder(pipeline);
-      builder.setInsertionPointAfter(
-          symbols.lookup(cast<FlatSymbolRefAttr>(plans.back()).getValue()));
-      auto planSet = PlanSetOp::create(
-          builder, pipeline.getLoc(),
-          builder.getStringAttr(pipeline.getSymName() + "_plans"),
-          FlatSymbolRefAttr::get(pipeline.getSymNameAttr()),
-          builder.getArrayAttr(plans), cast<FlatSymbolRefAttr>(plans.front()));
-      symbols.insert(planSet);
+      createPlanSet(symbols, pipeline, plans);
     }
   }
 };

@@ -47,6 +47,12 @@ ScheduleOp createSchedule(
     std::optional<int64_t> microbatchSize = std::nullopt,
     std::optional<int64_t> microbatches = std::nullopt);
 
+/// Adds `hetero.plan_set @<pipeline>_plans` of the schedules `plans` (flat
+/// symbol references, in plan order) after the last of them; the first is
+/// the default.
+PlanSetOp createPlanSet(mlir::SymbolTable &symbols, PipelineOp pipeline,
+                        llvm::ArrayRef<mlir::Attribute> plans);
+
 } // namespace hetero
 
 #endif // HETERO_DIALECT_SCHEDULE_H
