@@ -602,12 +602,25 @@ void HeteroLowerToRuntimePass::runOnOperation() {
       grids.push_back(grid);
   if (!communicating.empty() && !grids.empty())
     for (auto function : module.getOps<func::FuncOp>()) {
-      if (function.isDeclaration() || !function->hasAttr("hetero.grid"))
+      auto gridName = function->getAttrOfType<FlatSymbolRefAttr>("hetero.grid");
+      if (function.isDeclaration() || !gridName)
+        continue;
+      // Grids of another size than the step's cannot cover the job.
+      auto devices = [](shard::GridOp grid) {
+        int64_t count = 1;
+        for (int64_t extent : grid.getShape())
+          count *= extent;
+        return count;
+      };
+      auto own = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+          function, gridName);
+      if (!own)
         continue;
       rewriter.setInsertionPointToStart(&function.front());
       for (shard::GridOp grid : grids)
-        if (failed(calls.group(function, FlatSymbolRefAttr::get(
-                                             grid.getSymNameAttr()),
+        if (devices(grid) == devices(own) &&
+            failed(calls.group(function,
+                               FlatSymbolRefAttr::get(grid.getSymNameAttr()),
                                {})))
           return signalPassFailure();
     }
