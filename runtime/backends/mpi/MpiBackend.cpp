@@ -95,7 +95,14 @@ class MpiPending : public PendingOperation {
 public:
   explicit MpiPending(bool cancellable) : cancellable(cancellable) {}
   ~MpiPending() override {
-    if (request != MPI_REQUEST_NULL)
+    if (request == MPI_REQUEST_NULL)
+      return;
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    // A collective that has not completed (after a timeout) can be neither
+    // cancelled nor freed: MPI may still write into its buffers. It is left
+    // to the abort that follows.
+    if (!done && cancellable)
       MPI_Request_free(&request);
   }
   hrt_status test(bool &done) override {
