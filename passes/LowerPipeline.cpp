@@ -649,19 +649,26 @@ struct HeteroLowerPipelinePass
       return schedule::kfkbPrograms(pipeline.getNumStages(),
                                     pipeline.getNumMicrobatches(),
                                     /*groupSize=*/1);
+    // The stage functions take the pipeline's micro-batch. A candidate of
+    // j times larger micro-batches (M / j of them) runs each of its tasks
+    // as j tasks of the pipeline's size; a smaller one cannot run.
     int64_t count = schedule.getMicrobatchCount(pipeline);
-    if (count != pipeline.getNumMicrobatches())
+    int64_t pipelineCount = pipeline.getNumMicrobatches();
+    if (count > pipelineCount || pipelineCount % count != 0)
       return schedule.emitOpError()
              << "runs " << count << " micro-batches, but the stage "
              << "functions of '" << pipeline.getSymName() << "' take the "
-             << pipeline.getNumMicrobatches()
-             << " micro-batches of the pipeline; a candidate of another "
-                "micro-batch size needs stage functions of that size";
+             << pipelineCount
+             << " micro-batches of the pipeline; a candidate's micro-batch "
+                "must hold a whole number of the pipeline's, so its count "
+                "must divide "
+             << pipelineCount;
     StagePrograms stagePrograms =
         getStagePrograms(schedule, pipeline.getNumStages());
     if (failed(verifyStagePrograms(schedule, pipeline, stagePrograms)))
       return failure();
-    return stagePrograms.actions;
+    return schedule::splitMicrobatches(stagePrograms.actions,
+                                       pipelineCount / count);
   }
 };
 

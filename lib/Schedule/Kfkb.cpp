@@ -67,6 +67,20 @@ std::vector<Action> withTransfers(const std::vector<Task> &program,
   return actions;
 }
 
+std::vector<std::vector<Action>>
+splitMicrobatches(const std::vector<std::vector<Action>> &programs,
+                  int64_t factor) {
+  std::vector<std::vector<Action>> split(programs.size());
+  for (size_t s = 0; s < programs.size(); ++s)
+    for (const Action &action : programs[s])
+      for (int64_t part = 0; part < factor; ++part) {
+        Action piece = action;
+        piece.microbatch = action.microbatch * factor + part;
+        split[s].push_back(piece);
+      }
+  return split;
+}
+
 std::vector<std::vector<Action>> kfkbPrograms(int64_t stages,
                                               int64_t microbatches,
                                               int64_t groupSize) {

@@ -55,7 +55,7 @@ func.func private @bwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> (te
 hetero.pipeline @p stages = 1 microbatches = 2 data @data optimizer #hetero.sgd<lr = 1.0e-01> {
   hetero.stage 0 forward @fwd backward @bwd params [@w]
 }
-// expected-error @+1 {{'hetero.schedule' op runs 4 micro-batches, but the stage functions of 'p' take the 2 micro-batches of the pipeline; a candidate of another micro-batch size needs stage functions of that size}}
+// expected-error @+1 {{'hetero.schedule' op runs 4 micro-batches, but the stage functions of 'p' take the 2 micro-batches of the pipeline; a candidate's micro-batch must hold a whole number of the pipeline's, so its count must divide 2}}
 hetero.schedule @p_half for @p group_size = 1 microbatch_size = 1 microbatches = 4 {
   hetero.stage_program 0 {
     hetero.fwd 0

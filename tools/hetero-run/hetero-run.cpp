@@ -433,7 +433,10 @@ int run() {
       planSteps.push_back(step.getValue().str());
       groupSizes.push_back(
           int(entryOf.getAs<IntegerAttr>("group_size").getInt()));
-      microbatches = entryOf.getAs<IntegerAttr>("microbatches").getInt();
+      // The planner simulates every candidate with one micro-batch count:
+      // that of the first plan.
+      if (microbatches == 0)
+        microbatches = entryOf.getAs<IntegerAttr>("microbatches").getInt();
     }
     if (replanEvery < 1) {
       llvm::errs() << "hetero-run: --replan-every must be at least 1\n";

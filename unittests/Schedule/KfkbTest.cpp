@@ -156,4 +156,27 @@ TEST(VerifyPrograms, ReportsALinkOutOfOrder) {
   EXPECT_EQ(problems.front().action, 0);
 }
 
+TEST(SplitMicrobatches, RunsEachTaskAsConsecutiveSmallerOnes) {
+  // 1F1B over 2 micro-batches of twice the size: every task and transfer
+  // of micro-batch i becomes those of 2i and 2i + 1.
+  std::vector<std::vector<Action>> coarse = kfkbPrograms(2, 2, 1);
+  std::vector<std::vector<Action>> fine = splitMicrobatches(coarse, 2);
+  ASSERT_EQ(fine.size(), 2u);
+  std::vector<Task> computed;
+  for (const Action &action : fine[0])
+    if (action.kind == Action::Forward || action.kind == Action::Backward)
+      computed.push_back({action.kind == Action::Forward ? Task::Forward
+                                                         : Task::Backward,
+                          action.microbatch});
+  EXPECT_EQ(formatProgram(computed), "F0 F1 F2 F3 B0 B1 B2 B3");
+  EXPECT_EQ(fine[1].size(), 2 * coarse[1].size());
+  // The split programs are sound programs of 4 micro-batches.
+  EXPECT_TRUE(verifyPrograms(fine, 4).empty());
+  // A factor of 1 changes nothing.
+  std::vector<std::vector<Action>> same = splitMicrobatches(coarse, 1);
+  for (size_t s = 0; s < coarse.size(); ++s)
+    for (size_t i = 0; i < coarse[s].size(); ++i)
+      EXPECT_EQ(same[s][i].microbatch, coarse[s][i].microbatch);
+}
+
 } // namespace

@@ -66,6 +66,14 @@ std::vector<std::vector<Action>> kfkbPrograms(int64_t stages,
                                               int64_t microbatches,
                                               int64_t groupSize);
 
+/// `programs` run with micro-batches `factor` times larger, as stage
+/// functions of the smaller size execute them: every task and transfer of
+/// micro-batch i becomes `factor` consecutive ones, of micro-batches
+/// factor i .. factor i + factor - 1. Requires factor >= 1.
+std::vector<std::vector<Action>>
+splitMicrobatches(const std::vector<std::vector<Action>> &programs,
+                  int64_t factor);
+
 /// Runs `programs` with blocking receives and buffered sends, stage after
 /// stage until none can go on: `step(stage, action)` performs an action, or
 /// returns false when it must wait (a receive whose message has not been
