@@ -106,6 +106,16 @@ private:
   Value accumulate(Value sum, Value term);
   /// The scalar loss of a micro-batch added to `total`.
   Value addLoss(Value total, Value loss);
+  /// What stage `s`'s forward takes (and its backward first): the
+  /// activation, the parameters, and on the last stage the target.
+  SmallVector<Value> forwardArguments(int64_t s, Value input,
+                                      ValueRange params, Value target) {
+    SmallVector<Value> arguments = {input};
+    arguments.append(params.begin(), params.end());
+    if (s == numStages() - 1)
+      arguments.push_back(target);
+    return arguments;
+  }
   /// Replaces each gradient sum by its all-reduce over the replica axis.
   void reduceGradients(MutableArrayRef<Value> gradients);
   DenseI16ArrayAttr axes(ArrayRef<int16_t> values) {
@@ -295,10 +305,8 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       if (s != 0)
         entry.input = received[mb];
       received.erase(mb);
-      SmallVector<Value> arguments = {entry.input};
-      arguments.append(params);
-      if (s == last)
-        arguments.push_back(entry.target);
+      SmallVector<Value> arguments =
+          forwardArguments(s, entry.input, params, entry.target);
       Value output =
           func::CallOp::create(builder, loc, stage.forward, arguments)
               .getResult(0);
@@ -314,11 +322,9 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
     case Action::Backward: {
       Stashed entry = stash[mb];
       stash.erase(mb);
-      SmallVector<Value> arguments = {entry.input};
-      arguments.append(params);
-      if (s == last)
-        arguments.push_back(entry.target);
-      else
+      SmallVector<Value> arguments =
+          forwardArguments(s, entry.input, params, entry.target);
+      if (s != last)
         arguments.push_back(received[mb]);
       received.erase(mb);
       auto call = func::CallOp::create(builder, loc, stage.backward, arguments);
@@ -482,10 +488,7 @@ void PipelineLowering::emitReference() {
     SmallVector<SmallVector<Value>> inputs(numStages());
     Value activation = batch.getResult(0);
     for (int64_t s = 0; s <= last; ++s) {
-      inputs[s] = {activation};
-      inputs[s].append(params[s]);
-      if (s == last)
-        inputs[s].push_back(target);
+      inputs[s] = forwardArguments(s, activation, params[s], target);
       activation =
           func::CallOp::create(builder, loc, stages[s].forward, inputs[s])
               .getResult(0);

@@ -607,10 +607,7 @@ void HeteroLowerToRuntimePass::runOnOperation() {
         continue;
       // Grids of another size than the step's cannot cover the job.
       auto devices = [](shard::GridOp grid) {
-        int64_t count = 1;
-        for (int64_t extent : grid.getShape())
-          count *= extent;
-        return count;
+        return ShapedType::getNumElements(grid.getShape());
       };
       auto own = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
           function, gridName);

@@ -62,23 +62,31 @@ SmallVector<Value> hetero::elementwise(
   return generic.getResults();
 }
 
-/// A zero-initialised global of `param`'s type named `<param>_<suffix>`.
+/// A zero-initialised global `name` of `type` at the builder's insertion
+/// point, its name made unique in `symbols`.
+static memref::GlobalOp createZeroGlobal(OpBuilder &builder, Location loc,
+                                         StringRef name, MemRefType type,
+                                         SymbolTable &symbols) {
+  auto tensorType =
+      RankedTensorType::get(type.getShape(), type.getElementType());
+  auto global = memref::GlobalOp::create(
+      builder, loc, name, builder.getStringAttr("private"), type,
+      DenseElementsAttr::get(tensorType,
+                             builder.getZeroAttr(type.getElementType())),
+      /*constant=*/false, /*alignment=*/IntegerAttr());
+  symbols.insert(global, Block::iterator(global.getOperation()));
+  return global;
+}
+
+/// The state global `<param>_<suffix>` of `param`'s type, right after it.
 static memref::GlobalOp createStateGlobal(memref::GlobalOp param,
                                           StringRef suffix,
                                           SymbolTable &symbols) {
   OpBuilder builder(param.getContext());
   builder.setInsertionPointAfter(param);
-  MemRefType type = param.getType();
-  auto tensorType =
-      RankedTensorType::get(type.getShape(), type.getElementType());
-  Attribute zero = builder.getZeroAttr(type.getElementType());
-  auto global = memref::GlobalOp::create(
-      builder, param.getLoc(), (param.getSymName() + "_" + suffix).str(),
-      builder.getStringAttr("private"), type,
-      DenseElementsAttr::get(tensorType, zero), /*constant=*/false,
-      /*alignment=*/IntegerAttr());
-  symbols.insert(global, Block::iterator(global.getOperation()));
-  return global;
+  return createZeroGlobal(builder, param.getLoc(),
+                          (param.getSymName() + "_" + suffix).str(),
+                          param.getType(), symbols);
 }
 
 OptimizerUpdate::OptimizerUpdate(Attribute optimizer,
@@ -96,15 +104,10 @@ OptimizerUpdate::OptimizerUpdate(Attribute optimizer,
   if (isa<AdamAttr>(optimizer) && !params.empty()) {
     memref::GlobalOp first = params.front();
     OpBuilder builder(first);
-    auto type = MemRefType::get({}, builder.getI64Type());
-    steps = memref::GlobalOp::create(
-        builder, first.getLoc(),
-        (counterPrefix + "_optimizer_steps").str(),
-        builder.getStringAttr("private"), type,
-        DenseElementsAttr::get(RankedTensorType::get({}, builder.getI64Type()),
-                               builder.getI64IntegerAttr(0)),
-        /*constant=*/false, /*alignment=*/IntegerAttr());
-    symbols.insert(steps, Block::iterator(steps.getOperation()));
+    steps = createZeroGlobal(builder, first.getLoc(),
+                             (counterPrefix + "_optimizer_steps").str(),
+                             MemRefType::get({}, builder.getI64Type()),
+                             symbols);
   }
 }
 

@@ -51,6 +51,12 @@ struct LayerValues {
 
 using Body = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
+/// (i, j) -> (i): the row of a matrix element, for row-wise vectors.
+AffineMap rowsMap(OpBuilder &builder) {
+  return AffineMap::get(2, 0, {builder.getAffineDimExpr(0)},
+                        builder.getContext());
+}
+
 /// Builds the forward or backward function of one stage at the end of a
 /// module.
 class StageBuilder {
@@ -244,20 +250,18 @@ Value StageBuilder::elementwise(ValueRange inputs, Body body) {
 Value StageBuilder::rowReduce(ValueRange inputs, Value init, Body body) {
   SmallVector<AffineMap> maps(inputs.size(),
                               builder.getMultiDimIdentityMap(2));
-  maps.push_back(AffineMap::get(2, 0, {builder.getAffineDimExpr(0)},
-                                builder.getContext()));
+  maps.push_back(rowsMap(builder));
   auto vector = RankedTensorType::get({rowsOf(inputs.front())}, f32);
   return generic(inputs, maps, filled(vector, init),
                  {utils::IteratorType::parallel, utils::IteratorType::reduction},
                  body);
 }
 
-/// A map (i, j) -> (i) and the identity, for row-broadcast generics.
+/// The maps of a row-broadcast generic: a matrix, a vector of its rows, and
+/// the matrix result.
 static SmallVector<AffineMap> rowBroadcastMaps(OpBuilder &builder) {
   AffineMap identity = builder.getMultiDimIdentityMap(2);
-  AffineMap rows = AffineMap::get(2, 0, {builder.getAffineDimExpr(0)},
-                                  builder.getContext());
-  return {identity, rows, identity};
+  return {identity, rowsMap(builder), identity};
 }
 
 Value StageBuilder::softmax(Value logits) {
@@ -385,10 +389,9 @@ Value StageBuilder::layerBackward(int64_t index, const LayerValues &values,
     // Masked positions have probability 0, so their gradient vanishes; the
     // scale of the scores applies to the rest.
     AffineMap identity = builder.getMultiDimIdentityMap(2);
-    AffineMap rows = AffineMap::get(2, 0, {builder.getAffineDimExpr(0)},
-                                    builder.getContext());
     Value dscores = generic(
-        {dprobs, head.probs, rowSums}, {identity, identity, rows, identity},
+        {dprobs, head.probs, rowSums},
+        {identity, identity, rowsMap(builder), identity},
         empty(dprobs.getType()),
         {utils::IteratorType::parallel, utils::IteratorType::parallel},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {

@@ -263,8 +263,7 @@ FailureOr<std::optional<PipelineFacts>> preparePipeline(ModuleOp module) {
     return failure();
   }
   facts.gridName = grid.getSymName().str();
-  for (int64_t extent : grid.getShape())
-    facts.devices *= extent;
+  facts.devices = ShapedType::getNumElements(grid.getShape());
   if (grid.getShape().size() > 1)
     facts.replicas = grid.getShape()[1];
   return std::optional<PipelineFacts>(facts);
