@@ -68,6 +68,9 @@ def HeteroKfkbSchedule : Pass<"hetero-kfkb-schedule", "::mlir::ModuleOp"> {
                "hetero.plan_set @<p>_plans whose default is the first "
                "(replaces group-size)">
   ];
+  // Creates hetero ops or attributes: the dialect must be loaded even when
+  // the input does not use it.
+  let dependentDialects = ["::hetero::HeteroDialect"];
 }
 
 def HeteroPlanCandidates : Pass<"hetero-plan-candidates", "::mlir::ModuleOp"> {
@@ -94,6 +97,9 @@ def HeteroPlanCandidates : Pass<"hetero-plan-candidates", "::mlir::ModuleOp"> {
     Option<"activationBytes", "activation-bytes", "int64_t", /*default=*/"0",
            "Activation bytes one sample keeps in flight (required)">
   ];
+  // Creates hetero ops or attributes: the dialect must be loaded even when
+  // the input does not use it.
+  let dependentDialects = ["::hetero::HeteroDialect"];
 }
 
 def HeteroFuseGradients : Pass<"hetero-fuse-gradients", "::mlir::ModuleOp"> {
@@ -132,6 +138,9 @@ def HeteroFuseGradients : Pass<"hetero-fuse-gradients", "::mlir::ModuleOp"> {
     Option<"commBetaMsPerMb", "comm-beta-ms-per-mb", "double",
            /*default=*/"1.0", "Built-in model: transfer time per MB on the wire">
   ];
+  // Creates hetero ops or attributes: the dialect must be loaded even when
+  // the input does not use it.
+  let dependentDialects = ["::hetero::HeteroDialect"];
 }
 
 def HeteroSelectCompression
@@ -180,6 +189,9 @@ def HeteroSelectCompression
     Option<"intraBetaMsPerMb", "intra-beta-ms-per-mb", "double",
            /*default=*/"0.1", "Built-in model: intra-node link time per MB">
   ];
+  // Creates hetero ops or attributes: the dialect must be loaded even when
+  // the input does not use it.
+  let dependentDialects = ["::hetero::HeteroDialect"];
 }
 
 def HeteroPrintSchedule : Pass<"hetero-print-schedule", "::mlir::ModuleOp"> {
@@ -249,6 +261,9 @@ def HeteroImportSchedule : Pass<"hetero-import-schedule",
     Option<"groupSize", "group-size", "int64_t", /*default=*/"1",
            "The group size to record on the schedule">
   ];
+  // Creates hetero ops or attributes: the dialect must be loaded even when
+  // the input does not use it.
+  let dependentDialects = ["::hetero::HeteroDialect"];
 }
 
 def HeteroLowerPipeline : Pass<"hetero-lower-pipeline", "::mlir::ModuleOp"> {
@@ -354,7 +369,8 @@ def HeteroLowerToRuntime : Pass<"hetero-lower-to-runtime",
                            "::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::tensor::TensorDialect"];
+                           "::mlir::tensor::TensorDialect",
+                           "::hetero::HeteroDialect"];
 }
 
 #endif // HETERO_PASSES_PASSES_TD
