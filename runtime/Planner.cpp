@@ -26,6 +26,7 @@ struct hrt_planner_impl {
   int period;
   size_t window;
   int current = 0;
+  double minGain = 0.0;
   int64_t iteration = 0;
   std::deque<double> forward, backward, transfer;
 };
@@ -125,7 +126,7 @@ extern "C" hrt_status hrt_planner_end_iteration(hrt_planner planner,
   simulated.backwardMs = costs[1];
   simulated.commMs = costs[2];
   int best = planner->current;
-  double bestMs = 0.0;
+  double bestMs = 0.0, currentMs = 0.0;
   for (int i = 0; i < int(planner->candidates.size()); ++i) {
     double ms = hetero::sim::simulate(
                     hetero::sim::kfkbPrograms(planner->stages,
@@ -134,15 +135,30 @@ extern "C" hrt_status hrt_planner_end_iteration(hrt_planner planner,
                     simulated)
                     .iterationMs;
     // Keep the plan in force unless another is strictly faster.
-    if (i == planner->current)
+    if (i == planner->current) {
+      currentMs = ms;
       ms -= 1e-9;
+    }
     if (i == 0 || ms < bestMs) {
       best = i;
       bestMs = ms;
     }
   }
+  if (bestMs > currentMs * (1.0 - planner->minGain))
+    best = planner->current;
   *switched = best != planner->current;
   planner->current = best;
+  return HRT_SUCCESS;
+}
+
+extern "C" hrt_status hrt_planner_set_min_gain(hrt_planner planner,
+                                               double fraction) {
+  if (!planner || !(fraction >= 0.0 && fraction < 1.0))
+    return fail(HRT_ERROR_INVALID_ARGUMENT,
+                {"hrt_planner_set_min_gain", nullptr, 0},
+                "needs a planner and a fraction in [0, 1), got " +
+                    std::to_string(fraction));
+  planner->minGain = fraction;
   return HRT_SUCCESS;
 }
 

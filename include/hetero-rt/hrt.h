@@ -187,6 +187,12 @@ HRT_EXPORT hrt_status hrt_planner_record_transfer(hrt_planner planner,
  * simulated for each candidate; `*switched` says whether the plan changed. */
 HRT_EXPORT hrt_status hrt_planner_end_iteration(hrt_planner planner,
                                                 hrt_comm comm, int *switched);
+/* Switch only to a plan the simulator finds faster than the one in force by
+ * at least `fraction` (0 <= fraction < 1; 0, the default, takes any strict
+ * gain): a predicted gain inside the noise of the measurements is not worth
+ * changing the schedule for. */
+HRT_EXPORT hrt_status hrt_planner_set_min_gain(hrt_planner planner,
+                                               double fraction);
 /* The group size in force, and its index among the candidates. */
 HRT_EXPORT int hrt_planner_group_size(hrt_planner planner);
 HRT_EXPORT int hrt_planner_plan_index(hrt_planner planner);

@@ -19,6 +19,12 @@
 // CHECK: iteration 0: result 0,
 // CHECK: iteration 1: result 0,
 // CHECK: iteration 2: result 0,
+//
+// A NaN is a mismatch: with NaN gradients every element of all six results
+// is counted.
+// RUN: sed -e 's/%%g = arith.mulf %%s, %%w : f32/%%g = arith.mulf %%nan, %%w : f32/' %t.2.mlir > %t.nan.mlir
+// RUN: %mpirun -np 2 hetero-run %t.nan.mlir --entry check --iterations 1 | FileCheck %s --check-prefix=NAN
+// NAN: iteration 0: result 6000,
 
 shard.grid @world(shape = @RANKS@)
 
@@ -41,6 +47,7 @@ func.func private @gradient_element(%rank: index, %i: index, %iteration: i64) ->
   %x2 = arith.addf %x0, %x1 : f32
   %x3 = arith.addf %x2, %tf : f32
   %s = math.sin %x3 : f32
+  %nan = arith.constant 0x7FC00000 : f32
   %w = arith.addf %rf, %one : f32
   %g = arith.mulf %s, %w : f32
   return %g : f32
@@ -77,7 +84,8 @@ func.func private @reference(%iteration: i64) -> tensor<1000xf32> {
   return %sum : tensor<1000xf32>
 }
 
-// Elements where |got - want * scale| > 1e-6 max(1, |want * scale|).
+// Elements where |got - want * scale| > 1e-6 max(1, |want * scale|) or
+// either is NaN (an unordered comparison).
 func.func private @mismatches(%got: tensor<1000xf32>, %want: tensor<1000xf32>, %scale: f32) -> i64 {
   %zero = arith.constant 0 : i64
   %init = tensor.from_elements %zero : tensor<i64>
@@ -93,7 +101,7 @@ func.func private @mismatches(%got: tensor<1000xf32>, %want: tensor<1000xf32>, %
     %aw = math.absf %ws : f32
     %m = arith.maximumf %aw, %one : f32
     %limit = arith.mulf %m, %tolerance : f32
-    %bad = arith.cmpf ogt, %ad, %limit : f32
+    %bad = arith.cmpf ugt, %ad, %limit : f32
     %bad64 = arith.extui %bad : i1 to i64
     %next = arith.addi %acc, %bad64 : i64
     linalg.yield %next : i64

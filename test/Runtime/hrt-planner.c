@@ -19,6 +19,12 @@
  * CHECK-DAG: rank 1: iteration 5 switches to k = 3
  * CHECK-DAG: rank 0: iteration 9 ends with k = 3
  * CHECK-DAG: rank 1: iteration 9 ends with k = 3
+ *
+ * With a minimum gain of 30%, the same measurements keep 1F1B (47 ms is
+ * 28% below 65 ms); with 25% they switch.
+ * CHECK-DAG: rank 0: min gain 0.3: k = 1
+ * CHECK-DAG: rank 0: min gain 0.25: k = 3
+ * CHECK-DAG: bad min gain: invalid argument: hrt_planner_set_min_gain (0 bytes): needs a planner and a fraction in [0, 1), got 1.000000
  * CHECK-DAG: bad create: invalid argument: hrt_planner_create (0 bytes): candidate group size 0 is below 1
  */
 
@@ -52,6 +58,29 @@ int main(int argc, char **argv) {
              hrt_planner_group_size(planner));
   }
   hrt_planner_destroy(planner);
+
+  for (int round = 0; round < 2; ++round) {
+    double gain = round == 0 ? 0.3 : 0.25;
+    CHECK_OK(hrt_planner_create(4, 8, candidates, 3, /*period=*/2,
+                                /*window=*/2, &planner));
+    CHECK_OK(hrt_planner_set_min_gain(planner, gain));
+    for (int iteration = 0; iteration < 2; ++iteration) {
+      int switched = 0;
+      CHECK_OK(hrt_planner_record_compute(planner, 1.0, 2.0));
+      CHECK_OK(hrt_planner_record_transfer(planner, rank == 0 ? 3.0 : 1.0));
+      CHECK_OK(hrt_planner_end_iteration(planner, world, &switched));
+    }
+    if (rank == 0)
+      printf("rank 0: min gain %g: k = %d\n", gain,
+             hrt_planner_group_size(planner));
+    if (round == 1) {
+      hrt_status status = hrt_planner_set_min_gain(planner, 1.0);
+      if (rank == 0)
+        printf("bad min gain: %s: %s\n", hrt_status_string(status),
+               hrt_last_error());
+    }
+    hrt_planner_destroy(planner);
+  }
 
   int bad[] = {2, 0};
   hrt_planner other;

@@ -86,6 +86,11 @@ static cl::opt<int64_t>
     replanEvery("replan-every",
                 cl::desc("--adaptive: iterations between re-plans"),
                 cl::init(4), cl::cat(category));
+static cl::opt<double> replanMinGain(
+    "replan-min-gain",
+    cl::desc("--adaptive: switch only to a plan predicted faster by at least "
+             "this fraction of the iteration time"),
+    cl::init(0.05), cl::cat(category));
 static cl::opt<std::string>
     saveDirectory("save",
                   cl::desc("After the last iteration, write every parameter "
@@ -492,9 +497,10 @@ int run() {
   }
   hrt_planner planner = nullptr;
   if (adaptive &&
-      hrt_planner_create(int(stages), int(microbatches), groupSizes.data(),
+      (hrt_planner_create(int(stages), int(microbatches), groupSizes.data(),
                          int(groupSizes.size()), int(replanEvery),
-                         int(replanEvery), &planner) != HRT_SUCCESS) {
+                         int(replanEvery), &planner) != HRT_SUCCESS ||
+      hrt_planner_set_min_gain(planner, replanMinGain) != HRT_SUCCESS)) {
     llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
     return 1;
   }

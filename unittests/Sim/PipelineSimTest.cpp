@@ -91,28 +91,42 @@ TEST(PipelineSim, ParsesTraces) {
             "line 2: unknown directive 'speed', expected 'link' or 'stage'");
 }
 
-TEST(PipelineSim, AdaptiveGroupSizeIsTheBestFixedOne) {
+TEST(PipelineSim, AdaptiveGroupSizeOnHandTimelines) {
+  // S = 2, M = 4, F = 1, B = 2, C = 2, traced by hand (a send starts when
+  // the task that produced it ends and the link is free; a receive waits
+  // for the arrival):
+  //   k = 1: stage 1 runs F0 3-4, B0 4-6, F1 6-7, B1 7-9, F2 13-14,
+  //          B2 14-16, F3 16-17, B3 17-19; gradient 3 arrives at 21 and
+  //          stage 0's B3 ends at 23.
+  //   k = 2: activations arrive at 3, 5, 7, 9; stage 1 runs F0 F1 B0 B1
+  //          until 10 and F2 F3 B2 B3 from 10 to 16; gradient 3 arrives at
+  //          18, stage 0's B3 ends at 20.
+  //   k = 3: stage 1's B2 ends at 14, F3 14-15, B3 15-17, gradient 3
+  //          arrives at 19, stage 0's B3 ends at 21.
+  //   k = 4: stage 1's forwards end at 10, its backwards at 18, gradient 3
+  //          arrives at 20, stage 0's B3 ends at 22.
   Costs costs;
   costs.forwardMs = 1.0;
   costs.backwardMs = 2.0;
-  for (double comm : {0.0, 0.5, 2.0, 5.0}) {
-    costs.commMs = comm;
-    int64_t best = 0;
-    double bestMs = 1e300;
-    for (int64_t k = 1; k <= 8; ++k) {
-      double ms = simulate(kfkbPrograms(4, 8, k), costs).iterationMs;
-      if (ms < bestMs) {
-        best = k;
-        bestMs = ms;
-      }
-    }
-    Choice choice = chooseGroupSize(4, 8, costs, /*memoryCap=*/0);
-    EXPECT_EQ(choice.groupSize, best) << "comm " << comm;
-    EXPECT_DOUBLE_EQ(choice.iterationMs, bestMs);
-  }
-  // A memory cap rules out large groups: stage 0 holds min(4k, 8).
-  costs.commMs = 5.0;
-  EXPECT_LE(chooseGroupSize(4, 8, costs, /*memoryCap=*/4).groupSize, 1);
+  costs.commMs = 2.0;
+  const double byHand[] = {23.0, 20.0, 21.0, 22.0};
+  for (int64_t k = 1; k <= 4; ++k)
+    EXPECT_DOUBLE_EQ(simulate(kfkbPrograms(2, 4, k), costs).iterationMs,
+                     byHand[k - 1])
+        << "k = " << k;
+  Choice choice = chooseGroupSize(2, 4, costs, /*memoryCap=*/0);
+  EXPECT_EQ(choice.groupSize, 2);
+  EXPECT_DOUBLE_EQ(choice.iterationMs, 20.0);
+  // A memory cap of 2 micro-batches rules out k = 2 (stage 0 would hold 4).
+  choice = chooseGroupSize(2, 4, costs, /*memoryCap=*/2);
+  EXPECT_EQ(choice.groupSize, 1);
+  EXPECT_DOUBLE_EQ(choice.iterationMs, 23.0);
+  // Without communication every k takes (M + S - 1)(F + B) = 15 ms: the
+  // smallest group, which holds the fewest activations, wins the tie.
+  costs.commMs = 0.0;
+  choice = chooseGroupSize(2, 4, costs, /*memoryCap=*/0);
+  EXPECT_EQ(choice.groupSize, 1);
+  EXPECT_DOUBLE_EQ(choice.iterationMs, 15.0);
 }
 
 } // namespace
