@@ -214,6 +214,14 @@ LogicalResult PipelineOp::verify() {
   if (getNumMicrobatches() < 1)
     return emitOpError() << "needs at least 1 micro-batch, got "
                          << getNumMicrobatches();
+  if (getNumStages() > kMaxPipelineStages)
+    return emitOpError() << "has " << getNumStages()
+                         << " stages, above the limit of "
+                         << kMaxPipelineStages;
+  if (getNumMicrobatches() > kMaxMicrobatches)
+    return emitOpError() << "has " << getNumMicrobatches()
+                         << " micro-batches, above the limit of "
+                         << kMaxMicrobatches << " per iteration";
   return success();
 }
 
@@ -504,6 +512,11 @@ LogicalResult ScheduleOp::verify() {
                          << *size;
   if (std::optional<int64_t> count = getMicrobatches(); count && *count < 1)
     return emitOpError() << "microbatches must be at least 1, got " << *count;
+  if (std::optional<int64_t> count = getMicrobatches();
+      count && *count > kMaxMicrobatches)
+    return emitOpError() << "has " << *count
+                         << " micro-batches, above the limit of "
+                         << kMaxMicrobatches << " per iteration";
   return success();
 }
 

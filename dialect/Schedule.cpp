@@ -48,15 +48,17 @@ StagePrograms hetero::getStagePrograms(ScheduleOp scheduleOp,
   return programs;
 }
 
-/// Appends the task ops of `actions` to the body of `program`.
 LogicalResult hetero::verifyStagePrograms(ScheduleOp scheduleOp,
                                           PipelineOp pipeline,
                                           const StagePrograms &programs,
                                           int64_t memoryCap) {
-  bool sound = true;
-  for (const schedule::Problem &problem : schedule::verifyPrograms(
-           programs.actions, scheduleOp.getMicrobatchCount(pipeline),
-           memoryCap)) {
+  std::vector<schedule::Problem> problems = schedule::verifyPrograms(
+      programs.actions, scheduleOp.getMicrobatchCount(pipeline), memoryCap);
+  // A schedule with many problems of one kind (every task of a stage
+  // missing, say) gets the first few and a count, not one line each.
+  schedule::ProblemDigest digest = schedule::digestProblems(problems);
+  for (size_t i = 0; i < digest.shown.size(); ++i) {
+    const schedule::Problem &problem = digest.shown[i];
     Operation *at = scheduleOp;
     if (problem.action >= 0)
       at = programs.ops[problem.stage][problem.action];
@@ -64,13 +66,17 @@ LogicalResult hetero::verifyStagePrograms(ScheduleOp scheduleOp,
       for (auto program : scheduleOp.getBody().getOps<StageProgramOp>())
         if (program.getStageId() == problem.stage)
           at = program;
-    at->emitError() << "schedule '" << scheduleOp.getSymName()
-                    << "': " << problem.message;
-    sound = false;
+    InFlightDiagnostic diagnostic = at->emitError()
+                                    << "schedule '" << scheduleOp.getSymName()
+                                    << "': " << problem.message;
+    if (digest.more[i])
+      diagnostic.attachNote() << digest.more[i]
+                              << " more problems of this kind not shown";
   }
-  return success(sound);
+  return success(problems.empty());
 }
 
+/// Appends the task ops of `actions` to the body of `program`.
 static void buildStageProgram(OpBuilder &builder, StageProgramOp program,
                               const std::vector<Action> &actions) {
   OpBuilder::InsertionGuard guard(builder);

@@ -7,6 +7,8 @@
 #include "hetero/Schedule/Kfkb.h"
 
 #include <algorithm>
+#include <cctype>
+#include <unordered_map>
 
 namespace hetero::schedule {
 
@@ -306,6 +308,37 @@ std::vector<Problem> verifyPrograms(
       }
   }
   return problems;
+}
+
+ProblemDigest digestProblems(const std::vector<Problem> &problems,
+                             int64_t perKind) {
+  // The kind of a message: the message with each run of digits as '#'.
+  auto kindOf = [](const std::string &message) {
+    std::string kind;
+    for (char c : message)
+      if (!std::isdigit(static_cast<unsigned char>(c)))
+        kind += c;
+      else if (kind.empty() || kind.back() != '#')
+        kind += '#';
+    return kind;
+  };
+  struct Seen {
+    int64_t count = 0;
+    size_t lastShown = 0;
+  };
+  std::unordered_map<std::string, Seen> kinds;
+  ProblemDigest digest;
+  for (const Problem &problem : problems) {
+    Seen &seen = kinds[kindOf(problem.message)];
+    if (seen.count++ < perKind) {
+      seen.lastShown = digest.shown.size();
+      digest.shown.push_back(problem);
+      digest.more.push_back(0);
+    } else {
+      ++digest.more[seen.lastShown];
+    }
+  }
+  return digest;
 }
 
 } // namespace hetero::schedule

@@ -16,6 +16,21 @@ hetero.pipeline @p stages = 1 microbatches = 0 {
 // -----
 
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+// expected-error @+1 {{'hetero.pipeline' op has 4097 stages, above the limit of 4096}}
+hetero.pipeline @p stages = 4097 microbatches = 4 {
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+// expected-error @+1 {{'hetero.pipeline' op has 1000000 micro-batches, above the limit of 65536 per iteration}}
+hetero.pipeline @p stages = 1 microbatches = 1000000 {
+  hetero.stage 0 forward @f backward @f
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 2 microbatches = 4 {
   hetero.stage 0 forward @f backward @f
   // expected-error @+1 {{'hetero.stage' op stage 2 is outside the pipeline (stages 0..1)}}

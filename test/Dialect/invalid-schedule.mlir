@@ -255,3 +255,15 @@ hetero.schedule @b for @p group_size = 1 microbatch_size = 2 microbatches = 2 {
 }
 // expected-error @+1 {{'hetero.plan_set' op plan 'b' covers 4 samples per step, but plan 'a' covers 8}}
 hetero.plan_set @plans for @p [@a, @b] default @a
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+hetero.pipeline @p stages = 1 microbatches = 2 {
+  hetero.stage 0 forward @f backward @f
+}
+// expected-error @+1 {{'hetero.schedule' op has 65537 micro-batches, above the limit of 65536 per iteration}}
+hetero.schedule @s for @p group_size = 1 microbatches = 65537 {
+  hetero.stage_program 0 {
+  }
+}

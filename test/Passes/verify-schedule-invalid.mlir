@@ -186,3 +186,26 @@ hetero.schedule @s for @p group_size = 1 {
     hetero.bwd 0
   }
 }
+
+// -----
+
+// Many problems of one kind: the first three of each and a count.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+hetero.pipeline @p stages = 1 microbatches = 8 {
+  hetero.stage 0 forward @f backward @f
+}
+hetero.schedule @s for @p group_size = 1 {
+  // expected-error @+8 {{schedule 's': stage 0 never runs B1}}
+  // expected-error @+7 {{schedule 's': stage 0 never runs F2}}
+  // expected-error @+6 {{schedule 's': stage 0 never runs B2}}
+  // expected-error @+5 {{schedule 's': stage 0 never runs F3}}
+  // expected-error @+4 {{schedule 's': stage 0 never runs B3}}
+  // expected-error @+3 {{schedule 's': stage 0 never runs F4}}
+  // expected-note @+2 {{3 more problems of this kind not shown}}
+  // expected-note @+1 {{4 more problems of this kind not shown}}
+  hetero.stage_program 0 {
+    hetero.fwd 0
+    hetero.bwd 0
+    hetero.fwd 1
+  }
+}

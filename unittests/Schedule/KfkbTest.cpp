@@ -179,4 +179,33 @@ TEST(SplitMicrobatches, RunsEachTaskAsConsecutiveSmallerOnes) {
       EXPECT_EQ(same[s][i].microbatch, coarse[s][i].microbatch);
 }
 
+TEST(Kfkb, ProblemsDigestKeepsTheFirstOfEachKindAndCountsTheRest) {
+  // Stage 1 of 2 misses every task of 1000 micro-batches but the first,
+  // and runs one task twice: two kinds of "never runs" and one "twice".
+  std::vector<std::vector<Action>> programs = kfkbPipeline(2, 1000, 1);
+  programs[1] = {{Action::RecvActivation, 0, 0},
+                 {Action::Forward, 0},
+                 {Action::Forward, 0},
+                 {Action::Backward, 0},
+                 {Action::SendGradient, 0, 0}};
+  std::vector<Problem> problems = verifyPrograms(programs, 1000);
+  ASSERT_EQ(problems.size(), 1u + 2u * 999u);
+  ProblemDigest digest = digestProblems(problems, /*perKind=*/2);
+  ASSERT_EQ(digest.shown.size(), 5u);
+  ASSERT_EQ(digest.more.size(), 5u);
+  std::vector<std::string> messages;
+  for (const Problem &problem : digest.shown)
+    messages.push_back(problem.message);
+  EXPECT_EQ(messages, (std::vector<std::string>{
+                          "stage 1 runs F0 twice", "stage 1 never runs F1",
+                          "stage 1 never runs B1", "stage 1 never runs F2",
+                          "stage 1 never runs B2"}));
+  EXPECT_EQ(digest.more, (std::vector<int64_t>{0, 0, 0, 997, 997}));
+  // Few problems: all shown, nothing counted.
+  ProblemDigest all = digestProblems(problems, /*perKind=*/1000);
+  EXPECT_EQ(all.shown.size(), problems.size());
+  for (int64_t more : all.more)
+    EXPECT_EQ(more, 0);
+}
+
 } // namespace

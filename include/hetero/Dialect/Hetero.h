@@ -32,6 +32,13 @@
 
 namespace hetero {
 class StageOp;
+
+/// Bounds on a pipeline's shape. Schedules, their verification and the
+/// lowered step grow with stages x micro-batches; values past these bounds
+/// are mistakes (a stray digit), not pipelines, and are rejected before any
+/// pass spends time on them.
+inline constexpr int64_t kMaxPipelineStages = 4096;
+inline constexpr int64_t kMaxMicrobatches = 65536;
 } // namespace hetero
 
 #define GET_OP_CLASSES

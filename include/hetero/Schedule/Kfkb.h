@@ -121,6 +121,17 @@ std::vector<Problem> verifyPrograms(
     const std::vector<std::vector<Action>> &programs, int64_t microbatches,
     int64_t memoryCap = 0);
 
+/// The problems worth showing: the first `perKind` of each kind (problems
+/// whose messages differ only in their numbers are of one kind), in their
+/// original order. `more[i]` counts the problems of the kind of `shown[i]`
+/// left out; it is non-zero only on the last shown problem of its kind.
+struct ProblemDigest {
+  std::vector<Problem> shown;
+  std::vector<int64_t> more;
+};
+ProblemDigest digestProblems(const std::vector<Problem> &problems,
+                             int64_t perKind = 3);
+
 } // namespace hetero::schedule
 
 #endif // HETERO_SCHEDULE_KFKB_H
