@@ -65,8 +65,8 @@ int main(int argc, char **argv) {
   report("op", hrt_all_reduce(values, values, 4, HRT_FLOAT32, (hrt_reduce_op)17, world));
   // CHECK: int avg: invalid argument: hrt_all_reduce on rank 0 (16 bytes): avg needs a floating-point type
   report("int avg", hrt_all_reduce(values, values, 4, HRT_INT32, HRT_AVG, world));
-  // CHECK: half sum: unavailable: hrt_all_reduce on rank 0 (8 bytes): the MPI backend does not reduce 16-bit floats; use the NCCL backend or reduce in float32
-  report("half sum", hrt_all_reduce(values, values, 4, HRT_FLOAT16, HRT_SUM, world));
+  // CHECK: half int op: invalid argument: hrt_all_reduce on rank 0 (8 bytes): unknown reduction -1
+  report("half int op", hrt_all_reduce(values, values, 4, HRT_BFLOAT16, (hrt_reduce_op)-1, world));
   // CHECK: world free: invalid argument: hrt_comm_free on rank 0 (0 bytes): the world communicator belongs to the runtime
   report("world free", hrt_comm_free(world));
   // CHECK: timeout: invalid argument: hrt_set_timeout (0 bytes): the timeout must be >= 0 seconds (0 waits forever)

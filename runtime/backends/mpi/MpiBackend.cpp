@@ -14,6 +14,9 @@
 
 #include "../../Runtime.h"
 
+#include "hetero-rt/compress.h"
+
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -42,21 +45,92 @@ MPI_Datatype mpiType(hrt_dtype dtype) {
     return MPI_UINT8_T;
   case HRT_FLOAT16:
   case HRT_BFLOAT16:
-    return MPI_UINT16_T; // moved, never reduced
+    return MPI_UINT16_T; // reduced by sixteenBitOp's operations
   }
   return MPI_DATATYPE_NULL;
+}
+
+/// 16-bit floats travel as MPI_UINT16_T and are reduced by user-defined
+/// operations: each pair of blocks is widened to float, combined and rounded
+/// back (to nearest even), as a GPU reduction in that format does.
+template <bool Brain, hrt_reduce_op Op>
+void reduceSixteenBit(void *in, void *inout, int *length, MPI_Datatype *) {
+  size_t n = size_t(*length);
+  std::vector<float> a(n), b(n);
+  auto widen = Brain ? hrt_from_bf16 : hrt_from_fp16;
+  auto narrow = Brain ? hrt_to_bf16 : hrt_to_fp16;
+  widen(static_cast<const uint16_t *>(in), n, a.data());
+  widen(static_cast<const uint16_t *>(inout), n, b.data());
+  for (size_t i = 0; i < n; ++i) {
+    switch (Op) {
+    case HRT_SUM:
+    case HRT_AVG:
+      b[i] += a[i];
+      break;
+    case HRT_PROD:
+      b[i] *= a[i];
+      break;
+    case HRT_MAX:
+      b[i] = std::max(a[i], b[i]);
+      break;
+    case HRT_MIN:
+      b[i] = std::min(a[i], b[i]);
+      break;
+    }
+  }
+  narrow(b.data(), n, static_cast<uint16_t *>(inout));
+}
+
+/// The user-defined operations, created on first use and kept for the life
+/// of the process (MPI frees them at MPI_Finalize).
+hrt_status sixteenBitOp(hrt_reduce_op op, hrt_dtype dtype,
+                        const CallSite &site, MPI_Op &result) {
+  using Function = void (*)(void *, void *, int *, MPI_Datatype *);
+  static const Function functions[2][4] = {
+      {reduceSixteenBit<false, HRT_SUM>, reduceSixteenBit<false, HRT_PROD>,
+       reduceSixteenBit<false, HRT_MAX>, reduceSixteenBit<false, HRT_MIN>},
+      {reduceSixteenBit<true, HRT_SUM>, reduceSixteenBit<true, HRT_PROD>,
+       reduceSixteenBit<true, HRT_MAX>, reduceSixteenBit<true, HRT_MIN>}};
+  static MPI_Op created[2][4] = {
+      {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
+      {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
+  int format = dtype == HRT_BFLOAT16 ? 1 : 0;
+  int index = 0;
+  switch (op) {
+  case HRT_SUM:
+  case HRT_AVG:
+    index = 0;
+    break;
+  case HRT_PROD:
+    index = 1;
+    break;
+  case HRT_MAX:
+    index = 2;
+    break;
+  case HRT_MIN:
+    index = 3;
+    break;
+  }
+  MPI_Op &slot = created[format][index];
+  if (slot == MPI_OP_NULL)
+    if (hrt_status status = check(
+            MPI_Op_create(functions[format][index], /*commute=*/1, &slot),
+            site))
+      return status;
+  result = slot;
+  return HRT_SUCCESS;
 }
 
 /// The MPI reduction of `op`; avg is a sum scaled afterwards.
 hrt_status mpiOp(hrt_reduce_op op, hrt_dtype dtype, const CallSite &site,
                  MPI_Op &result) {
-  if (dtype == HRT_FLOAT16 || dtype == HRT_BFLOAT16)
-    return fail(HRT_ERROR_UNAVAILABLE, site,
-                "the MPI backend does not reduce 16-bit floats; use the NCCL "
-                "backend or reduce in float32");
-  if (op == HRT_AVG && dtype != HRT_FLOAT32 && dtype != HRT_FLOAT64)
+  bool floating = dtype == HRT_FLOAT32 || dtype == HRT_FLOAT64 ||
+                  dtype == HRT_FLOAT16 || dtype == HRT_BFLOAT16;
+  if (op == HRT_AVG && !floating)
     return fail(HRT_ERROR_INVALID_ARGUMENT, site,
                 "avg needs a floating-point type");
+  if (dtype == HRT_FLOAT16 || dtype == HRT_BFLOAT16)
+    return sixteenBitOp(op, dtype, site, result);
   switch (op) {
   case HRT_SUM:
   case HRT_AVG:
@@ -82,11 +156,21 @@ void scaleForAverage(void *buffer, size_t count, hrt_dtype dtype, int ranks) {
     float scale = 1.0f / float(ranks);
     for (size_t i = 0; i < count; ++i)
       values[i] *= scale;
-  } else {
+  } else if (dtype == HRT_FLOAT64) {
     auto *values = static_cast<double *>(buffer);
     double scale = 1.0 / double(ranks);
     for (size_t i = 0; i < count; ++i)
       values[i] *= scale;
+  } else {
+    // 16-bit floats: scaled in float, rounded once.
+    auto *values = static_cast<uint16_t *>(buffer);
+    bool brain = dtype == HRT_BFLOAT16;
+    std::vector<float> wide(count);
+    (brain ? hrt_from_bf16 : hrt_from_fp16)(values, count, wide.data());
+    float scale = 1.0f / float(ranks);
+    for (float &value : wide)
+      value *= scale;
+    (brain ? hrt_to_bf16 : hrt_to_fp16)(wide.data(), count, values);
   }
 }
 
