@@ -12,7 +12,12 @@
 #include "Runtime.h"
 
 #include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <unistd.h>
 #include <limits>
 #include <mutex>
 #include <sstream>
@@ -34,6 +39,33 @@ struct State {
 };
 
 State *state = nullptr;
+
+/// HETERO_RT_FAULT="<rank>:<kill|exit>:<n>": the rank dies (SIGKILL) or
+/// exits without finalising at its n-th communicating call, so that tests
+/// can lose a rank mid-step at a point of their choosing.
+struct Fault {
+  int rank = -1;
+  bool kill = true;
+  long at = 0;
+  long calls = 0;
+};
+Fault fault;
+
+/// What WaitScope records for the stop report: plain values only, read by
+/// a signal handler.
+struct WaitRecord {
+  volatile std::sig_atomic_t active = 0;
+  const char *operation = "";
+  const char *peerRole = "peer";
+  int worldRank = 0;
+  size_t bytes = 0;
+  int peer = CallSite::kUnset;
+  int tag = CallSite::kUnset;
+  timespec start{};
+};
+WaitRecord waitRecord;
+struct sigaction previousTerm, previousInt;
+bool stopReportInstalled = false;
 /// MPI cannot be initialised twice, so a failed hrt_init leaves it running
 /// and the hrt_finalize that ends a later successful init finalises it.
 bool runtimeInitializedMpi = false;
@@ -53,6 +85,12 @@ hrt_status checkCall(const CallSite &site, const void *buffer, size_t count,
                 "the runtime is not initialised; call hrt_init first");
   if (!site.comm)
     return fail(HRT_ERROR_INVALID_ARGUMENT, site, "the communicator is null");
+  if (fault.at > 0 && state->world.rank == fault.rank &&
+      ++fault.calls == fault.at) {
+    if (fault.kill)
+      std::raise(SIGKILL);
+    std::_Exit(0);
+  }
   if (!validDtype(dtype))
     return fail(HRT_ERROR_INVALID_ARGUMENT, site,
                 "unknown data type " + std::to_string(int(dtype)));
@@ -89,6 +127,125 @@ hrt_status checkOp(const CallSite &site, hrt_reduce_op op) {
     return HRT_SUCCESS;
   return fail(HRT_ERROR_INVALID_ARGUMENT, site,
               "unknown reduction " + std::to_string(int(op)));
+}
+
+/// Appends `text` to the report being built in `buffer`.
+void append(char *buffer, size_t capacity, size_t &length, const char *text) {
+  while (*text && length + 1 < capacity)
+    buffer[length++] = *text++;
+}
+
+/// Appends `value` in decimal (async-signal-safe, unlike snprintf).
+void appendNumber(char *buffer, size_t capacity, size_t &length,
+                  long long value) {
+  char digits[24];
+  int count = 0;
+  bool negative = value < 0;
+  unsigned long long magnitude =
+      negative ? 0ULL - (unsigned long long)value : (unsigned long long)value;
+  do {
+    digits[count++] = char('0' + magnitude % 10);
+    magnitude /= 10;
+  } while (magnitude);
+  if (negative)
+    append(buffer, capacity, length, "-");
+  while (count)
+    buffer[length < capacity - 1 ? length++ : length] = digits[--count];
+}
+
+extern "C" void reportStop(int signal, siginfo_t *info, void *context) {
+  char text[512];
+  size_t length = 0;
+  const size_t capacity = sizeof(text);
+  append(text, capacity, length, "hetero-rt: rank ");
+  appendNumber(text, capacity, length, waitRecord.worldRank);
+  append(text, capacity, length, " stopped by signal ");
+  appendNumber(text, capacity, length, signal);
+  if (waitRecord.active) {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long ms = (now.tv_sec - waitRecord.start.tv_sec) * 1000LL +
+                   (now.tv_nsec - waitRecord.start.tv_nsec) / 1000000LL;
+    append(text, capacity, length, " after waiting ");
+    appendNumber(text, capacity, length, ms);
+    append(text, capacity, length, " ms in ");
+    append(text, capacity, length, waitRecord.operation);
+    append(text, capacity, length, " (");
+    appendNumber(text, capacity, length, (long long)waitRecord.bytes);
+    append(text, capacity, length, " bytes");
+    if (waitRecord.peer != CallSite::kUnset) {
+      append(text, capacity, length, ", ");
+      append(text, capacity, length, waitRecord.peerRole);
+      append(text, capacity, length, " ");
+      appendNumber(text, capacity, length, waitRecord.peer);
+    }
+    if (waitRecord.tag != CallSite::kUnset) {
+      append(text, capacity, length, ", tag ");
+      appendNumber(text, capacity, length, waitRecord.tag);
+    }
+    append(text, capacity, length, ")");
+  } else {
+    append(text, capacity, length, " outside any runtime wait");
+  }
+  append(text, capacity, length,
+         ": a rank of the job was lost or the job was cancelled\n");
+  ssize_t written = ::write(STDERR_FILENO, text, length);
+  (void)written;
+  // Then whatever handled the signal before (LLVM's clean-up in tools
+  // built on it, say), or die of it.
+  struct sigaction &previous = signal == SIGTERM ? previousTerm : previousInt;
+  sigaction(signal, &previous, nullptr);
+  if (previous.sa_flags & SA_SIGINFO) {
+    previous.sa_sigaction(signal, info, context);
+    return;
+  }
+  if (previous.sa_handler != SIG_DFL) {
+    previous.sa_handler(signal);
+    return;
+  }
+  std::raise(signal);
+}
+
+/// Installs reportStop for SIGTERM and SIGINT, in front of the handlers in
+/// place (unless the program ignores the signal).
+void installStopReport() {
+  if (stopReportInstalled)
+    return;
+  for (int signal : {SIGTERM, SIGINT}) {
+    struct sigaction &previous = signal == SIGTERM ? previousTerm : previousInt;
+    sigaction(signal, nullptr, &previous);
+    if (!(previous.sa_flags & SA_SIGINFO) && previous.sa_handler == SIG_IGN)
+      continue;
+    struct sigaction action {};
+    action.sa_sigaction = reportStop;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    sigaction(signal, &action, nullptr);
+  }
+  stopReportInstalled = true;
+}
+
+/// Parses HETERO_RT_FAULT.
+hrt_status configureFault(const CallSite &here) {
+  fault = Fault{};
+  const char *text = std::getenv("HETERO_RT_FAULT");
+  if (!text || !*text)
+    return HRT_SUCCESS;
+  char kind[8] = {0};
+  int rank = -1;
+  long at = 0;
+  char extra = 0;
+  if (std::sscanf(text, "%d:%7[a-z]:%ld%c", &rank, kind, &at, &extra) != 3 ||
+      rank < 0 || at < 1 ||
+      (std::strcmp(kind, "kill") != 0 && std::strcmp(kind, "exit") != 0))
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                std::string("HETERO_RT_FAULT='") + text +
+                    "': expected <rank>:<kill|exit>:<n>, a rank >= 0 that "
+                    "dies or exits at its n-th communicating call (n >= 1)");
+  fault.rank = rank;
+  fault.kill = std::strcmp(kind, "kill") == 0;
+  fault.at = at;
+  return HRT_SUCCESS;
 }
 
 CallSite site(const char *operation, hrt_comm comm, size_t count,
@@ -151,6 +308,7 @@ std::string mpiErrorString(int code) {
 double timeoutSeconds() { return state ? state->timeout : 0.0; }
 
 hrt_status waitWithTimeout(PendingOperation &pending) {
+  WaitScope waiting(pending.site);
   double timeout = timeoutSeconds();
   auto start = std::chrono::steady_clock::now();
   int spins = 0;
@@ -175,6 +333,18 @@ hrt_status waitWithTimeout(PendingOperation &pending) {
       std::this_thread::yield();
   }
 }
+
+WaitScope::WaitScope(const CallSite &site) {
+  waitRecord.operation = site.operation;
+  waitRecord.peerRole = site.peerRole;
+  waitRecord.bytes = site.bytes;
+  waitRecord.peer = site.peer;
+  waitRecord.tag = site.tag;
+  clock_gettime(CLOCK_MONOTONIC, &waitRecord.start);
+  waitRecord.active = 1;
+}
+
+WaitScope::~WaitScope() { waitRecord.active = 0; }
 
 namespace {
 /// An operation that completed when it was posted.
@@ -242,6 +412,8 @@ extern "C" hrt_status hrt_init(hrt_backend backend, int *argc, char ***argv) {
     created->timeout = std::atof(timeout);
   state = created;
   hrt_status linkStatus = configureLinkModelFromEnvironment(here);
+  if (linkStatus == HRT_SUCCESS)
+    linkStatus = configureFault(here);
   if (linkStatus == HRT_SUCCESS && linkModelActive() &&
       backend != HRT_BACKEND_MPI)
     linkStatus = fail(HRT_ERROR_UNAVAILABLE, here,
@@ -265,6 +437,8 @@ extern "C" hrt_status hrt_init(hrt_backend backend, int *argc, char ***argv) {
     lastError = message;
     return status;
   }
+  waitRecord.worldRank = state->world.rank;
+  installStopReport();
   return HRT_SUCCESS;
 }
 

@@ -73,6 +73,18 @@ public:
 /// Polls `pending` until it completes or the timeout passes.
 hrt_status waitWithTimeout(PendingOperation &pending);
 
+/// Marks the calling thread as blocked in `site` for as long as it lives.
+/// A rank stopped by a signal meanwhile (the launcher's SIGTERM when another
+/// rank of the job is lost, or a user's SIGINT) prints which operation it
+/// was waiting in, for how long, and on which peer, before it dies.
+class WaitScope {
+public:
+  explicit WaitScope(const CallSite &site);
+  ~WaitScope();
+  WaitScope(const WaitScope &) = delete;
+  WaitScope &operator=(const WaitScope &) = delete;
+};
+
 /// A communication backend. Arguments are validated before they get here.
 class Backend {
 public:

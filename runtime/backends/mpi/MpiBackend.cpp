@@ -218,8 +218,10 @@ private:
 template <typename Blocking, typename NonBlocking>
 hrt_status runCollective(const CallSite &site, Blocking blocking,
                          NonBlocking nonBlocking) {
-  if (timeoutSeconds() <= 0.0)
+  if (timeoutSeconds() <= 0.0) {
+    WaitScope waiting(site);
     return check(blocking(), site);
+  }
   MpiPending pending(/*cancellable=*/false);
   pending.site = site;
   if (hrt_status status = check(nonBlocking(&pending.request), site))
