@@ -292,12 +292,23 @@ extern "C" hrt_status hrt_compressed_all_reduce(float *data, size_t n,
   auto invalid = [&](const std::string &detail) {
     return hetero::rt::fail(HRT_ERROR_INVALID_ARGUMENT, here, detail);
   };
-  if (!spec || !comm || (!data && n))
-    return invalid("the spec, the communicator and the data must not be "
-                   "null");
+  if (hrt_status status = hetero::rt::checkHostCollective(here))
+    return status;
+  if (!spec || (!data && n))
+    return invalid("the spec and the data must not be null");
   if (spec->compressor < HRT_COMPRESS_NONE ||
       spec->compressor > HRT_COMPRESS_QSGD)
     return invalid("unknown compressor " + std::to_string(spec->compressor));
+  bool sparsifier = spec->compressor == HRT_COMPRESS_TOPK ||
+                    spec->compressor == HRT_COMPRESS_DGC ||
+                    spec->compressor == HRT_COMPRESS_RANDOMK;
+  if (sparsifier && !(spec->ratio > 0.0 && spec->ratio <= 1.0))
+    return invalid("the kept ratio must be in (0, 1], got " +
+                   std::to_string(spec->ratio));
+  if (spec->compressor == HRT_COMPRESS_QSGD &&
+      !(spec->levels >= 1 && spec->levels <= 127))
+    return invalid("QSGD needs 1 to 127 levels, got " +
+                   std::to_string(spec->levels));
   if (spec->scheme < HRT_SCHEME_ALLREDUCE || spec->scheme > HRT_SCHEME_ALLTOALL)
     return invalid("unknown scheme " + std::to_string(spec->scheme));
   if (op != HRT_SUM && op != HRT_AVG)

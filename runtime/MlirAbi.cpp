@@ -15,6 +15,7 @@
 #include "hetero-rt/hrt.h"
 
 #include <array>
+#include <climits>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -36,6 +37,22 @@ void orAbort(hrt_status status) {
   std::fflush(stderr);
   hrt_abort(1);
   __builtin_unreachable();
+}
+
+/// A count from compiled code (an index, 64-bit) as the hrt_ ABI's size_t.
+size_t countOf(const char *operation, long long count) {
+  if (count < 0)
+    abortWith(std::string(operation) + ": the element count " +
+              std::to_string(count) + " is negative");
+  return size_t(count);
+}
+
+/// A peer, root or tag from compiled code as the hrt_ ABI's int.
+int intOf(const char *operation, const char *what, long long value) {
+  if (value < INT_MIN || value > INT_MAX)
+    abortWith(std::string(operation) + ": the " + what + " " +
+              std::to_string(value) + " does not fit in an int");
+  return int(value);
 }
 
 hrt_comm world() {
@@ -84,6 +101,10 @@ extern "C" hrt_comm hrt_mlir_group(long long ndims, long long d0, long long d1,
   if (ndims < 1 || ndims > 4)
     abortWith("a device grid needs 1 to 4 dimensions, got " +
               std::to_string(ndims));
+  if (axes_mask < 0 || axes_mask >= (1LL << ndims))
+    abortWith("the axes mask " + std::to_string(axes_mask) +
+              " names axes outside the " + std::to_string(ndims) +
+              "-dimensional device grid");
   if (axes_mask == 0)
     axes_mask = (1LL << ndims) - 1;
   GroupKey key = {ndims, d0, d1, d2, d3, axes_mask};
@@ -91,8 +112,14 @@ extern "C" hrt_comm hrt_mlir_group(long long ndims, long long d0, long long d1,
     return found->second;
   long long extents[4] = {d0, d1, d2, d3};
   long long devices = 1;
-  for (long long i = 0; i < ndims; ++i)
+  for (long long i = 0; i < ndims; ++i) {
+    if (extents[i] < 1 || extents[i] > INT_MAX)
+      abortWith("device grid extent " + std::to_string(i) + " is " +
+                std::to_string(extents[i]) + ", not a positive int");
     devices *= extents[i];
+    if (devices > INT_MAX)
+      abortWith("the device grid has more than 2^31-1 devices");
+  }
   int size = 0;
   orAbort(hrt_comm_size(world(), &size));
   if (devices != size)
@@ -125,7 +152,7 @@ extern "C" long long hrt_mlir_size(hrt_comm comm) {
 
 extern "C" void hrt_mlir_all_reduce(hrt_comm comm, void *data,
                                     long long count, int dtype, int op) {
-  orAbort(hrt_all_reduce(data, data, size_t(count), hrt_dtype(dtype),
+  orAbort(hrt_all_reduce(data, data, countOf("hrt_mlir_all_reduce", count), hrt_dtype(dtype),
                          hrt_reduce_op(op), comm));
 }
 
@@ -133,7 +160,8 @@ extern "C" hrt_request hrt_mlir_all_reduce_start(hrt_comm comm, void *data,
                                                  long long count, int dtype,
                                                  int op) {
   hrt_request request = nullptr;
-  orAbort(hrt_iall_reduce(data, data, size_t(count), hrt_dtype(dtype),
+  orAbort(hrt_iall_reduce(data, data,
+                          countOf("hrt_mlir_all_reduce_start", count), hrt_dtype(dtype),
                           hrt_reduce_op(op), comm, &request));
   return request;
 }
@@ -144,31 +172,34 @@ extern "C" void hrt_mlir_wait(hrt_request request) {
 
 extern "C" void hrt_mlir_all_gather(hrt_comm comm, const void *send,
                                     void *recv, long long count, int dtype) {
-  orAbort(hrt_all_gather(send, recv, size_t(count), hrt_dtype(dtype), comm));
+  orAbort(hrt_all_gather(send, recv, countOf("hrt_mlir_all_gather", count), hrt_dtype(dtype), comm));
 }
 
 extern "C" void hrt_mlir_reduce_scatter(hrt_comm comm, const void *send,
                                         void *recv, long long count,
                                         int dtype, int op) {
-  orAbort(hrt_reduce_scatter(send, recv, size_t(count), hrt_dtype(dtype),
+  orAbort(hrt_reduce_scatter(send, recv,
+                             countOf("hrt_mlir_reduce_scatter", count), hrt_dtype(dtype),
                              hrt_reduce_op(op), comm));
 }
 
 extern "C" void hrt_mlir_broadcast(hrt_comm comm, void *data, long long count,
                                    int dtype, long long root) {
-  orAbort(hrt_broadcast(data, size_t(count), hrt_dtype(dtype), int(root),
-                        comm));
+  orAbort(hrt_broadcast(data, countOf("hrt_mlir_broadcast", count),
+                        hrt_dtype(dtype),
+                        intOf("hrt_mlir_broadcast", "root", root), comm));
 }
 
 extern "C" void hrt_mlir_reduce(hrt_comm comm, void *data, long long count,
                                 int dtype, int op, long long root) {
-  orAbort(hrt_reduce(data, data, size_t(count), hrt_dtype(dtype),
-                     hrt_reduce_op(op), int(root), comm));
+  orAbort(hrt_reduce(data, data, countOf("hrt_mlir_reduce", count),
+                     hrt_dtype(dtype), hrt_reduce_op(op),
+                     intOf("hrt_mlir_reduce", "root", root), comm));
 }
 
 extern "C" void hrt_mlir_all_to_all(hrt_comm comm, const void *send,
                                     void *recv, long long count, int dtype) {
-  orAbort(hrt_all_to_all(send, recv, size_t(count), hrt_dtype(dtype), comm));
+  orAbort(hrt_all_to_all(send, recv, countOf("hrt_mlir_all_to_all", count), hrt_dtype(dtype), comm));
 }
 
 extern "C" void hrt_mlir_send(hrt_comm comm, const void *data,
@@ -176,16 +207,18 @@ extern "C" void hrt_mlir_send(hrt_comm comm, const void *data,
                               long long tag) {
   // Buffered: a pipeline stage never waits for the receiver to be ready.
   double start = hrt_wtime();
-  orAbort(hrt_bsend(data, size_t(count), hrt_dtype(dtype), int(peer),
-                    int(tag), comm));
+  orAbort(hrt_bsend(data, countOf("hrt_mlir_send", count), hrt_dtype(dtype),
+                    intOf("hrt_mlir_send", "peer", peer),
+                    intOf("hrt_mlir_send", "tag", tag), comm));
   hetero::rt::noteCommunication(hrt_wtime() - start);
 }
 
 extern "C" void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
                               int dtype, long long peer, long long tag) {
   double start = hrt_wtime();
-  orAbort(hrt_recv(data, size_t(count), hrt_dtype(dtype), int(peer), int(tag),
-                   comm));
+  orAbort(hrt_recv(data, countOf("hrt_mlir_recv", count), hrt_dtype(dtype),
+                   intOf("hrt_mlir_recv", "peer", peer),
+                   intOf("hrt_mlir_recv", "tag", tag), comm));
   hetero::rt::noteCommunication(hrt_wtime() - start);
 }
 
@@ -203,18 +236,21 @@ extern "C" void hrt_mlir_compressed_all_reduce(
     unsigned long long calls = 0;
   };
   static std::map<long long, SiteState> sites;
+  size_t n = countOf("hrt_mlir_compressed_all_reduce", count);
   SiteState &state = sites[site];
-  if (errorFeedback && state.residual.size() != size_t(count))
-    state.residual.assign(size_t(count), 0.0f);
+  if (errorFeedback && state.residual.size() != n)
+    state.residual.assign(n, 0.0f);
   hrt_compression spec;
   spec.compressor = hrt_compressor(compressor);
   spec.ratio = ratio;
-  spec.levels = int(levels);
+  spec.levels = intOf("hrt_mlir_compressed_all_reduce", "QSGD level count",
+                      levels);
   spec.scheme = hrt_scheme(scheme);
   spec.seed = (unsigned long long)site * 0x100000001b3ULL + state.calls++;
   spec.residual = errorFeedback ? state.residual.data() : nullptr;
-  spec.node_size = int(nodeSize);
-  orAbort(hrt_compressed_all_reduce(static_cast<float *>(data), size_t(count),
+  spec.node_size =
+      intOf("hrt_mlir_compressed_all_reduce", "node size", nodeSize);
+  orAbort(hrt_compressed_all_reduce(static_cast<float *>(data), n,
                                     &spec, hrt_reduce_op(op), comm));
 }
 
@@ -224,7 +260,8 @@ extern "C" void hrt_mlir_sparse_all_reduce(hrt_comm comm, void *data,
   if (dtype != HRT_FLOAT32)
     abortWith("a sparse all-reduce needs float32 data, got hrt_dtype " +
               std::to_string(dtype));
-  orAbort(hrt_sparse_all_reduce(static_cast<float *>(data), size_t(count),
+  orAbort(hrt_sparse_all_reduce(static_cast<float *>(data),
+                                countOf("hrt_mlir_sparse_all_reduce", count),
                                 hrt_sparse_format(format), hrt_reduce_op(op),
                                 comm));
 }

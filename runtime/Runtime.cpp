@@ -77,14 +77,19 @@ bool validDtype(hrt_dtype dtype) {
 
 bool validOp(hrt_reduce_op op) { return op >= HRT_SUM && op <= HRT_AVG; }
 
-/// The checks every communicating call shares.
+/// The checks every communicating call shares. Only hrt_comm_free takes a
+/// communicator this rank is not a member of.
 hrt_status checkCall(const CallSite &site, const void *buffer, size_t count,
-                     hrt_dtype dtype) {
+                     hrt_dtype dtype, bool needsMember = true) {
   if (!state)
     return fail(HRT_ERROR_NOT_INITIALIZED, site,
                 "the runtime is not initialised; call hrt_init first");
   if (!site.comm)
     return fail(HRT_ERROR_INVALID_ARGUMENT, site, "the communicator is null");
+  if (needsMember && site.comm->size == 0)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, site,
+                "this rank is not a member of the communicator (hrt_comm_split "
+                "gave it a negative color)");
   if (fault.at > 0 && state->world.rank == fault.rank &&
       ++fault.calls == fault.at) {
     if (fault.kill)
@@ -285,8 +290,10 @@ hrt_status fail(hrt_status status, const CallSite &site,
                 const std::string &detail) {
   std::ostringstream os;
   os << site.operation;
-  if (site.comm)
+  if (site.comm && site.comm->size > 0)
     os << " on rank " << site.comm->rank;
+  else if (site.comm)
+    os << " outside the communicator";
   os << " (" << site.bytes << " bytes";
   if (site.peer != CallSite::kUnset)
     os << ", " << site.peerRole << " " << site.peer;
@@ -306,6 +313,16 @@ std::string mpiErrorString(int code) {
 }
 
 double timeoutSeconds() { return state ? state->timeout : 0.0; }
+
+hrt_status checkHostCollective(const CallSite &site) {
+  if (hrt_status status = checkCall(site, nullptr, 0, HRT_UINT8))
+    return status;
+  if (state->kind != HRT_BACKEND_MPI)
+    return fail(HRT_ERROR_UNAVAILABLE, site,
+                "compressed and sparse all-reduces run on the MPI backend's "
+                "host buffers only");
+  return HRT_SUCCESS;
+}
 
 hrt_status waitWithTimeout(PendingOperation &pending) {
   WaitScope waiting(pending.site);
@@ -408,9 +425,19 @@ extern "C" hrt_status hrt_init(hrt_backend backend, int *argc, char ***argv) {
   created->kind = backend;
   created->ownsMpi = runtimeInitializedMpi;
   created->world.isWorld = true;
-  if (const char *timeout = std::getenv("HETERO_RT_TIMEOUT"))
-    created->timeout = std::atof(timeout);
   state = created;
+  if (const char *timeout = std::getenv("HETERO_RT_TIMEOUT"); timeout && *timeout) {
+    char *end = nullptr;
+    double seconds = std::strtod(timeout, &end);
+    if (*end != '\0' || !(seconds >= 0.0)) {
+      delete state;
+      state = nullptr;
+      return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                  std::string("HETERO_RT_TIMEOUT='") + timeout +
+                      "' is not a number of seconds >= 0 (0 waits forever)");
+    }
+    created->timeout = seconds;
+  }
   hrt_status linkStatus = configureLinkModelFromEnvironment(here);
   if (linkStatus == HRT_SUCCESS)
     linkStatus = configureFault(here);
@@ -558,7 +585,8 @@ extern "C" hrt_status hrt_comm_split(hrt_comm parent, int color, int key,
 
 extern "C" hrt_status hrt_comm_free(hrt_comm comm) {
   CallSite here{"hrt_comm_free", comm, 0};
-  if (hrt_status status = checkCall(here, nullptr, 0, HRT_UINT8))
+  if (hrt_status status =
+          checkCall(here, nullptr, 0, HRT_UINT8, /*needsMember=*/false))
     return status;
   if (comm->isWorld)
     return fail(HRT_ERROR_INVALID_ARGUMENT, here,

@@ -59,6 +59,11 @@ std::string mpiErrorString(int code);
 /// The configured timeout in seconds; 0 waits forever.
 double timeoutSeconds();
 
+/// The checks of collectives that the runtime computes on host buffers
+/// itself (compressed and sparse all-reduces): an initialised runtime on the
+/// MPI backend, and a communicator this rank is a member of.
+hrt_status checkHostCollective(const CallSite &site);
+
 /// A pending operation of a backend.
 class PendingOperation {
 public:

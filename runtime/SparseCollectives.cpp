@@ -91,9 +91,11 @@ extern "C" hrt_status hrt_sparse_all_reduce(float *data, size_t n,
                                             hrt_sparse_format format,
                                             hrt_reduce_op op, hrt_comm comm) {
   rt::CallSite here{"hrt_sparse_all_reduce", comm, n * sizeof(float)};
-  if (!comm || (!data && n))
+  if (hrt_status status = rt::checkHostCollective(here))
+    return status;
+  if (!data && n)
     return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                    "the communicator and the data must not be null");
+                    "the data must not be null");
   if (format != HRT_SPARSE_COO && format != HRT_SPARSE_HASH_BITMAP)
     return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
                     "unknown sparse format " + std::to_string(int(format)));

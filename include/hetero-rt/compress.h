@@ -83,7 +83,7 @@ HRT_EXPORT void hrt_scatter_add(const uint32_t *indices, const float *values,
  * `seed` must be the same on every rank for a call (random-k picks its
  * indices from it); QSGD and DGC mix the rank into it.
  *===----------------------------------------------------------------------===*/
-typedef enum hrt_compressor {
+typedef HRT_ENUM(hrt_compressor) {
   HRT_COMPRESS_NONE = 0,
   HRT_COMPRESS_FP16 = 1,
   HRT_COMPRESS_BF16 = 2,
@@ -95,7 +95,7 @@ typedef enum hrt_compressor {
   HRT_COMPRESS_QSGD = 8,
 } hrt_compressor;
 
-typedef enum hrt_scheme {
+typedef HRT_ENUM(hrt_scheme) {
   HRT_SCHEME_ALLREDUCE = 0,
   HRT_SCHEME_ALLGATHER = 1,
   HRT_SCHEME_ALLTOALL = 2,
@@ -139,7 +139,7 @@ HRT_EXPORT hrt_status hrt_compressed_all_reduce(float *data, size_t n,
  * plus the values. The hash seeds come from rank 0 (broadcast once per
  * communicator). Equal to a dense all-reduce up to the order of the sums.
  *===----------------------------------------------------------------------===*/
-typedef enum hrt_sparse_format {
+typedef HRT_ENUM(hrt_sparse_format) {
   HRT_SPARSE_COO = 1,
   HRT_SPARSE_HASH_BITMAP = 2,
 } hrt_sparse_format;

@@ -29,7 +29,16 @@ extern "C" {
 #define HRT_EXPORT
 #endif
 
-typedef enum hrt_status {
+/* The enums below have int as their underlying type in C++ too, so that
+ * the runtime can validate any value a caller passes (an out-of-range value
+ * of an enum without a fixed type is undefined behaviour in C++). */
+#ifdef __cplusplus
+#define HRT_ENUM(name) enum name : int
+#else
+#define HRT_ENUM(name) enum name
+#endif
+
+typedef HRT_ENUM(hrt_status) {
   HRT_SUCCESS = 0,
   HRT_ERROR_INVALID_ARGUMENT = 1,
   HRT_ERROR_NOT_INITIALIZED = 2,
@@ -38,22 +47,22 @@ typedef enum hrt_status {
   HRT_ERROR_TIMEOUT = 5,     /* a peer did not arrive in time */
 } hrt_status;
 
-typedef enum hrt_backend {
+typedef HRT_ENUM(hrt_backend) {
   HRT_BACKEND_MPI = 0,  /* host buffers */
   HRT_BACKEND_NCCL = 1, /* device buffers; bootstrapped over MPI */
 } hrt_backend;
 
-typedef enum hrt_dtype {
+typedef HRT_ENUM(hrt_dtype) {
   HRT_FLOAT32 = 0,
   HRT_FLOAT64 = 1,
   HRT_INT32 = 2,
   HRT_INT64 = 3,
   HRT_UINT8 = 4,
-  HRT_FLOAT16 = 5,  /* NCCL only for reductions */
-  HRT_BFLOAT16 = 6, /* NCCL only for reductions */
+  HRT_FLOAT16 = 5,  /* IEEE half; reduced in float, rounded to even */
+  HRT_BFLOAT16 = 6, /* bfloat16; reduced in float, rounded to even */
 } hrt_dtype;
 
-typedef enum hrt_reduce_op {
+typedef HRT_ENUM(hrt_reduce_op) {
   HRT_SUM = 0,
   HRT_PROD = 1,
   HRT_MAX = 2,

@@ -188,6 +188,44 @@ TEST(Compress, Bf16RoundsToNearestEven) {
     EXPECT_NEAR(back[i], g[i], std::fabs(g[i]) * std::ldexp(1.0, -8));
 }
 
+TEST(Compress, TopKRanksNaNAboveEverything) {
+  // Fewer finite elements than k: the NaNs fill the selection (they used
+  // to be skipped, and the k-th magnitude was read past the candidates).
+  std::vector<float> g = {NAN, 1.0f, NAN, -5.0f, NAN, NAN};
+  std::vector<uint32_t> indices(5, 99);
+  std::vector<float> values(5);
+  hrt_topk(g.data(), g.size(), 5, indices.data(), values.data());
+  EXPECT_EQ(indices, (std::vector<uint32_t>{0, 2, 3, 4, 5}));
+  EXPECT_TRUE(std::isnan(values[0]));
+  EXPECT_EQ(values[2], -5.0f);
+  // One NaN among large finite values is still kept.
+  std::vector<float> many = randomGradient(300000, 5);
+  many[1234] = NAN;
+  std::vector<uint32_t> top(10);
+  std::vector<float> topValues(10);
+  hrt_topk(many.data(), many.size(), 10, top.data(), topValues.data());
+  EXPECT_NE(std::find(top.begin(), top.end(), 1234u), top.end());
+}
+
+TEST(Compress, DgcClampsItsRatio) {
+  // A ratio above 1 keeps what 1 keeps; NaN and negative ones what 0 keeps
+  // (the largest sampled magnitude and above), instead of converting an
+  // out-of-range double to size_t.
+  std::vector<float> g = randomGradient(1000, 3);
+  std::vector<uint32_t> indices(1000);
+  std::vector<float> values(1000);
+  auto kept = [&](double ratio) {
+    return hrt_dgc(g.data(), 1000, ratio, 1000, 1, 1000, indices.data(),
+                   values.data());
+  };
+  size_t all = kept(1.0), fewest = kept(0.0);
+  EXPECT_GT(all, 900u);
+  EXPECT_LT(fewest, 20u);
+  EXPECT_EQ(kept(7.0), all);
+  EXPECT_EQ(kept(NAN), fewest);
+  EXPECT_EQ(kept(-2.0), fewest);
+}
+
 TEST(Compress, DgcKeepsEverythingAboveItsThreshold) {
   size_t n = 100000;
   std::vector<float> g = randomGradient(n, 11);

@@ -44,6 +44,38 @@ hrt_status checkCuda(cudaError_t error, const CallSite &site) {
               std::string("CUDA: ") + cudaGetErrorString(error));
 }
 
+/// NCCL moves device memory only: a host pointer handed to it fails deep
+/// inside a kernel or hangs. Refuse it up front, naming the buffer.
+hrt_status requireDevice(const void *buffer, size_t count, const char *role,
+                         const CallSite &site) {
+  if (count == 0)
+    return HRT_SUCCESS;
+  cudaPointerAttributes attributes{};
+  cudaError_t error = cudaPointerGetAttributes(&attributes, buffer);
+  if (error != cudaSuccess) {
+    cudaGetLastError(); // not sticky: clear it
+    return fail(HRT_ERROR_INVALID_ARGUMENT, site,
+                std::string("the ") + role +
+                    " buffer is not CUDA memory (CUDA: " +
+                    cudaGetErrorString(error) + ")");
+  }
+  if (attributes.type != cudaMemoryTypeDevice &&
+      attributes.type != cudaMemoryTypeManaged)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, site,
+                std::string("the ") + role +
+                    " buffer is host memory; the NCCL backend moves device "
+                    "buffers only (use the MPI backend for host buffers)");
+  return HRT_SUCCESS;
+}
+
+/// requireDevice for a send and a receive buffer.
+hrt_status requireDevice(const void *send, const void *recv, size_t count,
+                         const CallSite &site) {
+  if (hrt_status status = requireDevice(send, count, "send", site))
+    return status;
+  return requireDevice(recv, count, "receive", site);
+}
+
 ncclDataType_t ncclType(hrt_dtype dtype) {
   switch (dtype) {
   case HRT_FLOAT32:
@@ -168,6 +200,8 @@ public:
   hrt_status isend(const void *buffer, size_t count, hrt_dtype dtype,
                    const CallSite &site,
                    std::unique_ptr<PendingOperation> &pending) override {
+    if (hrt_status status = requireDevice(buffer, count, "send", site))
+      return status;
     NcclComm &comm = ncclOf(site.comm);
     if (hrt_status status = checkNccl(
             ncclSend(buffer, count, ncclType(dtype), site.peer, comm.comm,
@@ -180,6 +214,8 @@ public:
   hrt_status irecv(void *buffer, size_t count, hrt_dtype dtype,
                    const CallSite &site,
                    std::unique_ptr<PendingOperation> &pending) override {
+    if (hrt_status status = requireDevice(buffer, count, "receive", site))
+      return status;
     NcclComm &comm = ncclOf(site.comm);
     if (hrt_status status = checkNccl(
             ncclRecv(buffer, count, ncclType(dtype), site.peer, comm.comm,
@@ -192,6 +228,8 @@ public:
   hrt_status allReduce(const void *send, void *recv, size_t count,
                        hrt_dtype dtype, hrt_reduce_op op,
                        const CallSite &site) override {
+    if (hrt_status status = requireDevice(send, recv, count, site))
+      return status;
     return complete(site, [&](NcclComm &comm) {
       return ncclAllReduce(send, recv, count, ncclType(dtype), ncclOp(op),
                            comm.comm, comm.stream);
@@ -200,6 +238,11 @@ public:
 
   hrt_status allGather(const void *send, void *recv, size_t count,
                        hrt_dtype dtype, const CallSite &site) override {
+    if (hrt_status status = requireDevice(send, count, "send", site))
+      return status;
+    if (hrt_status status = requireDevice(
+            recv, count * size_t(site.comm->size), "receive", site))
+      return status;
     return complete(site, [&](NcclComm &comm) {
       return ncclAllGather(send, recv, count, ncclType(dtype), comm.comm,
                            comm.stream);
@@ -209,6 +252,8 @@ public:
   hrt_status reduceScatter(const void *send, void *recv, size_t count,
                            hrt_dtype dtype, hrt_reduce_op op,
                            const CallSite &site) override {
+    if (hrt_status status = requireDevice(send, recv, count, site))
+      return status;
     return complete(site, [&](NcclComm &comm) {
       return ncclReduceScatter(send, recv, count, ncclType(dtype), ncclOp(op),
                                comm.comm, comm.stream);
@@ -217,6 +262,8 @@ public:
 
   hrt_status broadcast(void *buffer, size_t count, hrt_dtype dtype, int root,
                        const CallSite &site) override {
+    if (hrt_status status = requireDevice(buffer, count, "broadcast", site))
+      return status;
     return complete(site, [&](NcclComm &comm) {
       return ncclBroadcast(buffer, buffer, count, ncclType(dtype), root,
                            comm.comm, comm.stream);
@@ -226,6 +273,11 @@ public:
   hrt_status reduce(const void *send, void *recv, size_t count,
                     hrt_dtype dtype, hrt_reduce_op op, int root,
                     const CallSite &site) override {
+    if (hrt_status status = requireDevice(send, count, "send", site))
+      return status;
+    if (site.comm->rank == root)
+      if (hrt_status status = requireDevice(recv, count, "receive", site))
+        return status;
     return complete(site, [&](NcclComm &comm) {
       return ncclReduce(send, recv, count, ncclType(dtype), ncclOp(op), root,
                         comm.comm, comm.stream);
@@ -236,6 +288,9 @@ public:
   hrt_status allToAll(const void *send, void *recv, size_t count,
                       hrt_dtype dtype, const CallSite &site) override {
     size_t chunk = count * hrt_dtype_size(dtype);
+    if (hrt_status status = requireDevice(
+            send, recv, count * size_t(site.comm->size), site))
+      return status;
     return complete(site, [&](NcclComm &comm) {
       ncclResult_t result = ncclGroupStart();
       for (int peer = 0; peer < site.comm->size && result == ncclSuccess;

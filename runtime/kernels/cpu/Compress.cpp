@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -112,6 +113,13 @@ uint16_t toHalf(float value) {
   return uint16_t(sign | rounded);
 }
 
+/// The magnitude top-k ranks by: NaN (a diverged gradient) ranks above
+/// everything, so that it is sent and seen, as on the GPU.
+float magnitudeOf(float value) {
+  return std::isnan(value) ? std::numeric_limits<float>::infinity()
+                           : std::fabs(value);
+}
+
 float fromHalf(uint16_t half) {
   uint32_t sign = uint32_t(half & 0x8000u) << 16;
   uint32_t exponent = (half >> 10) & 0x1fu;
@@ -142,7 +150,7 @@ extern "C" void hrt_topk(const float *g, size_t n, size_t k,
   if (samples < n && k < n / 4) {
     std::vector<float> sampled(samples);
     for (size_t i = 0; i < samples; ++i)
-      sampled[i] = std::fabs(g[i * (n / samples)]);
+      sampled[i] = magnitudeOf(g[i * (n / samples)]);
     size_t rank = std::min(
         samples - 1, size_t(1.5 * double(k) / double(n) * double(samples)));
     std::nth_element(sampled.begin(), sampled.begin() + rank, sampled.end(),
@@ -153,7 +161,7 @@ extern "C" void hrt_topk(const float *g, size_t n, size_t k,
   auto collect = [&](float floor) {
     candidates.clear();
     for (size_t i = 0; i < n; ++i)
-      if (std::fabs(g[i]) >= floor)
+      if (magnitudeOf(g[i]) >= floor)
         candidates.push_back(uint32_t(i));
   };
   collect(estimate);
@@ -161,7 +169,7 @@ extern "C" void hrt_topk(const float *g, size_t n, size_t k,
     collect(0.0f);
   std::vector<float> magnitudes(candidates.size());
   for (size_t c = 0; c < candidates.size(); ++c)
-    magnitudes[c] = std::fabs(g[candidates[c]]);
+    magnitudes[c] = magnitudeOf(g[candidates[c]]);
   std::nth_element(magnitudes.begin(), magnitudes.begin() + (k - 1),
                    magnitudes.end(), std::greater<float>());
   float threshold = magnitudes[k - 1];
@@ -169,10 +177,10 @@ extern "C" void hrt_topk(const float *g, size_t n, size_t k,
   // many equal to it as fill k.
   size_t above = 0;
   for (uint32_t i : candidates)
-    above += std::fabs(g[i]) > threshold;
+    above += magnitudeOf(g[i]) > threshold;
   size_t ties = k - above, out = 0;
   for (uint32_t i : candidates) {
-    float magnitude = std::fabs(g[i]);
+    float magnitude = magnitudeOf(g[i]);
     if (magnitude > threshold || (magnitude == threshold && ties > 0)) {
       ties -= magnitude == threshold;
       indices[out] = i;
@@ -190,6 +198,8 @@ extern "C" size_t hrt_dgc(const float *g, size_t n, double ratio,
   std::vector<float> sampled(sample);
   for (size_t i = 0; i < sample; ++i)
     sampled[i] = std::fabs(g[size_t(uniform(seed, i) * double(n)) % n]);
+  // A ratio outside [0, 1] (NaN included) keeps nothing or everything.
+  ratio = ratio > 0.0 ? std::min(ratio, 1.0) : 0.0;
   size_t rank = std::min(sample - 1, size_t(std::ceil(ratio * sample)));
   std::nth_element(sampled.begin(), sampled.begin() + rank, sampled.end(),
                    std::greater<float>());
