@@ -117,11 +117,8 @@ static LogicalResult verifySameDimsExcept(Operation *op, RankedTensorType a,
 // Process groups of collectives
 //===----------------------------------------------------------------------===//
 
-/// The number of ranks of a grid of `shape` along `axes` (all axes when
-/// `axes` is empty), or std::nullopt when a dimension is dynamic. The axes
-/// must be valid.
-static std::optional<int64_t> groupSize(ArrayRef<int64_t> shape,
-                                        ArrayRef<int16_t> axes) {
+std::optional<int64_t> hetero::gridGroupSize(ArrayRef<int64_t> shape,
+                                            ArrayRef<int16_t> axes) {
   int64_t size = 1;
   auto multiply = [&](int64_t extent) {
     if (ShapedType::isDynamic(extent) || ShapedType::isDynamic(size))
@@ -164,7 +161,7 @@ verifyGroup(Operation *op, FlatSymbolRefAttr gridName,
     if (!seen.insert(axis).second)
       return op->emitOpError() << "grid axis " << axis << " is named twice";
   }
-  return groupSize(shape, axes);
+  return gridGroupSize(shape, axes);
 }
 
 /// Checks a rank number against a static group size.
@@ -795,7 +792,7 @@ struct SingleRankCollective : OpRewritePattern<OpTy> {
       return failure();
     auto grid =
         SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
-    if (!grid || groupSize(grid.getShape(), op.getGridAxes()) != 1)
+    if (!grid || gridGroupSize(grid.getShape(), op.getGridAxes()) != 1)
       return failure();
     rewriter.replaceOp(op, op->getOperands());
     return success();

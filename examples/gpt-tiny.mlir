@@ -32,15 +32,15 @@ module {
     %9 = tensor.empty() : tensor<16x32xf32>
     %10 = linalg.generic {indexing_maps = [#map], iterator_types = ["parallel", "parallel"]} outs(%9 : tensor<16x32xf32>) {
     ^bb0(%out: f32):
-      %22 = linalg.index 1 : index
+      %22 = linalg.index 0 : index
       %23 = arith.index_cast %22 : index to i64
       %24 = arith.sitofp %23 : i64 to f32
-      %25 = arith.mulf %24, %cst_5 : f32
-      %26 = linalg.index 0 : index
+      %25 = arith.mulf %24, %cst_4 : f32
+      %26 = linalg.index 1 : index
       %27 = arith.index_cast %26 : index to i64
       %28 = arith.sitofp %27 : i64 to f32
-      %29 = arith.mulf %28, %cst_4 : f32
-      %30 = arith.addf %29, %25 : f32
+      %29 = arith.mulf %28, %cst_5 : f32
+      %30 = arith.addf %25, %29 : f32
       %31 = arith.addf %30, %8 : f32
       %32 = math.sin %31 : f32
       %33 = arith.mulf %32, %cst_3 : f32
@@ -65,15 +65,15 @@ module {
     %20 = tensor.empty() : tensor<16x32xf32>
     %21 = linalg.generic {indexing_maps = [#map], iterator_types = ["parallel", "parallel"]} outs(%20 : tensor<16x32xf32>) {
     ^bb0(%out: f32):
-      %22 = linalg.index 1 : index
+      %22 = linalg.index 0 : index
       %23 = arith.index_cast %22 : index to i64
       %24 = arith.sitofp %23 : i64 to f32
-      %25 = arith.mulf %24, %cst_12 : f32
-      %26 = linalg.index 0 : index
+      %25 = arith.mulf %24, %cst_11 : f32
+      %26 = linalg.index 1 : index
       %27 = arith.index_cast %26 : index to i64
       %28 = arith.sitofp %27 : i64 to f32
-      %29 = arith.mulf %28, %cst_11 : f32
-      %30 = arith.addf %29, %25 : f32
+      %29 = arith.mulf %28, %cst_12 : f32
+      %30 = arith.addf %25, %29 : f32
       %31 = arith.addf %30, %19 : f32
       %32 = math.cos %31 : f32
       %33 = arith.mulf %32, %cst_10 : f32

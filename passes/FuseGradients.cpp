@@ -26,8 +26,11 @@ namespace {
 /// A gradient of a fusion set: the value reduced and the result that stood
 /// for it.
 struct Gradient {
-  Value input;
+  /// The collective's operand: read through it, since rewriting another
+  /// set may replace the value it holds (a gradient reduced twice).
+  OpOperand *operand;
   Value reduced;
+  Value input() const { return operand->get(); }
 };
 
 /// The collectives of one block that may be fused together, and what they
@@ -71,11 +74,11 @@ struct HeteroFuseGradientsPass
   SmallVector<FusionSet> collectSets(ModuleOp module) {
     llvm::MapVector<SetKey, FusionSet> sets;
     module.walk([&](Operation *op) {
-      auto add = [&](ValueRange inputs, ValueRange results,
+      auto add = [&](MutableArrayRef<OpOperand> inputs, ValueRange results,
                      FlatSymbolRefAttr grid, DenseI16ArrayAttr axes,
                      ReductionAttr reduction, CompressAttr compress) {
-        Type element =
-            cast<RankedTensorType>(inputs.front().getType()).getElementType();
+        Type element = cast<RankedTensorType>(inputs.front().get().getType())
+                           .getElementType();
         SetKey key{op->getBlock(), grid, axes, reduction, compress, element};
         FusionSet &set = sets[key];
         set.block = op->getBlock();
@@ -85,16 +88,17 @@ struct HeteroFuseGradientsPass
         set.compress = compress;
         set.collectives.push_back(op);
         for (auto [input, result] : llvm::zip(inputs, results))
-          set.gradients.push_back({input, result});
+          set.gradients.push_back({&input, result});
       };
       if (auto reduce = dyn_cast<AllReduceOp>(op)) {
         if (reduce.getSparse() == SparseFormat::dense)
-          add(reduce->getOperands(), reduce->getResults(),
+          add(reduce->getOpOperands(), reduce->getResults(),
               reduce.getGridAttr(), reduce.getGridAxesAttr(),
               reduce.getReductionAttr(), reduce.getCompressAttr());
       } else if (auto bucket = dyn_cast<BucketOp>(op)) {
         if (!bucket.getInputs().empty())
-          add(bucket.getInputs(), bucket.getResults(), bucket.getGridAttr(),
+          add(bucket.getInputsMutable(), bucket.getResults(),
+              bucket.getGridAttr(),
               bucket.getGridAxesAttr(), bucket.getReductionAttr(),
               bucket.getCompressAttr());
       }
@@ -110,7 +114,7 @@ struct HeteroFuseGradientsPass
     CompressAttr compress = set.compress;
     fusion::Problem problem;
     for (const Gradient &gradient : set.gradients) {
-      int64_t bytes = tensorBytes(gradient.input);
+      int64_t bytes = tensorBytes(gradient.input());
       problem.tensors.push_back(
           {"", bytes, backwardMsPerMb * double(bytes) / fusion::kBytesPerMB});
     }
@@ -119,7 +123,7 @@ struct HeteroFuseGradientsPass
       problem.compress = {compressAlphaMs, compressBetaMsPerMb};
       // Transfers move the compressed bytes.
       constexpr int64_t kElements = 1 << 20;
-      auto type = cast<RankedTensorType>(set.gradients.front().input.getType());
+      auto type = cast<RankedTensorType>(set.gradients.front().input().getType());
       int64_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
       wireFraction = double(wire::compressedBytes(
                          kElements, elementBytes,
@@ -160,11 +164,11 @@ struct HeteroFuseGradientsPass
             (!firstCollective || positions.lookup(collective) <
                                      positions.lookup(firstCollective)))
           firstCollective = collective;
-        int64_t ready = readyPosition(member.input, block, positions);
+        int64_t ready = readyPosition(member.input(), block, positions);
         if (ready > lastInput) {
           lastInput = ready;
           lastProducer =
-              block->findAncestorOpInBlock(*member.input.getDefiningOp());
+              block->findAncestorOpInBlock(*member.input().getDefiningOp());
         }
         for (Operation *user : member.reduced.getUsers()) {
           Operation *inBlock = block->findAncestorOpInBlock(*user);
@@ -194,7 +198,7 @@ struct HeteroFuseGradientsPass
       }
       SmallVector<Value> inputs;
       for (const Gradient &member : members)
-        inputs.push_back(member.input);
+        inputs.push_back(member.input());
       Location loc = set.collectives.front()->getLoc();
       ValueRange results;
       if (inputs.size() == 1) {
@@ -250,8 +254,8 @@ struct HeteroFuseGradientsPass
       // Gradient-ready order: the order the block produces them.
       llvm::stable_sort(set.gradients, [&](const Gradient &a,
                                            const Gradient &b) {
-        return readyPosition(a.input, block, positions) <
-               readyPosition(b.input, block, positions);
+        return readyPosition(a.input(), block, positions) <
+               readyPosition(b.input(), block, positions);
       });
       fusion::Problem problem = profiled ? *profiled : builtinProblem(set);
       if (problem.tensors.size() != set.gradients.size()) {

@@ -145,9 +145,16 @@ void OptimizerUpdate::update(OpBuilder &builder, Location loc,
   auto constant = [&](OpBuilder &b, Location l, double value) -> Value {
     return arith::ConstantOp::create(b, l, b.getFloatAttr(element, value));
   };
-  // The mean gradient of one element.
+  // The mean gradient of one element. Here and below, one op per statement:
+  // the evaluation order of function arguments, and with it the order of
+  // the ops built in them, is unspecified.
   auto mean = [&](OpBuilder &b, Location l, Value sum) -> Value {
-    return arith::MulFOp::create(b, l, sum, constant(b, l, scale));
+    Value factor = constant(b, l, scale);
+    return arith::MulFOp::create(b, l, sum, factor);
+  };
+  auto times = [&](OpBuilder &b, Location l, Value x, double factor) -> Value {
+    Value c = constant(b, l, factor);
+    return arith::MulFOp::create(b, l, x, c);
   };
   SmallVector<memref::GlobalOp, 2> globals = state.lookup(param);
 
@@ -157,8 +164,7 @@ void OptimizerUpdate::update(OpBuilder &builder, Location loc,
       Value updated = elementwise(
           builder, loc, {current, gradientSum}, {type},
           [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
-            Value step = arith::MulFOp::create(b, l, mean(b, l, x[1]),
-                                               constant(b, l, lr));
+            Value step = times(b, l, mean(b, l, x[1]), lr);
             return {arith::SubFOp::create(b, l, x[0], step)};
           })[0];
       writeGlobal(builder, loc, param, updated);
@@ -172,10 +178,10 @@ void OptimizerUpdate::update(OpBuilder &builder, Location loc,
     SmallVector<Value> results = elementwise(
         builder, loc, {current, gradientSum, previous}, {type, type},
         [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
-          Value decayed = arith::MulFOp::create(b, l, x[2],
-                                                constant(b, l, momentum));
-          Value next = arith::AddFOp::create(b, l, decayed, mean(b, l, x[1]));
-          Value step = arith::MulFOp::create(b, l, next, constant(b, l, lr));
+          Value decayed = times(b, l, x[2], momentum);
+          Value g = mean(b, l, x[1]);
+          Value next = arith::AddFOp::create(b, l, decayed, g);
+          Value step = times(b, l, next, lr);
           return {arith::SubFOp::create(b, l, x[0], step), next};
         });
     writeGlobal(builder, loc, param, results[0]);
@@ -199,21 +205,21 @@ void OptimizerUpdate::update(OpBuilder &builder, Location loc,
       [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
         Value g = mean(b, l, x[1]);
         // m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2.
-        Value nextM = arith::AddFOp::create(
-            b, l, arith::MulFOp::create(b, l, x[2], constant(b, l, beta1)),
-            arith::MulFOp::create(b, l, g, constant(b, l, 1.0 - beta1)));
+        Value keptM = times(b, l, x[2], beta1);
+        Value newM = times(b, l, g, 1.0 - beta1);
+        Value nextM = arith::AddFOp::create(b, l, keptM, newM);
         Value square = arith::MulFOp::create(b, l, g, g);
-        Value nextV = arith::AddFOp::create(
-            b, l, arith::MulFOp::create(b, l, x[3], constant(b, l, beta2)),
-            arith::MulFOp::create(b, l, square, constant(b, l, 1.0 - beta2)));
+        Value keptV = times(b, l, x[3], beta2);
+        Value newV = times(b, l, square, 1.0 - beta2);
+        Value nextV = arith::AddFOp::create(b, l, keptV, newV);
         // w -= lr * (m / c1) / (sqrt(v / c2) + eps).
         Value mHat = arith::DivFOp::create(b, l, nextM, c1);
         Value vHat = arith::DivFOp::create(b, l, nextV, c2);
-        Value denominator = arith::AddFOp::create(
-            b, l, math::SqrtOp::create(b, l, vHat), constant(b, l, eps));
-        Value step = arith::MulFOp::create(
-            b, l, arith::DivFOp::create(b, l, mHat, denominator),
-            constant(b, l, lr));
+        Value root = math::SqrtOp::create(b, l, vHat);
+        Value epsilon = constant(b, l, eps);
+        Value denominator = arith::AddFOp::create(b, l, root, epsilon);
+        Value direction = arith::DivFOp::create(b, l, mHat, denominator);
+        Value step = times(b, l, direction, lr);
         return {arith::SubFOp::create(b, l, x[0], step), nextM, nextV};
       });
   writeGlobal(builder, loc, param, results[0]);

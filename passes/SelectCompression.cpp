@@ -51,17 +51,11 @@ int64_t groupSize(Operation *op, int64_t worldRanks) {
   auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
   if (!grid)
     return worldRanks;
-  ArrayRef<int64_t> shape = grid.getShape();
   auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
-  int64_t size = 1;
-  if (!axes || axes.empty()) {
-    for (int64_t extent : shape)
-      size *= extent;
-  } else {
-    for (int16_t axis : axes.asArrayRef())
-      size *= shape[axis];
-  }
-  return std::max<int64_t>(size, 1);
+  // A dynamic grid's group size is known at run time only: assume `ranks`.
+  std::optional<int64_t> size = gridGroupSize(
+      grid.getShape(), axes ? axes.asArrayRef() : ArrayRef<int16_t>());
+  return size ? std::max<int64_t>(*size, 1) : worldRanks;
 }
 
 struct HeteroSelectCompressionPass

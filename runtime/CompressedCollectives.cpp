@@ -47,6 +47,15 @@ uint64_t rankSeed(const hrt_compression &spec, int rank) {
   return spec.seed ^ (uint64_t(rank + 1) * 0x9e3779b97f4a7c15ULL);
 }
 
+/// Payloads hold 4-byte fields at offsets that are multiples of 4 from
+/// their start; gathered side by side, each starts at a multiple of this.
+constexpr size_t kPayloadAlignment = 8;
+
+size_t alignedSlot(size_t bytes) {
+  return (bytes + kPayloadAlignment - 1) / kPayloadAlignment *
+         kPayloadAlignment;
+}
+
 template <typename T>
 T *at(char *payload, size_t offset) {
   return reinterpret_cast<T *>(payload + offset);
@@ -329,6 +338,7 @@ extern "C" hrt_status hrt_compressed_all_reduce(float *data, size_t n,
   std::vector<float> result(n, 0.0f);
   if (spec->scheme != HRT_SCHEME_ALLTOALL) {
     compressWithFeedback(*spec, data, n, rank, mine);
+    mine.resize(alignedSlot(mine.size()), 0);
     std::vector<char> all(mine.size() * size);
     if (hrt_status status = hrt_all_gather(mine.data(), all.data(),
                                            mine.size(), HRT_UINT8, comm))
@@ -346,6 +356,7 @@ extern "C" hrt_status hrt_compressed_all_reduce(float *data, size_t n,
       hrt_compression chunk = chunkSpec(*spec, c);
       slot = std::max(slot, hrt_compressed_size(&chunk, largest));
     }
+    slot = alignedSlot(slot);
     // Each chunk compressed once, with error feedback on its slice of the
     // residual.
     std::vector<char> outgoing(slot * size, 0), incoming(slot * size, 0);

@@ -559,13 +559,14 @@ func::FuncOp buildData(ModuleOp module, const GptConfig &config) {
                        b, l, b.getI64Type(), index);
                    return arith::SIToFPOp::create(b, l, f32, integer);
                  };
-                 Value argument = arith::AddFOp::create(
-                     b, l,
-                     arith::AddFOp::create(
-                         b, l,
-                         arith::MulFOp::create(b, l, coordinate(0), rowScale),
-                         arith::MulFOp::create(b, l, coordinate(1), colScale)),
-                     shift);
+                 // One statement per op: the order of function arguments'
+                 // evaluation is unspecified, and with it the order of ops.
+                 Value row =
+                     arith::MulFOp::create(b, l, coordinate(0), rowScale);
+                 Value col =
+                     arith::MulFOp::create(b, l, coordinate(1), colScale);
+                 Value sum = arith::AddFOp::create(b, l, row, col);
+                 Value argument = arith::AddFOp::create(b, l, sum, shift);
                  Value wave =
                      cosine ? Value(math::CosOp::create(b, l, argument))
                             : Value(math::SinOp::create(b, l, argument));

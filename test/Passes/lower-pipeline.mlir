@@ -3,6 +3,7 @@
 // RUN: not hetero-opt %s --hetero-lower-pipeline=schedule=p_missing 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: hetero-opt %s --hetero-kfkb-schedule=group-sizes=1,2 --hetero-lower-pipeline | FileCheck %s --check-prefix=PLANS
 // RUN: hetero-opt %s --hetero-lower-pipeline=late-gradient-sync | FileCheck %s --check-prefix=LATE
+// RUN: hetero-opt %s --hetero-lower-pipeline | FileCheck %s --check-prefix=ADAM
 
 // The step of a 2-stage pipeline on a 2x2 grid (stages x replicas), Adam.
 
@@ -130,3 +131,33 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
 // LATE:         call @s1_bwd(
 // LATE:         hetero.send
 // LATE-NEXT:    hetero.all_reduce %{{.*}} on @grid axes = [1]
+
+// The Adam update of one element, in a fixed order of ops (one op per
+// builder statement, whatever order a compiler evaluates arguments in):
+// g = sum/4; m = 0.9 m + 0.1 g; v = 0.999 v + 0.001 g^2;
+// w -= lr (m / c1) / (sqrt(v / c2) + eps).
+// ADAM-LABEL: func.func private @p_step_stage0
+// ADAM:      ^bb0(%[[W:[^:]*]]: f32, %[[SUM:[^:]*]]: f32, %[[M:[^:]*]]: f32, %[[V:[^:]*]]: f32,
+// ADAM-NEXT:   %[[QUARTER:.*]] = arith.constant 2.500000e-01 : f32
+// ADAM-NEXT:   %[[G:.*]] = arith.mulf %[[SUM]], %[[QUARTER]] : f32
+// ADAM-NEXT:   %[[B1:.*]] = arith.constant 0.899999976 : f32
+// ADAM-NEXT:   %[[KEPTM:.*]] = arith.mulf %[[M]], %[[B1]] : f32
+// ADAM-NEXT:   %[[NB1:.*]] = arith.constant 1.000000e-01 : f32
+// ADAM-NEXT:   %[[NEWM:.*]] = arith.mulf %[[G]], %[[NB1]] : f32
+// ADAM-NEXT:   %[[NEXTM:.*]] = arith.addf %[[KEPTM]], %[[NEWM]] : f32
+// ADAM-NEXT:   %[[SQ:.*]] = arith.mulf %[[G]], %[[G]] : f32
+// ADAM-NEXT:   %[[B2:.*]] = arith.constant 9.990000e-01 : f32
+// ADAM-NEXT:   %[[KEPTV:.*]] = arith.mulf %[[V]], %[[B2]] : f32
+// ADAM-NEXT:   %[[NB2:.*]] = arith.constant 1.000000e-03 : f32
+// ADAM-NEXT:   %[[NEWV:.*]] = arith.mulf %[[SQ]], %[[NB2]] : f32
+// ADAM-NEXT:   %[[NEXTV:.*]] = arith.addf %[[KEPTV]], %[[NEWV]] : f32
+// ADAM-NEXT:   %[[MHAT:.*]] = arith.divf %[[NEXTM]], %{{.*}} : f32
+// ADAM-NEXT:   %[[VHAT:.*]] = arith.divf %[[NEXTV]], %{{.*}} : f32
+// ADAM-NEXT:   %[[ROOT:.*]] = math.sqrt %[[VHAT]] : f32
+// ADAM-NEXT:   %[[EPS:.*]] = arith.constant 9.99999993E-9 : f32
+// ADAM-NEXT:   %[[DEN:.*]] = arith.addf %[[ROOT]], %[[EPS]] : f32
+// ADAM-NEXT:   %[[DIR:.*]] = arith.divf %[[MHAT]], %[[DEN]] : f32
+// ADAM-NEXT:   %[[LR:.*]] = arith.constant 1.000000e-03 : f32
+// ADAM-NEXT:   %[[STEP:.*]] = arith.mulf %[[DIR]], %[[LR]] : f32
+// ADAM-NEXT:   %[[NEW:.*]] = arith.subf %[[W]], %[[STEP]] : f32
+// ADAM-NEXT:   linalg.yield %[[NEW]], %[[NEXTM]], %[[NEXTV]] : f32, f32, f32

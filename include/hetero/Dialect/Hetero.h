@@ -39,6 +39,12 @@ class StageOp;
 /// pass spends time on them.
 inline constexpr int64_t kMaxPipelineStages = 4096;
 inline constexpr int64_t kMaxMicrobatches = 65536;
+
+/// The number of ranks of a grid of `shape` along `axes` (all axes when
+/// `axes` is empty), or std::nullopt when a dimension it spans is dynamic.
+/// The axes must be valid (the collectives' verifiers check them).
+std::optional<int64_t> gridGroupSize(llvm::ArrayRef<int64_t> shape,
+                                     llvm::ArrayRef<int16_t> axes);
 } // namespace hetero
 
 #define GET_OP_CLASSES
