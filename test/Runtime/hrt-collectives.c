@@ -166,11 +166,7 @@ static void testSplit(hrt_comm world) {
 }
 
 int main(int argc, char **argv) {
-  CHECK_OK(hrt_init(HRT_BACKEND_MPI, &argc, &argv));
-  hrt_comm world;
-  CHECK_OK(hrt_comm_world(&world));
-  CHECK_OK(hrt_comm_rank(world, &rank));
-  CHECK_OK(hrt_comm_size(world, &size));
+  hrt_comm world = hrt_test_init(&argc, &argv, &rank, &size);
   if (size > 16) {
     fprintf(stderr, "run with at most 16 ranks\n");
     hrt_abort(2);

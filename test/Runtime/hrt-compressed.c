@@ -91,12 +91,8 @@ static void reference(hrt_compression spec, int size, float g[][N],
 }
 
 int main(int argc, char **argv) {
-  CHECK_OK(hrt_init(HRT_BACKEND_MPI, &argc, &argv));
-  hrt_comm world;
   int rank = 0, size = 1;
-  CHECK_OK(hrt_comm_world(&world));
-  CHECK_OK(hrt_comm_rank(world, &rank));
-  CHECK_OK(hrt_comm_size(world, &size));
+  hrt_comm world = hrt_test_init(&argc, &argv, &rank, &size);
   int hierarchical = argc > 1 && strcmp(argv[1], "--hierarchical") == 0;
   int nodeSize = hierarchical ? 2 : 1;
   int senders = size / nodeSize;

@@ -76,11 +76,7 @@ static void check(const char *format, hrt_dtype dtype, const char *name,
 }
 
 int main(int argc, char **argv) {
-  CHECK_OK(hrt_init(HRT_BACKEND_MPI, &argc, &argv));
-  hrt_comm world;
-  CHECK_OK(hrt_comm_world(&world));
-  CHECK_OK(hrt_comm_rank(world, &rank));
-  CHECK_OK(hrt_comm_size(world, &size));
+  hrt_comm world = hrt_test_init(&argc, &argv, &rank, &size);
   const char *names[] = {"sum", "avg", "max", "min", "prod"};
   hrt_reduce_op ops[] = {HRT_SUM, HRT_AVG, HRT_MAX, HRT_MIN, HRT_PROD};
   for (int k = 0; k < 5; ++k) {

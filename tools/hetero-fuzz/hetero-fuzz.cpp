@@ -22,6 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolDialects.h"
+
 #include "hetero/InitAll.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -29,12 +31,9 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -111,10 +110,7 @@ Harness &getHarness() {
   static Harness *harness = [] {
     hetero::registerAllPasses();
     mlir::DialectRegistry registry;
-    mlir::registerAllDialects(registry);
-    mlir::registerAllExtensions(registry);
-    mlir::registerAllToLLVMIRTranslations(registry);
-    hetero::registerAllDialects(registry);
+    hetero::registerToolDialects(registry);
     auto *created = new Harness;
     created->context = std::make_unique<mlir::MLIRContext>(
         registry, mlir::MLIRContext::Threading::DISABLED);

@@ -9,12 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolDialects.h"
+
 #include "hetero/InitAll.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
@@ -23,11 +22,7 @@ int main(int argc, char **argv) {
   // Every upstream dialect and extension, as in mlir-opt, so that the output
   // of any lowering step parses again.
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  // LLVM IR translations: gpu-module-to-binary serializes through them.
-  mlir::registerAllToLLVMIRTranslations(registry);
-  hetero::registerAllDialects(registry);
+  hetero::registerToolDialects(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "hetero optimizer driver\n", registry));
 }

@@ -22,6 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolDialects.h"
+
 #include "hetero-rt/hrt.h"
 #include "hetero/InitAll.h"
 #include "hetero/Passes/Passes.h"
@@ -33,13 +35,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -338,11 +336,7 @@ int run() {
   bool printer = allRanks || rank == 0;
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  hetero::registerAllDialects(registry);
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
+  hetero::registerToolDialects(registry);
   MLIRContext context(registry);
 
   std::string errorMessage;

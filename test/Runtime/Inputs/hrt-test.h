@@ -21,4 +21,16 @@
     }                                                                          \
   } while (0)
 
+/* Initialises the MPI backend and returns the world with this rank and the
+ * job's size; aborts when that fails. */
+static inline hrt_comm hrt_test_init(int *argc, char ***argv, int *rank,
+                                     int *size) {
+  hrt_comm world;
+  CHECK_OK(hrt_init(HRT_BACKEND_MPI, argc, argv));
+  CHECK_OK(hrt_comm_world(&world));
+  CHECK_OK(hrt_comm_rank(world, rank));
+  CHECK_OK(hrt_comm_size(world, size));
+  return world;
+}
+
 #endif /* HETERO_TEST_RUNTIME_HRT_TEST_H */
