@@ -9,15 +9,21 @@
 // the transfers with the remaining backprop. The profile of
 // hetero-sim fusion (1, 2, 1 MB) gives [0-0] [1-2].
 // LATENCY-LABEL: func.func @step
-// LATENCY:      %[[R:.*]]:3 = hetero.bucket %[[G0:.*]], %[[G1:.*]], %[[G2:.*]] reduction = avg : tensor<256xf32>, tensor<512xf32>, tensor<256xf32>
+// LATENCY:      %[[G0:.*]] = arith.mulf %arg0, %arg0
+// LATENCY-NEXT: %[[G1:.*]] = arith.mulf %arg1, %arg1
+// LATENCY-NEXT: %[[G2:.*]] = arith.addf %arg0, %[[G0]]
+// LATENCY-NEXT: %[[R:.*]]:3 = hetero.bucket %[[G0]], %[[G1]], %[[G2]] reduction = avg : tensor<256xf32>, tensor<512xf32>, tensor<256xf32>
 // LATENCY-NOT:  hetero.all_reduce
 // LATENCY:      return %[[R]]#2, %[[R]]#1, %[[R]]#0
 // BANDWIDTH-LABEL: func.func @step
 // BANDWIDTH-COUNT-3: hetero.all_reduce {{.*}} reduction = avg
 // BANDWIDTH-NOT: hetero.bucket
 // PROFILE-LABEL: func.func @step
-// PROFILE:      %[[A:.*]] = hetero.all_reduce %[[G0:.*]] reduction = avg : tensor<256xf32>
-// PROFILE:      %[[B:.*]]:2 = hetero.bucket %{{.*}}, %{{.*}} reduction = avg : tensor<512xf32>, tensor<256xf32>
+// PROFILE:      %[[G0:.*]] = arith.mulf %arg0, %arg0
+// PROFILE-NEXT: %[[G1:.*]] = arith.mulf %arg1, %arg1
+// PROFILE-NEXT: %[[G2:.*]] = arith.addf %arg0, %[[G0]]
+// PROFILE:      %[[A:.*]] = hetero.all_reduce %[[G0]] reduction = avg : tensor<256xf32>
+// PROFILE:      %[[B:.*]]:2 = hetero.bucket %[[G1]], %[[G2]] reduction = avg : tensor<512xf32>, tensor<256xf32>
 // PROFILE:      return %[[B]]#1, %[[B]]#0, %[[A]]
 func.func @step(%x: tensor<256xf32>, %y: tensor<512xf32>) -> (tensor<256xf32>, tensor<512xf32>, tensor<256xf32>) {
   %g0 = arith.mulf %x, %x : tensor<256xf32>

@@ -34,7 +34,8 @@ static int rank = 0, size = 1;
 
 static void expectClose(const char *what, size_t i, double got, double want) {
   double scale = fabs(want) > 1.0 ? fabs(want) : 1.0;
-  if (fabs(got - want) > 1e-6 * scale) {
+  /* Written so that a NaN on either side is a failure. */
+  if (!(fabs(got - want) <= 1e-6 * scale)) {
     if (failures++ < 10)
       fprintf(stderr, "rank %d: %s[%zu] = %.9g, expected %.9g\n", rank, what,
               i, got, want);
@@ -184,6 +185,12 @@ int main(int argc, char **argv) {
   testRooted(world);
   testPointToPoint(world);
   CHECK_OK(hrt_barrier(world));
+  /* The comparison itself counts a NaN result as a failure. */
+  int counted = failures;
+  expectClose("NaN control (expected to fail)", 0, NAN, 1.0);
+  if (failures != counted + 1)
+    printf("rank %d of %d: a NaN passed the comparison\n", rank, size);
+  failures = counted + (failures != counted + 1);
   if (failures == 0)
     printf("rank %d of %d: all checks passed\n", rank, size);
   else

@@ -12,7 +12,8 @@
  * partial sum, product, mean, maximum and minimum of these is exact in both
  * formats, so the reduced values must equal the float results exactly, on
  * every rank, whatever order MPI combines the ranks in. A sum that needs
- * rounding (2049 in fp16 rounds to 2048, to even) rounds once per step.
+ * rounding rounds to nearest even: 2048 + 3 = 2051 lies halfway between the
+ * fp16 values 2050 and 2052 and becomes 2052 (truncation would give 2050).
  *
  * CHECK-DAG: fp16 sum: 0 mismatches
  * CHECK-DAG: fp16 avg: 0 mismatches
@@ -24,7 +25,7 @@
  * CHECK-DAG: bf16 max: 0 mismatches
  * CHECK-DAG: bf16 min: 0 mismatches
  * CHECK-DAG: bf16 prod: 0 mismatches
- * CHECK-DAG: fp16 2048 + 1: 2048
+ * CHECK-DAG: fp16 2048 + 3: 2052
  */
 
 #include "Inputs/hrt-test.h"
@@ -83,14 +84,14 @@ int main(int argc, char **argv) {
     check("fp16", HRT_FLOAT16, names[k], ops[k], world);
     check("bf16", HRT_BFLOAT16, names[k], ops[k], world);
   }
-  /* 2048 + 1 on rank 0 and 0 elsewhere: 2049 is not an fp16 value. */
-  float value = rank == 0 ? 2048.0f : rank == 1 ? 1.0f : 0.0f, back;
+  /* 2048 on rank 0, 3 on rank 1, 0 elsewhere: 2051 is not an fp16 value. */
+  float value = rank == 0 ? 2048.0f : rank == 1 ? 3.0f : 0.0f, back;
   uint16_t half;
   hrt_to_fp16(&value, 1, &half);
   CHECK_OK(hrt_all_reduce(&half, &half, 1, HRT_FLOAT16, HRT_SUM, world));
   hrt_from_fp16(&half, 1, &back);
   if (rank == 0)
-    printf("fp16 2048 + 1: %g\n", back);
+    printf("fp16 2048 + 3: %g\n", back);
   fflush(stdout);
   CHECK_OK(hrt_finalize());
   return 0;

@@ -120,9 +120,15 @@ TEST(Compress, QsgdIsUnbiased) {
   std::vector<int8_t> steps(n);
   std::vector<float> out(n);
   const int seeds = 4000;
+  // QSGD scales by the L2 norm, computed here independently.
+  double l2 = 0.0;
+  for (float x : g)
+    l2 += double(x) * double(x);
+  l2 = std::sqrt(l2);
   float norm = 0.0f;
   for (int seed = 0; seed < seeds; ++seed) {
     norm = hrt_qsgd(g.data(), n, levels, uint64_t(seed), steps.data());
+    ASSERT_NEAR(norm, l2, 1e-5 * l2);
     for (int8_t step : steps)
       EXPECT_LE(std::abs(int(step)), levels);
     hrt_qsgd_decompress(steps.data(), n, levels, norm, out.data());
@@ -131,7 +137,7 @@ TEST(Compress, QsgdIsUnbiased) {
   }
   // One draw is off by at most norm / levels; the mean of 4000 by a few
   // standard errors of that.
-  double bound = 5.0 * norm / levels / 2.0 / std::sqrt(double(seeds));
+  double bound = 5.0 * l2 / levels / 2.0 / std::sqrt(double(seeds));
   for (size_t i = 0; i < n; ++i)
     EXPECT_NEAR(mean[i], g[i], bound) << "element " << i;
 }
@@ -237,9 +243,14 @@ TEST(Compress, DgcKeepsEverythingAboveItsThreshold) {
   EXPECT_GT(kept, n / 200);
   EXPECT_LT(kept, n / 50);
   float smallestKept = INFINITY;
-  for (size_t i = 0; i < kept; ++i)
+  for (size_t i = 0; i < kept; ++i) {
+    // Each kept value is the gradient's own, at its index.
+    ASSERT_LT(indices[i], n);
+    ASSERT_EQ(values[i], g[indices[i]]);
     smallestKept = std::min(smallestKept, std::fabs(values[i]));
+  }
   std::set<uint32_t> chosen(indices.begin(), indices.begin() + kept);
+  ASSERT_EQ(chosen.size(), kept) << "an index is kept twice";
   for (size_t i = 0; i < n; ++i) {
     if (!chosen.count(uint32_t(i))) {
       ASSERT_LT(std::fabs(g[i]), smallestKept);

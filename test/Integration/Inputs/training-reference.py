@@ -146,7 +146,9 @@ def compare(losses, params, other_losses, other_params):
         print(f"MISMATCH: {len(losses)} steps against {len(other_losses)}")
         return False
     for step, (a, b) in enumerate(zip(losses, other_losses)):
-        if not math.isfinite(a) or abs(a - b) > TOLERANCE * abs(b):
+        # Both finite, and written so that NaN is a mismatch.
+        if not (math.isfinite(a) and math.isfinite(b)
+                and abs(a - b) <= TOLERANCE * abs(b)):
             print(f"MISMATCH: step {step}: loss {a} against {b}")
             ok = False
     if ok:
@@ -157,8 +159,13 @@ def compare(losses, params, other_losses, other_params):
     agreeing = 0
     for name in sorted(params):
         a, b = params[name], other_params[name]
+        if a.shape != b.shape:
+            print(f"MISMATCH: {name}: shape {a.shape} against {b.shape}")
+            ok = False
+            continue
         error = np.max(np.abs(a - b))
-        if not np.all(np.isfinite(a)) or error > TOLERANCE * np.max(np.abs(b)):
+        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))
+                and error <= TOLERANCE * np.max(np.abs(b))):
             print(f"MISMATCH: {name}: largest difference {error}")
             ok = False
         else:
