@@ -41,13 +41,19 @@ func.func @all_reduce(%g: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK:         %[[FB:.*]] = tensor.collapse_shape %[[B]] {{\[\[}}0, 1]] : tensor<2x3xf64> into tensor<6xf64>
 // CHECK:         %[[CAT:.*]] = tensor.concat dim(0) %[[FA]], %[[FB]] : (tensor<8xf64>, tensor<6xf64>) -> tensor<14xf64>
 // CHECK:         %[[WORLD:.*]] = call @hrt_mlir_world()
-// CHECK:         %[[REQUEST:.*]] = call @hrt_mlir_all_reduce_start(%[[WORLD]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:         %[[SUMOP:.*]] = arith.constant 0 : i32
+// CHECK:         %[[BUFFER:.*]] = memref.alloc() : memref<14xf64>
+// CHECK:         bufferization.materialize_in_destination %[[CAT]] in writable %[[BUFFER]]
+// CHECK:         %[[COUNT:.*]] = arith.constant 14 : i64
+// CHECK:         %[[F64:.*]] = arith.constant 1 : i32
+// CHECK:         %[[REQUEST:.*]] = call @hrt_mlir_all_reduce_start(%[[WORLD]], %{{.*}}, %[[COUNT]], %[[F64]], %[[SUMOP]])
 // CHECK:         call @hrt_mlir_wait(%[[REQUEST]])
-// CHECK:         %[[SUM:.*]] = bufferization.to_tensor
+// CHECK:         %[[SUM:.*]] = bufferization.to_tensor %[[BUFFER]]
 // CHECK:         %[[SA:.*]] = tensor.extract_slice %[[SUM]][0] [8] [1]
+// CHECK:         %[[RA:.*]] = tensor.expand_shape %[[SA]] {{\[\[}}0]] output_shape [8]
 // CHECK:         %[[SB:.*]] = tensor.extract_slice %[[SUM]][8] [6] [1]
 // CHECK:         %[[RB:.*]] = tensor.expand_shape %[[SB]] {{\[\[}}0, 1]] output_shape [2, 3]
-// CHECK:         return %{{.*}}, %[[RB]]
+// CHECK:         return %[[RA]], %[[RB]]
 func.func @bucket(%a: tensor<8xf64>, %b: tensor<2x3xf64>) -> (tensor<8xf64>, tensor<2x3xf64>) {
   %0:2 = hetero.bucket %a, %b : tensor<8xf64>, tensor<2x3xf64>
   return %0#0, %0#1 : tensor<8xf64>, tensor<2x3xf64>
