@@ -27,7 +27,7 @@ cmake --build "$FUZZ_BUILD" --target hetero-fuzz -- -j"${HETERO_JOBS:-2}"
 # name, and of one more pipeline chosen by its position.
 CORPUS="$FUZZ_BUILD/corpus"
 rm -rf "$CORPUS" && mkdir -p "$CORPUS"
-ASAN_OPTIONS=detect_leaks=0 HETERO_FUZZ_LIST=1 "$FUZZ_BUILD/bin/hetero-fuzz" >"$FUZZ_BUILD/pipelines.txt"
+ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0 HETERO_FUZZ_LIST=1 "$FUZZ_BUILD/bin/hetero-fuzz" >"$FUZZ_BUILD/pipelines.txt"
 python3 - "$HETERO_ROOT" "$CORPUS" "$FUZZ_BUILD/pipelines.txt" <<'PY'
 import pathlib, re, sys
 root, corpus = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
@@ -51,7 +51,7 @@ print(f"fuzz corpus: {count} test inputs, {len(pipelines)} pipelines, "
 PY
 
 LOG="$FUZZ_BUILD/fuzz.log"
-ASAN_OPTIONS=detect_leaks=0 "$FUZZ_BUILD/bin/hetero-fuzz" "$CORPUS" \
+ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0 "$FUZZ_BUILD/bin/hetero-fuzz" "$CORPUS" \
   -runs="$RUNS" -max_total_time="$SECONDS_LIMIT" -max_len=8192 \
   -timeout="$TIMEOUT" -artifact_prefix="$FUZZ_BUILD/" \
   -print_final_stats=1 >"$LOG" 2>&1 || {
