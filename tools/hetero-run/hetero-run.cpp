@@ -523,8 +523,12 @@ int run() {
       plan = ", k = " + std::to_string(hrt_planner_group_size(planner));
       double forward = 0, backward = 0, transfer = 0;
       hrt_task_times(&forward, &backward, &transfer);
-      if (hrt_planner_record_compute(planner, forward, backward) ||
-          hrt_planner_record_transfer(planner, transfer) ||
+      // The first iteration warms up (first touches of every buffer, lazy
+      // initialisation): its times would mislead the planner.
+      bool warmup = i == 0 && iterations > 1;
+      if ((!warmup &&
+           (hrt_planner_record_compute(planner, forward, backward) ||
+            hrt_planner_record_transfer(planner, transfer))) ||
           hrt_planner_end_iteration(planner, world, &switched)) {
         llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
         return 1;
