@@ -205,6 +205,15 @@ StageOp PipelineOp::getStage(int64_t stageId) {
   return {};
 }
 
+/// Micro-batches per iteration beyond kMaxMicrobatches are a mistake.
+static LogicalResult verifyMicrobatchLimit(Operation *op, int64_t count) {
+  if (count <= kMaxMicrobatches)
+    return success();
+  return op->emitOpError() << "has " << count
+                           << " micro-batches, above the limit of "
+                           << kMaxMicrobatches << " per iteration";
+}
+
 LogicalResult PipelineOp::verify() {
   if (getNumStages() < 1)
     return emitOpError() << "needs at least 1 stage, got " << getNumStages();
@@ -215,11 +224,7 @@ LogicalResult PipelineOp::verify() {
     return emitOpError() << "has " << getNumStages()
                          << " stages, above the limit of "
                          << kMaxPipelineStages;
-  if (getNumMicrobatches() > kMaxMicrobatches)
-    return emitOpError() << "has " << getNumMicrobatches()
-                         << " micro-batches, above the limit of "
-                         << kMaxMicrobatches << " per iteration";
-  return success();
+  return verifyMicrobatchLimit(*this, getNumMicrobatches());
 }
 
 LogicalResult PipelineOp::verifyRegions() {
@@ -509,11 +514,8 @@ LogicalResult ScheduleOp::verify() {
                          << *size;
   if (std::optional<int64_t> count = getMicrobatches(); count && *count < 1)
     return emitOpError() << "microbatches must be at least 1, got " << *count;
-  if (std::optional<int64_t> count = getMicrobatches();
-      count && *count > kMaxMicrobatches)
-    return emitOpError() << "has " << *count
-                         << " micro-batches, above the limit of "
-                         << kMaxMicrobatches << " per iteration";
+  if (std::optional<int64_t> count = getMicrobatches())
+    return verifyMicrobatchLimit(*this, *count);
   return success();
 }
 

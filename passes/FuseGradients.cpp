@@ -123,7 +123,8 @@ struct HeteroFuseGradientsPass
       problem.compress = {compressAlphaMs, compressBetaMsPerMb};
       // Transfers move the compressed bytes.
       constexpr int64_t kElements = 1 << 20;
-      auto type = cast<RankedTensorType>(set.gradients.front().input().getType());
+      auto type =
+          cast<RankedTensorType>(set.gradients.front().input().getType());
       int64_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
       wireFraction = double(wire::compressedBytes(
                          kElements, elementBytes,

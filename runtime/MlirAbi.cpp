@@ -152,8 +152,8 @@ extern "C" long long hrt_mlir_size(hrt_comm comm) {
 
 extern "C" void hrt_mlir_all_reduce(hrt_comm comm, void *data,
                                     long long count, int dtype, int op) {
-  orAbort(hrt_all_reduce(data, data, countOf("hrt_mlir_all_reduce", count), hrt_dtype(dtype),
-                         hrt_reduce_op(op), comm));
+  orAbort(hrt_all_reduce(data, data, countOf("hrt_mlir_all_reduce", count),
+                         hrt_dtype(dtype), hrt_reduce_op(op), comm));
 }
 
 extern "C" hrt_request hrt_mlir_all_reduce_start(hrt_comm comm, void *data,
@@ -161,8 +161,9 @@ extern "C" hrt_request hrt_mlir_all_reduce_start(hrt_comm comm, void *data,
                                                  int op) {
   hrt_request request = nullptr;
   orAbort(hrt_iall_reduce(data, data,
-                          countOf("hrt_mlir_all_reduce_start", count), hrt_dtype(dtype),
-                          hrt_reduce_op(op), comm, &request));
+                          countOf("hrt_mlir_all_reduce_start", count),
+                          hrt_dtype(dtype), hrt_reduce_op(op), comm,
+                          &request));
   return request;
 }
 
@@ -172,15 +173,16 @@ extern "C" void hrt_mlir_wait(hrt_request request) {
 
 extern "C" void hrt_mlir_all_gather(hrt_comm comm, const void *send,
                                     void *recv, long long count, int dtype) {
-  orAbort(hrt_all_gather(send, recv, countOf("hrt_mlir_all_gather", count), hrt_dtype(dtype), comm));
+  orAbort(hrt_all_gather(send, recv, countOf("hrt_mlir_all_gather", count),
+                         hrt_dtype(dtype), comm));
 }
 
 extern "C" void hrt_mlir_reduce_scatter(hrt_comm comm, const void *send,
                                         void *recv, long long count,
                                         int dtype, int op) {
   orAbort(hrt_reduce_scatter(send, recv,
-                             countOf("hrt_mlir_reduce_scatter", count), hrt_dtype(dtype),
-                             hrt_reduce_op(op), comm));
+                             countOf("hrt_mlir_reduce_scatter", count),
+                             hrt_dtype(dtype), hrt_reduce_op(op), comm));
 }
 
 extern "C" void hrt_mlir_broadcast(hrt_comm comm, void *data, long long count,
@@ -199,7 +201,8 @@ extern "C" void hrt_mlir_reduce(hrt_comm comm, void *data, long long count,
 
 extern "C" void hrt_mlir_all_to_all(hrt_comm comm, const void *send,
                                     void *recv, long long count, int dtype) {
-  orAbort(hrt_all_to_all(send, recv, countOf("hrt_mlir_all_to_all", count), hrt_dtype(dtype), comm));
+  orAbort(hrt_all_to_all(send, recv, countOf("hrt_mlir_all_to_all", count),
+                         hrt_dtype(dtype), comm));
 }
 
 extern "C" void hrt_mlir_send(hrt_comm comm, const void *data,

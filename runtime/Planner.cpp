@@ -134,17 +134,16 @@ extern "C" hrt_status hrt_planner_end_iteration(hrt_planner planner,
                                               planner->candidates[i]),
                     simulated)
                     .iterationMs;
-    // Keep the plan in force unless another is strictly faster.
-    if (i == planner->current) {
+    if (i == planner->current)
       currentMs = ms;
-      ms -= 1e-9;
-    }
     if (i == 0 || ms < bestMs) {
       best = i;
       bestMs = ms;
     }
   }
-  if (bestMs > currentMs * (1.0 - planner->minGain))
+  // Keep the plan in force unless another is faster by the minimum gain
+  // (strictly faster when it is 0).
+  if (!(bestMs < currentMs * (1.0 - planner->minGain)))
     best = planner->current;
   *switched = best != planner->current;
   planner->current = best;

@@ -144,18 +144,16 @@ void append(char *buffer, size_t capacity, size_t &length, const char *text) {
 void appendNumber(char *buffer, size_t capacity, size_t &length,
                   long long value) {
   char digits[24];
-  int count = 0;
-  bool negative = value < 0;
+  char *first = digits + sizeof(digits) - 1;
+  *first = '\0';
   unsigned long long magnitude =
-      negative ? 0ULL - (unsigned long long)value : (unsigned long long)value;
-  do {
-    digits[count++] = char('0' + magnitude % 10);
-    magnitude /= 10;
-  } while (magnitude);
-  if (negative)
-    append(buffer, capacity, length, "-");
-  while (count)
-    buffer[length < capacity - 1 ? length++ : length] = digits[--count];
+      value < 0 ? 0ULL - (unsigned long long)value : (unsigned long long)value;
+  do
+    *--first = char('0' + magnitude % 10);
+  while (magnitude /= 10);
+  if (value < 0)
+    *--first = '-';
+  append(buffer, capacity, length, first);
 }
 
 extern "C" void reportStop(int signal, siginfo_t *info, void *context) {
@@ -228,6 +226,21 @@ void installStopReport() {
     sigaction(signal, &action, nullptr);
   }
   stopReportInstalled = true;
+}
+
+/// Reads HETERO_RT_TIMEOUT (seconds, 0 waits forever) into the state.
+hrt_status configureTimeout(const CallSite &here) {
+  const char *text = std::getenv("HETERO_RT_TIMEOUT");
+  if (!text || !*text)
+    return HRT_SUCCESS;
+  char *end = nullptr;
+  double seconds = std::strtod(text, &end);
+  if (*end != '\0' || !(seconds >= 0.0))
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                std::string("HETERO_RT_TIMEOUT='") + text +
+                    "' is not a number of seconds >= 0 (0 waits forever)");
+  state->timeout = seconds;
+  return HRT_SUCCESS;
 }
 
 /// Parses HETERO_RT_FAULT.
@@ -426,32 +439,23 @@ extern "C" hrt_status hrt_init(hrt_backend backend, int *argc, char ***argv) {
   created->ownsMpi = runtimeInitializedMpi;
   created->world.isWorld = true;
   state = created;
-  if (const char *timeout = std::getenv("HETERO_RT_TIMEOUT"); timeout && *timeout) {
-    char *end = nullptr;
-    double seconds = std::strtod(timeout, &end);
-    if (*end != '\0' || !(seconds >= 0.0)) {
-      delete state;
-      state = nullptr;
-      return fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                  std::string("HETERO_RT_TIMEOUT='") + timeout +
-                      "' is not a number of seconds >= 0 (0 waits forever)");
-    }
-    created->timeout = seconds;
-  }
-  hrt_status linkStatus = configureLinkModelFromEnvironment(here);
-  if (linkStatus == HRT_SUCCESS)
-    linkStatus = configureFault(here);
-  if (linkStatus == HRT_SUCCESS && linkModelActive() &&
+  // The environment's settings; the first bad one fails hrt_init.
+  hrt_status configured = configureTimeout(here);
+  if (configured == HRT_SUCCESS)
+    configured = configureLinkModelFromEnvironment(here);
+  if (configured == HRT_SUCCESS)
+    configured = configureFault(here);
+  if (configured == HRT_SUCCESS && linkModelActive() &&
       backend != HRT_BACKEND_MPI)
-    linkStatus = fail(HRT_ERROR_UNAVAILABLE, here,
+    configured = fail(HRT_ERROR_UNAVAILABLE, here,
                       "HETERO_RT_LINK emulates links for the MPI backend's "
                       "host buffers only");
-  if (linkStatus != HRT_SUCCESS) {
+  if (configured != HRT_SUCCESS) {
     std::string message = lastError;
     delete state;
     state = nullptr;
     lastError = message;
-    return linkStatus;
+    return configured;
   }
   if (hrt_status status = state->backend->initWorld(&state->world);
       status != HRT_SUCCESS) {

@@ -49,39 +49,35 @@
 
 namespace {
 
-/// A pipeline the fuzzer can select: the text is what `hetero-opt
+/// The pipelines the fuzzer can select, each what `hetero-opt
 /// --pass-pipeline='builtin.module(TEXT)'` would run. `@CSV@` stands for a
 /// schedule file the harness writes at start-up.
-struct FuzzPipeline {
-  const char *text;
-};
-
-const FuzzPipeline kPipelines[] = {
-    {"canonicalize"},
-    {"hetero-summary{output=/dev/null}"},
-    {"hetero-prunable-to-linalg"},
-    {"hetero-kfkb-schedule{group-size=2}"},
-    {"hetero-kfkb-schedule{group-sizes=1,2,4}"},
-    {"hetero-plan-candidates{memory-cap=1048576 batch=8 "
-     "activation-bytes=16384}"},
-    {"hetero-fuse-gradients"},
-    {"hetero-select-compression"},
-    {"hetero-select-compression{compressor=dgc ratio=0.1 ranks=8 "
-     "density=0.05 node-size=4}"},
-    {"hetero-print-schedule{output=/dev/null}"},
-    {"hetero-verify-schedule{memory-cap=4}"},
-    {"hetero-kfkb-schedule{group-size=2},hetero-verify-schedule,"
-     "hetero-export-schedule{output=/dev/null}"},
-    {"hetero-import-schedule{input=@CSV@ name=imported group-size=1},"
-     "hetero-verify-schedule"},
-    {"hetero-lower-pipeline"},
-    {"hetero-lower-pipeline{reference=true late-gradient-sync=true}"},
-    {"hetero-lower-to-runtime"},
-    {"hetero-lower-to-runtime{blocking-collectives=true}"},
-    {"hetero-lower-to-cpu"},
-    {"hetero-lower-to-gpu{format=isa}"},
-    {"hetero-kfkb-schedule{group-sizes=1,2},hetero-lower-pipeline,"
-     "hetero-fuse-gradients,hetero-select-compression,hetero-lower-to-cpu"},
+const char *const kPipelines[] = {
+    "canonicalize",
+    "hetero-summary{output=/dev/null}",
+    "hetero-prunable-to-linalg",
+    "hetero-kfkb-schedule{group-size=2}",
+    "hetero-kfkb-schedule{group-sizes=1,2,4}",
+    "hetero-plan-candidates{memory-cap=1048576 batch=8 "
+    "activation-bytes=16384}",
+    "hetero-fuse-gradients",
+    "hetero-select-compression",
+    "hetero-select-compression{compressor=dgc ratio=0.1 ranks=8 "
+    "density=0.05 node-size=4}",
+    "hetero-print-schedule{output=/dev/null}",
+    "hetero-verify-schedule{memory-cap=4}",
+    "hetero-kfkb-schedule{group-size=2},hetero-verify-schedule,"
+    "hetero-export-schedule{output=/dev/null}",
+    "hetero-import-schedule{input=@CSV@ name=imported group-size=1},"
+    "hetero-verify-schedule",
+    "hetero-lower-pipeline",
+    "hetero-lower-pipeline{reference=true late-gradient-sync=true}",
+    "hetero-lower-to-runtime",
+    "hetero-lower-to-runtime{blocking-collectives=true}",
+    "hetero-lower-to-cpu",
+    "hetero-lower-to-gpu{format=isa}",
+    "hetero-kfkb-schedule{group-sizes=1,2},hetero-lower-pipeline,"
+    "hetero-fuse-gradients,hetero-select-compression,hetero-lower-to-cpu",
 };
 constexpr size_t kNumPipelines = sizeof(kPipelines) / sizeof(kPipelines[0]);
 
@@ -116,8 +112,8 @@ Harness &getHarness() {
         registry, mlir::MLIRContext::Threading::DISABLED);
     created->context->loadAllAvailableDialects();
     std::string csv = writeScheduleCsv();
-    for (const FuzzPipeline &pipeline : kPipelines) {
-      std::string text = pipeline.text;
+    for (const char *pipeline : kPipelines) {
+      std::string text = pipeline;
       if (size_t at = text.find("@CSV@"); at != std::string::npos)
         text.replace(at, 5, csv);
       created->texts.push_back(std::move(text));
@@ -175,7 +171,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   Harness &harness = getHarness();
   if (std::getenv("HETERO_FUZZ_LIST")) {
     for (size_t i = 0; i < kNumPipelines; ++i)
-      std::printf("%zu %s\n", i, kPipelines[i].text);
+      std::printf("%zu %s\n", i, kPipelines[i]);
     std::exit(0);
   }
   // Every pipeline must build: a typo here would silently fuzz nothing.
