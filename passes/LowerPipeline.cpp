@@ -310,7 +310,8 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       Value output =
           func::CallOp::create(builder, loc, stage.forward, arguments)
               .getResult(0);
-      TaskMarkOp::create(builder, loc, TaskKind::forward);
+      TaskMarkOp::create(builder, loc, TaskKind::forward,
+                         builder.getI64IntegerAttr(mb));
       if (s == last)
         loss = addLoss(loss, output);
       else
@@ -328,7 +329,8 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
         arguments.push_back(received[mb]);
       received.erase(mb);
       auto call = func::CallOp::create(builder, loc, stage.backward, arguments);
-      TaskMarkOp::create(builder, loc, TaskKind::backward);
+      TaskMarkOp::create(builder, loc, TaskKind::backward,
+                         builder.getI64IntegerAttr(mb));
       for (auto [sum, gradient] :
            llvm::zip(gradients, call.getResults().drop_front()))
         sum = accumulate(sum, gradient);

@@ -513,10 +513,11 @@ LogicalResult HeteroLowerToRuntimePass::lower(Operation *op,
         return success();
       })
       .Case([&](TaskMarkOp mark) -> LogicalResult {
-        calls.call(loc, "hrt_mlir_task_mark",
-                   {calls.constant32(loc, mark.getKind() == TaskKind::forward
-                                              ? 0
-                                              : 1)});
+        // hrt_timeline_kind: 0 forward, 1 backward; -1: no micro-batch.
+        calls.call(
+            loc, "hrt_mlir_task_mark",
+            {calls.constant32(loc, mark.getKind() == TaskKind::forward ? 0 : 1),
+             calls.constant64(loc, mark.getMicrobatch().value_or(-1))});
         rewriter.eraseOp(op);
         return success();
       })

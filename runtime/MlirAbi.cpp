@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+using hetero::rt::CommunicationScope;
+
 namespace {
 
 /// Aborts the job after a failed call, naming it.
@@ -152,6 +154,7 @@ extern "C" long long hrt_mlir_size(hrt_comm comm) {
 
 extern "C" void hrt_mlir_all_reduce(hrt_comm comm, void *data,
                                     long long count, int dtype, int op) {
+  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
   orAbort(hrt_all_reduce(data, data, countOf("hrt_mlir_all_reduce", count),
                          hrt_dtype(dtype), hrt_reduce_op(op), comm));
 }
@@ -168,11 +171,13 @@ extern "C" hrt_request hrt_mlir_all_reduce_start(hrt_comm comm, void *data,
 }
 
 extern "C" void hrt_mlir_wait(hrt_request request) {
+  CommunicationScope timed(HRT_TIMELINE_WAIT);
   orAbort(hrt_wait(&request));
 }
 
 extern "C" void hrt_mlir_all_gather(hrt_comm comm, const void *send,
                                     void *recv, long long count, int dtype) {
+  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
   orAbort(hrt_all_gather(send, recv, countOf("hrt_mlir_all_gather", count),
                          hrt_dtype(dtype), comm));
 }
@@ -180,6 +185,7 @@ extern "C" void hrt_mlir_all_gather(hrt_comm comm, const void *send,
 extern "C" void hrt_mlir_reduce_scatter(hrt_comm comm, const void *send,
                                         void *recv, long long count,
                                         int dtype, int op) {
+  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
   orAbort(hrt_reduce_scatter(send, recv,
                              countOf("hrt_mlir_reduce_scatter", count),
                              hrt_dtype(dtype), hrt_reduce_op(op), comm));
@@ -187,6 +193,7 @@ extern "C" void hrt_mlir_reduce_scatter(hrt_comm comm, const void *send,
 
 extern "C" void hrt_mlir_broadcast(hrt_comm comm, void *data, long long count,
                                    int dtype, long long root) {
+  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
   orAbort(hrt_broadcast(data, countOf("hrt_mlir_broadcast", count),
                         hrt_dtype(dtype),
                         intOf("hrt_mlir_broadcast", "root", root), comm));
@@ -194,6 +201,7 @@ extern "C" void hrt_mlir_broadcast(hrt_comm comm, void *data, long long count,
 
 extern "C" void hrt_mlir_reduce(hrt_comm comm, void *data, long long count,
                                 int dtype, int op, long long root) {
+  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
   orAbort(hrt_reduce(data, data, countOf("hrt_mlir_reduce", count),
                      hrt_dtype(dtype), hrt_reduce_op(op),
                      intOf("hrt_mlir_reduce", "root", root), comm));
@@ -201,6 +209,7 @@ extern "C" void hrt_mlir_reduce(hrt_comm comm, void *data, long long count,
 
 extern "C" void hrt_mlir_all_to_all(hrt_comm comm, const void *send,
                                     void *recv, long long count, int dtype) {
+  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
   orAbort(hrt_all_to_all(send, recv, countOf("hrt_mlir_all_to_all", count),
                          hrt_dtype(dtype), comm));
 }
@@ -209,26 +218,25 @@ extern "C" void hrt_mlir_send(hrt_comm comm, const void *data,
                               long long count, int dtype, long long peer,
                               long long tag) {
   // Buffered: a pipeline stage never waits for the receiver to be ready.
-  double start = hrt_wtime();
+  CommunicationScope timed(HRT_TIMELINE_SEND);
   orAbort(hrt_bsend(data, countOf("hrt_mlir_send", count), hrt_dtype(dtype),
                     intOf("hrt_mlir_send", "peer", peer),
                     intOf("hrt_mlir_send", "tag", tag), comm));
-  hetero::rt::noteCommunication(hrt_wtime() - start);
 }
 
 extern "C" void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
                               int dtype, long long peer, long long tag) {
-  double start = hrt_wtime();
+  CommunicationScope timed(HRT_TIMELINE_RECV);
   orAbort(hrt_recv(data, countOf("hrt_mlir_recv", count), hrt_dtype(dtype),
                    intOf("hrt_mlir_recv", "peer", peer),
                    intOf("hrt_mlir_recv", "tag", tag), comm));
-  hetero::rt::noteCommunication(hrt_wtime() - start);
 }
 
 extern "C" void hrt_mlir_compressed_all_reduce(
     hrt_comm comm, void *data, long long count, int dtype, int op,
     int compressor, double ratio, long long levels, int scheme,
     int errorFeedback, long long nodeSize, long long site) {
+  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
   if (dtype != HRT_FLOAT32)
     abortWith("a compressed all-reduce needs float32 data, got hrt_dtype " +
               std::to_string(dtype));
@@ -260,6 +268,7 @@ extern "C" void hrt_mlir_compressed_all_reduce(
 extern "C" void hrt_mlir_sparse_all_reduce(hrt_comm comm, void *data,
                                            long long count, int dtype, int op,
                                            int format) {
+  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
   if (dtype != HRT_FLOAT32)
     abortWith("a sparse all-reduce needs float32 data, got hrt_dtype " +
               std::to_string(dtype));

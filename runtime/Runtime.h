@@ -167,10 +167,37 @@ size_t bufferedSendsInFlight();
 // Task times (TaskTimes.cpp)
 //===----------------------------------------------------------------------===//
 
-/// Time spent inside a point-to-point call of compiled code.
-void noteCommunication(double seconds);
+/// Compiled code spent [start, end] (hrt_wtime seconds) in a communication
+/// call of `kind`: excluded from its task's time when it is point to point,
+/// and a span of the timeline.
+void noteCommunication(hrt_timeline_kind kind, double start, double end);
 /// One message's time on the emulated link.
 void noteTransfer(double seconds);
+
+/// Notes the communication call of compiled code that runs for as long as
+/// it lives.
+class CommunicationScope {
+public:
+  explicit CommunicationScope(hrt_timeline_kind kind)
+      : kind(kind), start(hrt_wtime()) {}
+  ~CommunicationScope() { noteCommunication(kind, start, hrt_wtime()); }
+  CommunicationScope(const CommunicationScope &) = delete;
+  CommunicationScope &operator=(const CommunicationScope &) = delete;
+
+private:
+  hrt_timeline_kind kind;
+  double start;
+};
+
+//===----------------------------------------------------------------------===//
+// Timeline (Timeline.cpp)
+//===----------------------------------------------------------------------===//
+
+/// A task of `kind` (forward or backward) ended at `end`; it began at the
+/// later of the previous task's end and the end of the last communication.
+void recordTask(hrt_timeline_kind kind, long long microbatch, double end);
+/// A communication call of `kind` ran from `start` to `end`.
+void recordCommunication(hrt_timeline_kind kind, double start, double end);
 /// Null when the library was built without NCCL.
 std::unique_ptr<Backend> createNcclBackend();
 

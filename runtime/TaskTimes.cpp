@@ -4,12 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Stage programs built for re-planning call hrt_mlir_task_mark after each
-// forward and backward task. A task's time is the wall time since the
-// previous mark minus the time spent inside point-to-point calls since then
-// (waiting for a peer is not compute). Transfers are timed by the emulated
-// link: a message's time on the link, queueing excluded, as the simulator
-// counts it.
+// Stage programs call hrt_mlir_task_mark after each forward and backward
+// task. A task's time is the wall time since the previous mark minus the
+// time spent inside point-to-point calls since then (waiting for a peer is
+// not compute). Transfers are timed by the emulated link: a message's time
+// on the link, queueing excluded, as the simulator counts it. Marks and
+// communication calls also feed the timeline (Timeline.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,8 +34,12 @@ TaskClock &taskClock() {
 
 } // namespace
 
-void noteCommunication(double seconds) {
-  taskClock().communicationSinceMark += seconds;
+void noteCommunication(hrt_timeline_kind kind, double start, double end) {
+  // Waiting for a peer is not compute; a collective inside a stage's task
+  // (tensor parallelism) is part of the task as the planner simulates it.
+  if (kind == HRT_TIMELINE_SEND || kind == HRT_TIMELINE_RECV)
+    taskClock().communicationSinceMark += end - start;
+  recordCommunication(kind, start, end);
 }
 
 void noteTransfer(double seconds) {
@@ -47,10 +51,13 @@ void noteTransfer(double seconds) {
 
 using namespace hetero::rt;
 
-extern "C" void hrt_mlir_task_mark(int kind) {
+extern "C" void hrt_mlir_task_mark(int kind, long long microbatch) {
   TaskClock &clock = taskClock();
   double now = hrt_wtime();
-  if (clock.lastMark >= 0.0 && (kind == 0 || kind == 1)) {
+  if (kind != HRT_TIMELINE_FORWARD && kind != HRT_TIMELINE_BACKWARD)
+    return;
+  recordTask(hrt_timeline_kind(kind), microbatch, now);
+  if (clock.lastMark >= 0.0) {
     clock.sums[kind] += now - clock.lastMark - clock.communicationSinceMark;
     ++clock.counts[kind];
   }

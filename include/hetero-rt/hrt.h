@@ -216,6 +216,57 @@ HRT_EXPORT void hrt_task_times(double *forward_ms, double *backward_ms,
 HRT_EXPORT void hrt_task_times_reset(void);
 
 /*===----------------------------------------------------------------------===*
+ * Timelines of measured iterations. Between hrt_timeline_begin_iteration
+ * and hrt_timeline_gather each rank records, in hrt_wtime seconds:
+ *   - each task a compiled stage program reports (hrt_mlir_task_mark), from
+ *     the later of the previous mark (or the begin) and the end of the last
+ *     communication call since, to its mark;
+ *   - each communication call of compiled code (the hrt_mlir_ sends,
+ *     receives, waits and blocking collectives), from its entry to its
+ *     return.
+ * A rank keeps at most HRT_TIMELINE_MAX_SPANS spans an iteration and counts
+ * the ones after as dropped. Recording costs a lock and a copy per span,
+ * and nothing before the first hrt_timeline_begin_iteration. hrt_wtime is
+ * each host's own clock: the spans of ranks on different hosts line up only
+ * as well as the hosts' clocks agree.
+ *===----------------------------------------------------------------------===*/
+
+typedef HRT_ENUM(hrt_timeline_kind) {
+  HRT_TIMELINE_FORWARD = 0,    /* a forward task */
+  HRT_TIMELINE_BACKWARD = 1,   /* a backward task */
+  HRT_TIMELINE_SEND = 2,       /* a point-to-point send (buffered) */
+  HRT_TIMELINE_RECV = 3,       /* a blocking point-to-point receive */
+  HRT_TIMELINE_WAIT = 4,       /* waiting for a posted collective */
+  HRT_TIMELINE_COLLECTIVE = 5, /* a blocking collective */
+} hrt_timeline_kind;
+
+typedef struct hrt_timeline_span {
+  double start; /* hrt_wtime seconds on the rank that recorded it */
+  double end;
+  int rank;     /* that rank, in the communicator of hrt_timeline_gather */
+  int kind;     /* hrt_timeline_kind */
+  long long microbatch; /* tasks: the micro-batch, or -1 when unknown;
+                           communication: -1 */
+} hrt_timeline_span;
+
+#define HRT_TIMELINE_MAX_SPANS 65536
+
+/* "forward", "backward", "send", "recv", "wait", "collective". */
+HRT_EXPORT const char *hrt_timeline_kind_string(hrt_timeline_kind kind);
+
+/* Drops this rank's spans and starts recording the next iteration's. */
+HRT_EXPORT hrt_status hrt_timeline_begin_iteration(void);
+/* Collective over `comm`: stops recording, and gathers the spans every rank
+ * recorded since its hrt_timeline_begin_iteration on rank 0 of `comm`,
+ * rank by rank, each rank's in the order recorded. On rank 0, `*spans`
+ * points to `*count` spans owned by the runtime, valid until the next
+ * hrt_timeline_gather, and `*dropped` (when not NULL) counts the spans that
+ * all ranks dropped; other ranks get a null `*spans` and zero counts. */
+HRT_EXPORT hrt_status hrt_timeline_gather(hrt_comm comm,
+                                          const hrt_timeline_span **spans,
+                                          size_t *count, size_t *dropped);
+
+/*===----------------------------------------------------------------------===*
  * Entry points for compiled code (hetero-lower-to-runtime). They take
  * 64-bit counts, report a failure with its message on stderr and abort the
  * job: generated code has no error path of its own.
@@ -229,8 +280,9 @@ HRT_EXPORT hrt_comm hrt_mlir_group(long long ndims, long long d0, long long d1,
                                    long long d2, long long d3,
                                    long long axes_mask);
 HRT_EXPORT hrt_comm hrt_mlir_world(void);
-/* A stage program's task just ended: 0 forward, 1 backward. */
-HRT_EXPORT void hrt_mlir_task_mark(int kind);
+/* A stage program's task of micro-batch `microbatch` (-1: unknown) just
+ * ended: `kind` is HRT_TIMELINE_FORWARD or HRT_TIMELINE_BACKWARD. */
+HRT_EXPORT void hrt_mlir_task_mark(int kind, long long microbatch);
 HRT_EXPORT long long hrt_mlir_rank(hrt_comm comm);
 HRT_EXPORT long long hrt_mlir_size(hrt_comm comm);
 HRT_EXPORT void hrt_mlir_all_reduce(hrt_comm comm, void *data,

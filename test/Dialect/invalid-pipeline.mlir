@@ -126,3 +126,11 @@ hetero.pipeline @p stages = 2 microbatches = 4 {
   // expected-error @+1 {{'hetero.stage' op forward function 'source' takes no activation from stage 0}}
   hetero.stage 1 forward @source backward @f
 }
+
+// -----
+
+func.func @negative_task_mark_microbatch() {
+  // expected-error @+1 {{'hetero.task_mark' op attribute 'microbatch' failed to satisfy constraint: 64-bit integer attribute whose value is non-negative}}
+  hetero.task_mark forward -1
+  return
+}

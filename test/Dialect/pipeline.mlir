@@ -82,8 +82,8 @@ hetero.plan_set @gpt_plans for @gpt [@gpt_1f1b, @gpt_gpipe] default @gpt_gpipe
 // CHECK-LABEL: hetero.pipeline @executable stages = 1 microbatches = 2 data @batches optimizer #hetero.adam<lr = 1.000000e-03, beta2 = 5.000000e-01>
 // CHECK-NEXT:    hetero.stage 0 forward @fwd backward @bwd params [@w]
 // CHECK-LABEL: func.func @marks
-// CHECK:         hetero.task_mark forward
-// CHECK:         hetero.task_mark backward
+// CHECK:         hetero.task_mark forward{{$}}
+// CHECK:         hetero.task_mark backward 3{{$}}
 memref.global "private" @w : memref<4x4xf32> = dense<0.0>
 func.func private @batches(i64, i64, i64) -> (tensor<2x4xf32>, tensor<2x4xf32>)
 func.func private @fwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
@@ -93,6 +93,6 @@ hetero.pipeline @executable stages = 1 microbatches = 2 data @batches optimizer 
 }
 func.func @marks() {
   hetero.task_mark forward
-  hetero.task_mark backward
+  hetero.task_mark backward 3
   return
 }

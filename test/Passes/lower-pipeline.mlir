@@ -106,11 +106,11 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
 // ONE-F-ONE-B:         call @s0_bwd(
 // ONE-F-ONE-B-LABEL: func.func private @p_step_stage1(
 // ONE-F-ONE-B:         call @s1_fwd(
-// ONE-F-ONE-B-NEXT:    hetero.task_mark forward
+// ONE-F-ONE-B-NEXT:    hetero.task_mark forward 0{{$}}
 // ONE-F-ONE-B-NEXT:    tensor.extract
 // ONE-F-ONE-B-NEXT:    arith.addf
 // ONE-F-ONE-B-NEXT:    call @s1_bwd(
-// ONE-F-ONE-B-NEXT:    hetero.task_mark backward
+// ONE-F-ONE-B-NEXT:    hetero.task_mark backward 0{{$}}
 
 // MISSING: error: 'hetero.pipeline' op has no schedule 'p_missing' (hetero-lower-pipeline schedule=p_missing)
 

@@ -76,15 +76,18 @@ func.func @coordinates() -> (index, index) {
 
 // -----
 
-// A task mark tells the runtime which kind of compute task just ended.
+// A task mark tells the runtime which kind of compute task just ended, and
+// its micro-batch (-1 when the mark does not say).
 // CHECK-LABEL: func.func @marks
 // CHECK:         %[[FORWARD:.*]] = arith.constant 0 : i32
-// CHECK:         call @hrt_mlir_task_mark(%[[FORWARD]]) : (i32) -> ()
+// CHECK:         %[[UNKNOWN:.*]] = arith.constant -1 : i64
+// CHECK:         call @hrt_mlir_task_mark(%[[FORWARD]], %[[UNKNOWN]]) : (i32, i64) -> ()
 // CHECK:         %[[BACKWARD:.*]] = arith.constant 1 : i32
-// CHECK:         call @hrt_mlir_task_mark(%[[BACKWARD]]) : (i32) -> ()
+// CHECK:         %[[THREE:.*]] = arith.constant 3 : i64
+// CHECK:         call @hrt_mlir_task_mark(%[[BACKWARD]], %[[THREE]]) : (i32, i64) -> ()
 func.func @marks() {
   hetero.task_mark forward
-  hetero.task_mark backward
+  hetero.task_mark backward 3
   return
 }
 

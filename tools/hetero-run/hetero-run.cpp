@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MeasuredTimeline.h"
 #include "ToolDialects.h"
 
 #include "hetero-rt/hrt.h"
@@ -107,6 +108,11 @@ static cl::opt<std::string>
     dumpLowered("dump-lowered",
                 cl::desc("Write the lowered LLVM-dialect module to a file"),
                 cl::init(""), cl::cat(category));
+static cl::opt<std::string> timelineDirectory(
+    "timeline",
+    cl::desc("Measure the last iteration on every rank and write it as "
+             "DIR/timeline.json (Chrome trace) and DIR/timeline.svg"),
+    cl::value_desc("DIR"), cl::init(""), cl::cat(category));
 
 namespace {
 
@@ -502,7 +508,14 @@ int run() {
       !exchangeParameters(**engine, **pipeline, loadDirectory, /*save=*/false,
                           rank, isStep))
     return 1;
+  bool timeline = !timelineDirectory.empty();
+  if (timeline && rank == 0 &&
+      !hetero::prepareTimelineDirectory(timelineDirectory))
+    return 1;
   for (int64_t i = 0; i < iterations; ++i) {
+    // --timeline keeps the spans of the last iteration only.
+    if (timeline)
+      hrt_timeline_begin_iteration();
     std::string name = entry;
     if (planner) {
       name = planSteps[size_t(hrt_planner_plan_index(planner))];
@@ -546,6 +559,10 @@ int run() {
       std::fflush(stdout);
     }
   }
+  if (timeline && iterations > 0 &&
+      !hetero::writeTimeline(world, timelineDirectory, iterations - 1,
+                             isStep ? (*pipeline)->replicas : 0))
+    return 1;
   if (planner)
     hrt_planner_destroy(planner);
   if (!saveDirectory.empty() &&

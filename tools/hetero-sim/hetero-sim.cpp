@@ -35,6 +35,7 @@
 #include "hetero/Profile/FusionProfile.h"
 #include "hetero/Profile/PipelineProfile.h"
 #include "hetero/Sim/PipelineSim.h"
+#include "hetero/Sim/Timeline.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -100,78 +101,6 @@ bool readNumber(const std::map<std::string, std::string> &options,
   return true;
 }
 
-std::string taskName(const schedule::Action &action) {
-  return (action.kind == schedule::Action::Forward ? "F" : "B") +
-         std::to_string(action.microbatch);
-}
-
-void writeChromeTrace(const sim::Result &result, std::ostream &os) {
-  os << "{\"traceEvents\": [\n";
-  bool first = true;
-  auto event = [&](const std::string &name, int64_t tid, const sim::Span &span,
-                   const char *category) {
-    os << (first ? "" : ",\n") << "  {\"name\": \"" << name
-       << "\", \"cat\": \"" << category << "\", \"ph\": \"X\", \"pid\": 0, "
-       << "\"tid\": " << tid << ", \"ts\": " << span.startMs * 1000.0
-       << ", \"dur\": " << (span.endMs - span.startMs) * 1000.0 << "}";
-    first = false;
-  };
-  for (size_t s = 0; s < result.computeSpans.size(); ++s)
-    for (size_t t = 0; t < result.computeSpans[s].size(); ++t)
-      event(taskName(result.computeTasks[s][t]), s, result.computeSpans[s][t],
-            "compute");
-  int64_t row = result.computeSpans.size();
-  for (const sim::Result::Link &link : result.links) {
-    for (const sim::Span &span : link.busy)
-      event("link " + std::to_string(link.from) + "->" +
-                std::to_string(link.to),
-            row, span, "transfer");
-    ++row;
-  }
-  os << "\n]}\n";
-}
-
-/// One row per stage (forward blue, backward green), then one per link.
-void writeSvg(const sim::Result &result, std::ostream &os) {
-  double scale = 800.0 / std::max(result.iterationMs, 1e-9);
-  int64_t rows = result.computeSpans.size() + result.links.size();
-  double height = 24.0 * rows + 30.0;
-  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\""
-     << height << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-  auto rect = [&](int64_t row, const sim::Span &span, const char *fill,
-                  const std::string &label) {
-    double x = 120.0 + span.startMs * scale;
-    double width = std::max((span.endMs - span.startMs) * scale, 0.5);
-    double y = 10.0 + 24.0 * row;
-    os << "  <rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << width
-       << "\" height=\"20\" fill=\"" << fill << "\" stroke=\"white\"/>\n";
-    if (!label.empty())
-      os << "  <text x=\"" << x + 2 << "\" y=\"" << y + 14 << "\">" << label
-         << "</text>\n";
-  };
-  int64_t row = 0;
-  for (size_t s = 0; s < result.computeSpans.size(); ++s, ++row) {
-    os << "  <text x=\"4\" y=\"" << 24 + 24 * row << "\">stage " << s
-       << "</text>\n";
-    for (size_t t = 0; t < result.computeSpans[s].size(); ++t) {
-      const schedule::Action &task = result.computeTasks[s][t];
-      rect(row, result.computeSpans[s][t],
-           task.kind == schedule::Action::Forward ? "#4c78a8" : "#59a14f",
-           taskName(task));
-    }
-  }
-  for (const sim::Result::Link &link : result.links) {
-    os << "  <text x=\"4\" y=\"" << 24 + 24 * row << "\">link " << link.from
-       << "-&gt;" << link.to << "</text>\n";
-    for (const sim::Span &span : link.busy)
-      rect(row, span, "#f28e2b", "");
-    ++row;
-  }
-  os << "  <text x=\"120\" y=\"" << height - 4 << "\">0 ms</text>\n"
-     << "  <text x=\"880\" y=\"" << height - 4 << "\">"
-     << result.iterationMs << " ms</text>\n</svg>\n";
-}
-
 std::string readFile(const std::string &path, std::string &text) {
   std::ifstream file(path);
   if (!file)
@@ -206,13 +135,13 @@ int report(const sim::Result &result,
     std::ofstream out(options["chrome-trace"]);
     if (!out)
       return failure("cannot write '" + options["chrome-trace"] + "'");
-    writeChromeTrace(result, out);
+    timeline::writeChromeTrace(timeline::rowsOf(result), out);
   }
   if (options.count("svg")) {
     std::ofstream out(options["svg"]);
     if (!out)
       return failure("cannot write '" + options["svg"] + "'");
-    writeSvg(result, out);
+    timeline::writeSvg(timeline::rowsOf(result), out);
   }
   return 0;
 }

@@ -306,18 +306,21 @@ def Hetero_TaskMarkOp : Hetero_Op<"task_mark", [
   let summary = "Marks the end of a compute task of a stage program";
   let description = [{
     Emitted by `hetero-lower-pipeline` after each forward and backward call
-    of a training step. The runtime times the compute of each kind of task
-    between marks (time spent waiting in transfers excluded), which the
-    adaptive planner of `hetero-run --adaptive` feeds to its simulator.
+    of a training step, with the task's micro-batch when it is known. The
+    runtime times the compute of each kind of task between marks (time spent
+    waiting in transfers excluded), which the adaptive planner of
+    `hetero-run --adaptive` feeds to its simulator, and records each task's
+    span for `hetero-run --timeline`.
 
     Example:
 
     ```mlir
-    hetero.task_mark backward
+    hetero.task_mark backward 3
     ```
   }];
-  let arguments = (ins Hetero_TaskKind:$kind);
-  let assemblyFormat = "$kind attr-dict";
+  let arguments = (ins Hetero_TaskKind:$kind,
+                       OptionalAttr<Hetero_NonNegativeI64>:$microbatch);
+  let assemblyFormat = "$kind ($microbatch^)? attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,139 @@
+//===- MeasuredTimeline.cpp - hetero-run --timeline -----------------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Turns the spans that the runtime measured on every rank (hrt_timeline_*)
+// into the rows of hetero/Sim/Timeline.h, one per rank, and writes them as
+// a Chrome trace and an SVG picture.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MeasuredTimeline.h"
+
+#include "hetero/Sim/Timeline.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <vector>
+
+namespace hetero {
+namespace {
+
+bool cannotWrite(llvm::StringRef path, const std::string &reason) {
+  llvm::errs() << "hetero-run: --timeline: cannot write '" << path
+               << "': " << reason << "\n";
+  return false;
+}
+
+bool writeFile(llvm::StringRef path, const std::string &contents) {
+  std::error_code error;
+  llvm::raw_fd_ostream os(path, error);
+  if (error)
+    return cannotWrite(path, error.message());
+  os << contents;
+  os.close();
+  if (os.has_error()) {
+    std::string reason = os.error().message();
+    os.clear_error();
+    return cannotWrite(path, reason);
+  }
+  return true;
+}
+
+/// One row per rank of a job of `ranks`, in milliseconds from the earliest
+/// span; counts the compute tasks in `tasks`.
+std::vector<timeline::Row> rowsOf(const hrt_timeline_span *spans, size_t count,
+                                  int ranks, int64_t replicas, size_t &tasks) {
+  std::vector<timeline::Row> rows(size_t(std::max(ranks, 0)));
+  for (size_t r = 0; r < rows.size(); ++r) {
+    rows[r].id = int64_t(r);
+    rows[r].name = "rank " + std::to_string(r);
+    if (replicas > 0)
+      rows[r].name += " (stage " + std::to_string(int64_t(r) / replicas) +
+                      ", replica " + std::to_string(int64_t(r) % replicas) +
+                      ")";
+  }
+  double origin = 0.0;
+  for (size_t i = 0; i < count; ++i)
+    origin = i == 0 ? spans[i].start : std::min(origin, spans[i].start);
+  tasks = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const hrt_timeline_span &span = spans[i];
+    if (span.rank < 0 || size_t(span.rank) >= rows.size())
+      continue;
+    double startMs = (span.start - origin) * 1e3;
+    double endMs = (span.end - origin) * 1e3;
+    auto kind = hrt_timeline_kind(span.kind);
+    bool task = kind == HRT_TIMELINE_FORWARD || kind == HRT_TIMELINE_BACKWARD;
+    rows[size_t(span.rank)].spans.push_back(
+        task ? timeline::taskSpan(kind == HRT_TIMELINE_FORWARD, span.microbatch,
+                                  startMs, endMs)
+             : timeline::communicationSpan(hrt_timeline_kind_string(kind),
+                                           "communication", startMs, endMs));
+    tasks += task;
+  }
+  for (timeline::Row &row : rows)
+    std::stable_sort(row.spans.begin(), row.spans.end(),
+                     [](const timeline::Span &a, const timeline::Span &b) {
+                       return a.startMs < b.startMs;
+                     });
+  return rows;
+}
+
+} // namespace
+
+bool prepareTimelineDirectory(const std::string &directory) {
+  if (std::error_code error = llvm::sys::fs::create_directories(directory))
+    return cannotWrite(directory, error.message());
+  if (!llvm::sys::fs::is_directory(directory))
+    return cannotWrite(
+        directory, std::make_error_code(std::errc::not_a_directory).message());
+  if (std::error_code error =
+          llvm::sys::fs::access(directory, llvm::sys::fs::AccessMode::Write))
+    return cannotWrite(directory, error.message());
+  return true;
+}
+
+bool writeTimeline(hrt_comm world, const std::string &directory,
+                   int64_t iteration, int64_t replicas) {
+  const hrt_timeline_span *spans = nullptr;
+  size_t count = 0, dropped = 0;
+  int rank = 0, ranks = 0;
+  if (hrt_timeline_gather(world, &spans, &count, &dropped) != HRT_SUCCESS ||
+      hrt_comm_rank(world, &rank) != HRT_SUCCESS ||
+      hrt_comm_size(world, &ranks) != HRT_SUCCESS) {
+    llvm::errs() << "hetero-run: --timeline: " << hrt_last_error() << "\n";
+    return false;
+  }
+  if (rank != 0)
+    return true;
+  size_t tasks = 0;
+  std::vector<timeline::Row> rows =
+      rowsOf(spans, count, ranks, replicas, tasks);
+  llvm::SmallString<256> tracePath(directory), svgPath(directory);
+  llvm::sys::path::append(tracePath, "timeline.json");
+  llvm::sys::path::append(svgPath, "timeline.svg");
+  std::ostringstream trace, svg;
+  timeline::writeChromeTrace(rows, trace);
+  timeline::writeSvg(rows, svg);
+  if (!writeFile(tracePath, trace.str()) || !writeFile(svgPath, svg.str()))
+    return false;
+  std::printf("timeline: %s, %s (iteration %lld, %zu tasks)\n",
+              tracePath.c_str(), svgPath.c_str(), (long long)iteration, tasks);
+  if (dropped)
+    std::printf("timeline: %zu spans left out: a rank records at most %d an "
+                "iteration\n",
+                dropped, HRT_TIMELINE_MAX_SPANS);
+  std::fflush(stdout);
+  return true;
+}
+
+} // namespace hetero
