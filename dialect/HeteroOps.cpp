@@ -328,6 +328,10 @@ lookupParameter(StageOp stage, FlatSymbolRefAttr name,
   return RankedTensorType::get(type.getShape(), type.getElementType());
 }
 
+bool hetero::hasInputGradient(Type type) {
+  return isa<FloatType>(cast<ShapedType>(type).getElementType());
+}
+
 /// Verifies the stage ABI of an executable pipeline (see the op's
 /// description): parameters, data function and every stage function.
 static LogicalResult verifyStageAbi(PipelineOp pipeline,
@@ -391,7 +395,9 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
     SmallVector<Slot> inputs = {
         {activation, s == 0 ? "the micro-batch input"
                             : "the activation of stage " + std::to_string(s - 1)}};
-    SmallVector<Slot> gradients = {{activation, "the input gradient"}};
+    SmallVector<Slot> gradients;
+    if (hasInputGradient(activation))
+      gradients.push_back({activation, "the input gradient"});
     for (FlatSymbolRefAttr param : stage.getParamSymbols()) {
       auto [it, inserted] = owners.try_emplace(param.getAttr(), s);
       if (!inserted)
@@ -1068,6 +1074,55 @@ LogicalResult CkptChunkOp::verify() {
     return emitOpError() << "chunk " << getChunk() << " is outside 0.."
                          << getChunks() - 1;
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CorpusBatchOp, SampleContextOp, SampleNextOp
+//===----------------------------------------------------------------------===//
+
+/// A character-level vocabulary: at least two token ids, at most one per
+/// byte value.
+static LogicalResult verifyVocabulary(Operation *op, int64_t vocab) {
+  if (vocab < 2 || vocab > kMaxVocabulary)
+    return op->emitOpError()
+           << "vocab must be between 2 and " << kMaxVocabulary
+           << " (character-level token ids), got " << vocab;
+  return success();
+}
+
+/// Token ids come as sequences x tokens.
+static LogicalResult verifyTokenBatch(Operation *op, RankedTensorType type,
+                                      StringRef what) {
+  if (type.getRank() != 2 || type.getNumElements() == 0)
+    return op->emitOpError()
+           << what << " has type " << type
+           << ", expected a non-empty 2-D tensor (sequences x tokens)";
+  return success();
+}
+
+LogicalResult CorpusBatchOp::verify() {
+  if (failed(verifyVocabulary(*this, getVocab())))
+    return failure();
+  if (getReplicas() < 1)
+    return emitOpError() << "replicas must be at least 1, got "
+                         << getReplicas();
+  return verifyTokenBatch(*this, getInput().getType(), "the batch");
+}
+
+LogicalResult SampleContextOp::verify() {
+  if (failed(verifyVocabulary(*this, getVocab())))
+    return failure();
+  return verifyTokenBatch(*this, getContext().getType(), "the context");
+}
+
+LogicalResult SampleNextOp::verify() {
+  RankedTensorType type = getLogits().getType();
+  if (type.getRank() != 2 || !type.getElementType().isF32() ||
+      type.getNumElements() == 0)
+    return emitOpError() << "logits have type " << type
+                         << ", expected a non-empty 2-D tensor of f32 "
+                            "(positions x vocabulary)";
+  return verifyVocabulary(*this, type.getDimSize(1));
 }
 
 //===----------------------------------------------------------------------===//

@@ -331,10 +331,11 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       auto call = func::CallOp::create(builder, loc, stage.backward, arguments);
       TaskMarkOp::create(builder, loc, TaskKind::backward,
                          builder.getI64IntegerAttr(mb));
-      for (auto [sum, gradient] :
-           llvm::zip(gradients, call.getResults().drop_front()))
+      // The parameter gradients come last, after the input gradient when
+      // the input has one; stage 0's goes nowhere.
+      for (auto [sum, gradient] : llvm::zip_equal(
+               gradients, call.getResults().take_back(gradients.size())))
         sum = accumulate(sum, gradient);
-      // Stage 0's input gradient goes nowhere.
       if (s != 0)
         toSend[mb] = call.getResult(0);
       // The gradients are complete: reduce them over the replicas now, so
@@ -509,9 +510,12 @@ void PipelineLowering::emitReference() {
         arguments.push_back(outputGradient);
       auto call =
           func::CallOp::create(builder, loc, stages[s].backward, arguments);
-      for (auto [k, gradient] : llvm::enumerate(call.getResults().drop_front()))
+      size_t count = stages[s].params.size();
+      for (auto [k, gradient] :
+           llvm::enumerate(call.getResults().take_back(count)))
         next[offsets[s] + k] = accumulate(next[offsets[s] + k], gradient);
-      outputGradient = call.getResult(0);
+      if (s != 0)
+        outputGradient = call.getResult(0);
     }
     return next;
   };

@@ -558,6 +558,43 @@ LogicalResult HeteroLowerToRuntimePass::lower(Operation *op,
                                    rank));
         return success();
       })
+      .Case([&](CorpusBatchOp batch) -> LogicalResult {
+        RankedTensorType type = batch.getInput().getType();
+        Value input = calls.buffer(loc, type);
+        Value target = calls.buffer(loc, type);
+        calls.call(loc, "hrt_mlir_corpus_batch",
+                   {calls.pointerOf(loc, input), calls.pointerOf(loc, target),
+                    calls.constant64(loc, type.getDimSize(0)),
+                    calls.constant64(loc, type.getDimSize(1)), batch.getStep(),
+                    batch.getReplica(), batch.getMicrobatch(),
+                    calls.constant64(loc, batch.getVocab()),
+                    calls.constant64(loc, batch.getReplicas())});
+        rewriter.replaceOp(op, {calls.tensorOf(loc, type, input),
+                                calls.tensorOf(loc, type, target)});
+        return success();
+      })
+      .Case([&](SampleContextOp sample) -> LogicalResult {
+        RankedTensorType type = sample.getContext().getType();
+        Value context = calls.buffer(loc, type);
+        calls.call(loc, "hrt_mlir_sample_context",
+                   {calls.pointerOf(loc, context),
+                    calls.constant64(loc, type.getDimSize(0)),
+                    calls.constant64(loc, type.getDimSize(1)),
+                    calls.constant64(loc, sample.getVocab())});
+        rewriter.replaceOp(op, calls.tensorOf(loc, type, context));
+        return success();
+      })
+      .Case([&](SampleNextOp sample) -> LogicalResult {
+        RankedTensorType type = sample.getLogits().getType();
+        Value logits = calls.buffer(loc, type, sample.getLogits());
+        rewriter.replaceOp(
+            op, calls.call(loc, "hrt_mlir_sample_next",
+                           {calls.pointerOf(loc, logits),
+                            calls.constant64(loc, type.getDimSize(0)),
+                            calls.constant64(loc, type.getDimSize(1))},
+                           rewriter.getF32Type()));
+        return success();
+      })
       .Case<CheckpointOp, CkptChunkOp, GroupSyncOp, PrunePlanOp,
             SelectColsOp, ImputeColsOp, PrunableMatmulOp>(
           [&](Operation *) -> LogicalResult {

@@ -277,3 +277,24 @@ extern "C" void hrt_mlir_sparse_all_reduce(hrt_comm comm, void *data,
                                 hrt_sparse_format(format), hrt_reduce_op(op),
                                 comm));
 }
+
+extern "C" void hrt_mlir_corpus_batch(int *input, int *target,
+                                      long long sequences, long long tokens,
+                                      long long step, long long replica,
+                                      long long microbatch, long long vocab,
+                                      long long replicas) {
+  orAbort(hrt_data_batch(step, replica, microbatch, replicas, vocab, sequences,
+                         tokens, input, target));
+}
+
+extern "C" void hrt_mlir_sample_context(int *context, long long streams,
+                                        long long tokens, long long vocab) {
+  orAbort(hrt_sample_context(vocab, streams, tokens, context));
+}
+
+extern "C" float hrt_mlir_sample_next(const float *logits, long long rows,
+                                      long long vocab) {
+  float logProbability = 0.0f;
+  orAbort(hrt_sample_next(logits, rows, vocab, &logProbability));
+  return logProbability;
+}

@@ -267,6 +267,55 @@ HRT_EXPORT hrt_status hrt_timeline_gather(hrt_comm comm,
                                           size_t *count, size_t *dropped);
 
 /*===----------------------------------------------------------------------===*
+ * Training text (hetero.corpus_batch) and text generation
+ * (hetero.sample_context, hetero.sample_next). Per process, not thread-safe.
+ *===----------------------------------------------------------------------===*/
+
+/* The corpus read when none was opened: a text every Debian system has. */
+#define HRT_DEFAULT_CORPUS "/usr/share/common-licenses/GPL-3"
+
+/* Reads the corpus: the bytes of the file at `path`. An unreadable or empty
+ * file is an error. */
+HRT_EXPORT hrt_status hrt_data_open(const char *path);
+/* The character of each of the `vocab` token ids (2..256): ids number the
+ * corpus's bytes by decreasing frequency (ties by byte value); when there
+ * are more distinct bytes than ids, the last id stands for all the rarer
+ * ones and reads '?', as do ids no byte has. */
+HRT_EXPORT hrt_status hrt_data_vocabulary(long long vocab, char *bytes);
+/* `sequences` windows of `tokens` token ids and the same windows shifted by
+ * one character (the next-token targets), row-major. The corpus is split
+ * into `replicas` contiguous shards and replica `replica` reads its own;
+ * each window's offset is a hash of (step, micro-batch, sequence, replica),
+ * the same in every run. */
+HRT_EXPORT hrt_status hrt_data_batch(long long step, long long replica,
+                                     long long microbatch, long long replicas,
+                                     long long vocab, long long sequences,
+                                     long long tokens, int *input,
+                                     int *target);
+/* Starts a generation: every stream begins with `prompt`; each next token
+ * is the most likely one at temperature 0, else drawn from the softmax of
+ * logits / temperature with a generator seeded by `seed`. Defaults: "The ",
+ * 0.8, seed 0. */
+HRT_EXPORT hrt_status hrt_sample_begin(const char *prompt, double temperature,
+                                       unsigned long long seed);
+/* The last `tokens` characters of each of `streams` streams as token ids,
+ * left-aligned and padded with id 0 (row-major, streams x tokens). The
+ * first call fixes the number of streams. */
+HRT_EXPORT hrt_status hrt_sample_context(long long vocab, long long streams,
+                                         long long tokens, int *context);
+/* Appends one token to each stream, chosen from the logits (rows x vocab,
+ * one row per position of the last context) at the stream's last position;
+ * `*log_probability` is the chosen tokens' mean log-probability under the
+ * model. */
+HRT_EXPORT hrt_status hrt_sample_next(const float *logits, long long rows,
+                                      long long vocab,
+                                      float *log_probability);
+/* The generated streams: how many, and the text of one (prompt included;
+ * null for a stream that does not exist). */
+HRT_EXPORT long long hrt_sample_streams(void);
+HRT_EXPORT const char *hrt_sample_text(long long stream);
+
+/*===----------------------------------------------------------------------===*
  * Entry points for compiled code (hetero-lower-to-runtime). They take
  * 64-bit counts, report a failure with its message on stderr and abort the
  * job: generated code has no error path of its own.
@@ -321,6 +370,16 @@ HRT_EXPORT void hrt_mlir_send(hrt_comm comm, const void *data,
                               long long tag);
 HRT_EXPORT void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
                               int dtype, long long peer, long long tag);
+/* hrt_data_batch, hrt_sample_context and hrt_sample_next. */
+HRT_EXPORT void hrt_mlir_corpus_batch(int *input, int *target,
+                                      long long sequences, long long tokens,
+                                      long long step, long long replica,
+                                      long long microbatch, long long vocab,
+                                      long long replicas);
+HRT_EXPORT void hrt_mlir_sample_context(int *context, long long streams,
+                                        long long tokens, long long vocab);
+HRT_EXPORT float hrt_mlir_sample_next(const float *logits, long long rows,
+                                      long long vocab);
 
 #ifdef __cplusplus
 }

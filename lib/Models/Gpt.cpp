@@ -1,16 +1,20 @@
-//===- Gpt.cpp - a GPT-like model in the stage ABI ------------------------===//
+//===- Gpt.cpp - a GPT language model in the stage ABI --------------------===//
 //
 // Part of the hetero project.
 //
 //===----------------------------------------------------------------------===//
 //
-// Each stage holds consecutive transformer blocks without normalisation:
-// h = x + attn(x) W_o, out = h + relu(h W_1) W_2, with causal multi-head
-// self-attention; the last stage adds a linear head and the mean squared
-// error against the target. The backward function of a stage recomputes its
-// forward pass and applies the chain rule through every op in reverse. The
-// four linears of a block are hetero.prunable_matmul in Megatron's split
-// (qkv and mlp_up by columns, attn_out and mlp_down by rows).
+// A decoder-only transformer over character-level tokens. Stage 0 embeds
+// the tokens (token plus position embedding); every stage holds consecutive
+// pre-layer-norm blocks
+//   h = x + attn(ln1(x)) W_o,   out = h + gelu(ln2(h) W_1) W_2
+// with causal multi-head self-attention; the last stage adds a final layer
+// norm, the output projection to the vocabulary and the mean softmax
+// cross-entropy against the next tokens. The backward function of a stage
+// recomputes its forward pass and applies the chain rule through every op
+// in reverse. The four linears of a block are hetero.prunable_matmul in
+// Megatron's split (qkv and mlp_up by columns, attn_out and mlp_down by
+// rows).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +23,7 @@
 #include "hetero/Dialect/Hetero.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -28,60 +33,89 @@
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
-#include <array>
 #include <limits>
+#include <random>
 
 using namespace mlir;
 
 namespace hetero::models {
 namespace {
 
-/// The values of one attention head that its backward needs.
-struct HeadValues {
-  int64_t row = 0;    // first token of the sequence
-  int64_t column = 0; // first column of the head in q, k and v
+/// Parameters per transformer block, in stageParameters' order.
+enum BlockParam : int64_t {
+  Ln1Gain,
+  Ln1Bias,
+  Wqkv,
+  Wo,
+  Ln2Gain,
+  Ln2Bias,
+  W1,
+  W2,
+  kBlockParams
+};
+
+/// Layer-norm epsilon, as in GPT-2.
+constexpr double kLayerNormEpsilon = 1e-5;
+
+/// What the backward of attention needs, per (sequence, head) pair: the
+/// queries, keys and values [B * A, S, d] and the attention weights
+/// [B * A, S, S].
+struct AttentionValues {
   Value q, k, v, probs;
+};
+
+/// What the backward of a layer norm needs: the normalised input and the
+/// reciprocal standard deviation of every row.
+struct NormValues {
+  Value normalized, rstd;
 };
 
 /// The values of one transformer block that its backward needs.
 struct LayerValues {
-  Value x, context, h, up, relu;
-  std::vector<HeadValues> heads;
+  Value x, a, context, h, c, up, act;
+  NormValues ln1, ln2;
+  AttentionValues attention;
 };
 
 using Body = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
-/// (i, j) -> (i): the row of a matrix element, for row-wise vectors.
-AffineMap rowsMap(OpBuilder &builder) {
-  return AffineMap::get(2, 0, {builder.getAffineDimExpr(0)},
-                        builder.getContext());
-}
-
-/// Builds the forward or backward function of one stage at the end of a
-/// module.
+/// Builds the functions of one stage at the end of a module.
 class StageBuilder {
 public:
   StageBuilder(ModuleOp module, const GptConfig &config, int64_t stage)
       : module(module), builder(module.getContext()), loc(module.getLoc()),
-        config(config), stage(stage),
-        tokens(config.batch * config.seq), f32(builder.getF32Type()) {
+        config(config), stage(stage), tokens(config.batch * config.seq),
+        f32(builder.getF32Type()), i32(builder.getI32Type()) {
     StagePartition partition = partitionLayers(config.layers, config.stages);
     firstLayer = partition.first[stage];
     numLayers = partition.count[stage];
     for (const Parameter &param : stageParameters(config, stage))
-      paramTypes.push_back(matrix(param.rows, param.cols));
+      paramTypes.push_back(RankedTensorType::get(param.shape, f32));
   }
 
   func::FuncOp buildForward();
   func::FuncOp buildBackward();
+  /// The last stage's forward up to the next-token logits [T, V].
+  func::FuncOp buildLogits();
 
 private:
+  bool isFirst() const { return stage == 0; }
   bool isLast() const { return stage == config.stages - 1; }
   RankedTensorType matrix(int64_t rows, int64_t cols) const {
     return RankedTensorType::get({rows, cols}, f32);
   }
+  RankedTensorType vector(int64_t size) const {
+    return RankedTensorType::get({size}, f32);
+  }
   RankedTensorType activation() const {
     return matrix(tokens, config.hidden);
+  }
+  RankedTensorType tokenBatch() const {
+    return RankedTensorType::get({config.batch, config.seq}, i32);
+  }
+  /// What the stage receives: token ids on stage 0, activations elsewhere.
+  RankedTensorType input() const {
+    return isFirst() ? tokenBatch() : activation();
   }
   static int64_t rowsOf(Value value) {
     return cast<RankedTensorType>(value.getType()).getDimSize(0);
@@ -89,10 +123,19 @@ private:
   static int64_t colsOf(Value value) {
     return cast<RankedTensorType>(value.getType()).getDimSize(1);
   }
+  /// The index in `params` of parameter `which` of layer `layer`.
+  int64_t blockParam(int64_t layer, BlockParam which) const {
+    return (isFirst() ? 2 : 0) + (layer - firstLayer) * kBlockParams + which;
+  }
+  Value param(int64_t layer, BlockParam which) const {
+    return params[blockParam(layer, which)];
+  }
 
-  /// Starts function `name` with the stage's inputs (plus the output
-  /// gradient for a backward) and binds them.
-  func::FuncOp begin(StringRef name, bool backward, TypeRange results);
+  /// Starts function `name` with the stage's inputs (with the target on the
+  /// last stage unless `withTarget` is false, plus the output gradient for
+  /// a backward) and binds them.
+  func::FuncOp begin(StringRef name, bool backward, TypeRange results,
+                     bool withTarget = true);
 
   Value constant(double value) {
     return arith::ConstantOp::create(builder, loc,
@@ -100,13 +143,18 @@ private:
   }
   Value empty(Type type) {
     auto shaped = cast<RankedTensorType>(type);
-    return tensor::EmptyOp::create(builder, loc, shaped.getShape(), f32);
+    return tensor::EmptyOp::create(builder, loc, shaped.getShape(),
+                                   shaped.getElementType());
   }
   Value filled(RankedTensorType type, Value value) {
     return linalg::FillOp::create(builder, loc, ValueRange{value},
                                   ValueRange{empty(type)})
         .getResult(0);
   }
+  AffineMap map(unsigned dims, ArrayRef<AffineExpr> results) {
+    return AffineMap::get(dims, 0, results, builder.getContext());
+  }
+  AffineExpr dim(unsigned position) { return builder.getAffineDimExpr(position); }
   Value matmul(Value lhs, Value rhs);
   Value transpose(Value value);
   Value prunable(PruneMode mode, Value x, Value weight, StringRef key);
@@ -114,23 +162,58 @@ private:
   Value slice(Value source, int64_t row, int64_t column, int64_t rows,
               int64_t cols);
   Value insert(Value part, Value into, int64_t row, int64_t column);
-  /// A 2-D linalg.generic over `inputs` (with `maps`, then the output's
-  /// map) into `init`; `body` takes the input elements and the output's.
+  /// A linalg.generic over `inputs` (with `maps`, then the output's map)
+  /// into `init`; `body` takes the input elements and the output's.
   Value generic(ValueRange inputs, ArrayRef<AffineMap> maps, Value init,
                 ArrayRef<utils::IteratorType> iterators, Body body);
-  /// An element-wise 2-D linalg.generic of the first input's shape.
+  /// An element-wise generic of the first input's shape (1-D or 2-D).
   Value elementwise(ValueRange inputs, Body body);
-  /// Reduces every row of the inputs into a vector that starts at `init`.
+  /// Reduces the last dimension of the inputs (of one shape) into a tensor
+  /// of one rank less that starts at `init`.
   Value rowReduce(ValueRange inputs, Value init, Body body);
+  /// Reduces every row of a matrix, with a value per row, into a vector
+  /// that starts at 0: body(element, row value, accumulator).
+  Value rowReduceWith(Value matrix, Value rows, Body body);
+  /// Sums every column of the 2-D inputs' `body` into a vector.
+  Value columnSum(ValueRange inputs, Body body);
+  /// tensor (op) a value per row (the tensor without its last dimension),
+  /// element-wise: body(element, row value).
+  Value withRows(Value matrix, Value rows, Body body);
+  /// Like withRows with a second tensor: body(a, b, row value).
+  Value withRows2(Value a, Value b, Value rows, Body body);
+  /// A contraction over the dims of `iterators` marked reduction, in the
+  /// style of a batched matmul: result(out) += lhs(lhsMap) * rhs(rhsMap).
+  Value contract(Value lhs, Value rhs, AffineMap lhsMap, AffineMap rhsMap,
+                 AffineMap outMap, RankedTensorType type,
+                 ArrayRef<utils::IteratorType> iterators);
+  /// The heads of columns [offset, offset + H) of a [T, *] matrix as
+  /// [B * A, S, d]: (b A + h, s, e) reads (b S + s, offset + h d + e).
+  Value splitHeads(Value matrix, int64_t offset);
+  /// The inverse of splitHeads into a [T, H] matrix.
+  Value mergeHeads(Value heads);
+  /// One-hot rows of `ids` (a vector of i32 token ids) over `width` ids.
+  Value oneHot(Value ids, int64_t width);
   /// Row-wise softmax, numerically stable (the row maximum is subtracted).
   Value softmax(Value logits);
 
+  Value embed(Value ids);
+  void embedBackward(Value ids, Value dx, Value &dwte, Value &dwpe);
+  Value layerNorm(Value x, Value gain, Value bias, NormValues &values);
+  Value layerNormBackward(const NormValues &values, Value gain, Value dy,
+                          Value &dgain, Value &dbias);
+  Value gelu(Value x);
+  Value geluBackward(Value x, Value dy);
   void attention(Value qkv, LayerValues &layer);
-  Value layerForward(int64_t index, Value x, LayerValues &values);
-  Value layerBackward(int64_t index, const LayerValues &values, Value dout,
+  Value attentionBackward(const LayerValues &values, Value dcontext);
+  Value layerForward(int64_t layer, Value x, LayerValues &values);
+  Value layerBackward(int64_t layer, const LayerValues &values, Value dout,
                       SmallVectorImpl<Value> &grads);
-  Value loss(Value x);
-  Value lossBackward(Value x, Value &headGrad);
+  /// The final layer norm and the output projection.
+  Value logits(Value x, NormValues &norm, Value &normalized);
+  Value loss(Value logits);
+  Value lossBackward(Value logits);
+  /// The stage's blocks from its input; `layers` receives their values.
+  Value blocks(Value x, std::vector<LayerValues> &layers);
 
   ModuleOp module;
   OpBuilder builder;
@@ -138,20 +221,21 @@ private:
   const GptConfig &config;
   int64_t stage, tokens;
   int64_t firstLayer = 0, numLayers = 0;
-  Type f32;
+  Type f32, i32;
   SmallVector<Type> paramTypes;
   // Bound by begin(): the function's arguments and constants.
   Value x, target, outputGradient;
   SmallVector<Value> params;
-  Value zero, negativeInfinity, attentionScale, count, gradientScale;
+  Value zero, one, negativeInfinity, attentionScale;
 };
 
 func::FuncOp StageBuilder::begin(StringRef name, bool backward,
-                                 TypeRange results) {
-  SmallVector<Type> inputs = {activation()};
+                                 TypeRange results, bool withTarget) {
+  SmallVector<Type> inputs = {input()};
   inputs.append(paramTypes.begin(), paramTypes.end());
-  if (isLast())
-    inputs.push_back(activation());
+  bool hasTarget = isLast() && withTarget;
+  if (hasTarget)
+    inputs.push_back(tokenBatch());
   else if (backward)
     inputs.push_back(activation());
   builder.setInsertionPointToEnd(module.getBody());
@@ -162,15 +246,14 @@ func::FuncOp StageBuilder::begin(StringRef name, bool backward,
   x = entry->getArgument(0);
   params.assign(entry->getArguments().begin() + 1,
                 entry->getArguments().begin() + 1 + paramTypes.size());
-  target = isLast() ? entry->getArgument(1 + paramTypes.size()) : Value();
+  target = hasTarget ? entry->getArgument(1 + paramTypes.size()) : Value();
   outputGradient =
       (backward && !isLast()) ? entry->getArguments().back() : Value();
   zero = constant(0.0);
+  one = constant(1.0);
   negativeInfinity = constant(-std::numeric_limits<double>::infinity());
   attentionScale =
       constant(1.0 / std::sqrt(double(config.hidden / config.heads)));
-  count = constant(double(tokens * config.hidden));
-  gradientScale = constant(2.0 / double(tokens * config.hidden));
   return function;
 }
 
@@ -240,217 +323,571 @@ Value StageBuilder::generic(ValueRange inputs, ArrayRef<AffineMap> maps,
 }
 
 Value StageBuilder::elementwise(ValueRange inputs, Body body) {
+  auto type = cast<RankedTensorType>(inputs.front().getType());
   SmallVector<AffineMap> maps(inputs.size() + 1,
-                              builder.getMultiDimIdentityMap(2));
-  return generic(inputs, maps, empty(inputs.front().getType()),
-                 {utils::IteratorType::parallel, utils::IteratorType::parallel},
-                 body);
+                              builder.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  return generic(inputs, maps, empty(type), parallel, body);
+}
+
+/// The map of a tensor of `rank` dims to its rows (all dims but the last).
+static AffineMap rowsMap(OpBuilder &builder, unsigned rank) {
+  return AffineMap::getMultiDimIdentityMap(rank, builder.getContext())
+      .getMajorSubMap(rank - 1);
+}
+
+static RankedTensorType rowsType(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return RankedTensorType::get(type.getShape().drop_back(),
+                               type.getElementType());
 }
 
 Value StageBuilder::rowReduce(ValueRange inputs, Value init, Body body) {
+  unsigned rank = cast<RankedTensorType>(inputs.front().getType()).getRank();
   SmallVector<AffineMap> maps(inputs.size(),
-                              builder.getMultiDimIdentityMap(2));
-  maps.push_back(rowsMap(builder));
-  auto vector = RankedTensorType::get({rowsOf(inputs.front())}, f32);
-  return generic(inputs, maps, filled(vector, init),
+                              builder.getMultiDimIdentityMap(rank));
+  maps.push_back(rowsMap(builder, rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.back() = utils::IteratorType::reduction;
+  return generic(inputs, maps, filled(rowsType(inputs.front()), init),
+                 iterators, body);
+}
+
+Value StageBuilder::rowReduceWith(Value matrixValue, Value rows, Body body) {
+  AffineMap perRow = map(2, {dim(0)});
+  return generic({matrixValue, rows},
+                 {builder.getMultiDimIdentityMap(2), perRow, perRow},
+                 filled(vector(rowsOf(matrixValue)), zero),
                  {utils::IteratorType::parallel, utils::IteratorType::reduction},
                  body);
 }
 
-/// The maps of a row-broadcast generic: a matrix, a vector of its rows, and
-/// the matrix result.
-static SmallVector<AffineMap> rowBroadcastMaps(OpBuilder &builder) {
-  AffineMap identity = builder.getMultiDimIdentityMap(2);
-  return {identity, rowsMap(builder), identity};
+Value StageBuilder::columnSum(ValueRange inputs, Body body) {
+  SmallVector<AffineMap> maps(inputs.size(),
+                              builder.getMultiDimIdentityMap(2));
+  maps.push_back(map(2, {dim(1)}));
+  return generic(inputs, maps, filled(vector(colsOf(inputs.front())), zero),
+                 {utils::IteratorType::reduction, utils::IteratorType::parallel},
+                 [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                   Value term = body(b, l, a.drop_back());
+                   return arith::AddFOp::create(b, l, term, a.back());
+                 });
 }
 
-Value StageBuilder::softmax(Value logits) {
-  Value maxima = rowReduce({logits}, negativeInfinity,
+Value StageBuilder::withRows(Value matrixValue, Value rows, Body body) {
+  unsigned rank = cast<RankedTensorType>(matrixValue.getType()).getRank();
+  AffineMap identity = builder.getMultiDimIdentityMap(rank);
+  SmallVector<utils::IteratorType> parallel(rank,
+                                            utils::IteratorType::parallel);
+  return generic({matrixValue, rows},
+                 {identity, rowsMap(builder, rank), identity},
+                 empty(matrixValue.getType()), parallel, body);
+}
+
+Value StageBuilder::withRows2(Value a, Value b, Value rows, Body body) {
+  unsigned rank = cast<RankedTensorType>(a.getType()).getRank();
+  AffineMap identity = builder.getMultiDimIdentityMap(rank);
+  SmallVector<utils::IteratorType> parallel(rank,
+                                            utils::IteratorType::parallel);
+  return generic({a, b, rows},
+                 {identity, identity, rowsMap(builder, rank), identity},
+                 empty(a.getType()), parallel, body);
+}
+
+Value StageBuilder::contract(Value lhs, Value rhs, AffineMap lhsMap,
+                             AffineMap rhsMap, AffineMap outMap,
+                             RankedTensorType type,
+                             ArrayRef<utils::IteratorType> iterators) {
+  return generic({lhs, rhs}, {lhsMap, rhsMap, outMap}, filled(type, zero),
+                 iterators, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                   Value product = arith::MulFOp::create(b, l, a[0], a[1]);
+                   return arith::AddFOp::create(b, l, product, a[2]);
+                 });
+}
+
+Value StageBuilder::splitHeads(Value matrixValue, int64_t offset) {
+  int64_t heads = config.heads, headDim = config.hidden / heads;
+  auto type = RankedTensorType::get(
+      {config.batch * heads, config.seq, headDim}, f32);
+  // From the H columns alone: a map whose results are plain dims (as with
+  // one head) then names the right extents.
+  Value columns = slice(matrixValue, 0, offset, tokens, config.hidden);
+  AffineExpr pair = dim(0), position = dim(1), column = dim(2);
+  AffineMap source = map(3, {pair.floorDiv(heads) * config.seq + position,
+                             (pair % heads) * headDim + column});
+  return generic({columns}, {source, builder.getMultiDimIdentityMap(3)},
+                 empty(type), SmallVector<utils::IteratorType>(
+                                  3, utils::IteratorType::parallel),
+                 [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+Value StageBuilder::mergeHeads(Value headsValue) {
+  int64_t heads = config.heads, headDim = config.hidden / heads;
+  AffineExpr token = dim(0), column = dim(1);
+  AffineMap source = map(2, {token.floorDiv(config.seq) * heads +
+                                 column.floorDiv(headDim),
+                             token % config.seq, column % headDim});
+  return generic({headsValue}, {source, builder.getMultiDimIdentityMap(2)},
+                 empty(activation()),
+                 SmallVector<utils::IteratorType>(
+                     2, utils::IteratorType::parallel),
+                 [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+Value StageBuilder::oneHot(Value ids, int64_t width) {
+  RankedTensorType type = matrix(rowsOf(ids), width);
+  Value on = one, off = zero;
+  return generic({ids}, {map(2, {dim(0)}), builder.getMultiDimIdentityMap(2)},
+                 empty(type),
+                 {utils::IteratorType::parallel, utils::IteratorType::parallel},
+                 [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                   Value column = arith::IndexCastOp::create(
+                       b, l, b.getI32Type(), linalg::IndexOp::create(b, l, 1));
+                   Value hit = arith::CmpIOp::create(
+                       b, l, arith::CmpIPredicate::eq, a[0], column);
+                   return arith::SelectOp::create(b, l, hit, on, off);
+                 });
+}
+
+Value StageBuilder::softmax(Value logitsValue) {
+  Value maxima = rowReduce({logitsValue}, negativeInfinity,
                            [](OpBuilder &b, Location l, ValueRange a) -> Value {
                              return arith::MaximumFOp::create(b, l, a[0], a[1]);
                            });
-  SmallVector<utils::IteratorType> parallel(2, utils::IteratorType::parallel);
-  Value exponentials = generic(
-      {logits, maxima}, rowBroadcastMaps(builder), empty(logits.getType()),
-      parallel, [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        return math::ExpOp::create(b, l, arith::SubFOp::create(b, l, a[0], a[1]));
+  Value exponentials = withRows(
+      logitsValue, maxima, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        return math::ExpOp::create(b, l,
+                                   arith::SubFOp::create(b, l, a[0], a[1]));
       });
   Value sums = rowReduce({exponentials}, zero,
                          [](OpBuilder &b, Location l, ValueRange a) -> Value {
                            return arith::AddFOp::create(b, l, a[0], a[1]);
                          });
-  return generic({exponentials, sums}, rowBroadcastMaps(builder),
-                 empty(logits.getType()), parallel,
+  return withRows(exponentials, sums,
+                  [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                    return arith::DivFOp::create(b, l, a[0], a[1]);
+                  });
+}
+
+/// The token ids of a [B, S] batch as one vector of B * S rows.
+static Value flattenIds(OpBuilder &builder, Location loc, Value ids) {
+  auto type = cast<RankedTensorType>(ids.getType());
+  auto flat = RankedTensorType::get({type.getNumElements()},
+                                    type.getElementType());
+  return tensor::CollapseShapeOp::create(builder, loc, flat, ids,
+                                         ArrayRef<ReassociationIndices>{{0, 1}});
+}
+
+/// x[t] = wte[id t] + wpe[t mod S]: the token embedding as a one-hot
+/// product (exact: one term per row is not zero) plus the position's row.
+Value StageBuilder::embed(Value ids) {
+  Value tokenRows = matmul(oneHot(flattenIds(builder, loc, ids), config.vocab),
+                           params[0]);
+  AffineMap identity = builder.getMultiDimIdentityMap(2);
+  AffineMap position = map(2, {dim(0) % config.seq, dim(1)});
+  return generic({tokenRows, params[1]}, {identity, position, identity},
+                 empty(tokenRows.getType()),
+                 {utils::IteratorType::parallel, utils::IteratorType::parallel},
                  [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                   return arith::DivFOp::create(b, l, a[0], a[1]);
+                   return arith::AddFOp::create(b, l, a[0], a[1]);
                  });
 }
 
-/// Causal multi-head self-attention over one micro-batch of `batch`
-/// sequences: per sequence and head, softmax(q k^T / sqrt(d) + mask) v.
-void StageBuilder::attention(Value qkv, LayerValues &layer) {
-  int64_t hidden = config.hidden, headDim = hidden / config.heads;
-  int64_t seq = config.seq;
-  Value context = filled(activation(), zero);
-  Value scale = attentionScale, masked = negativeInfinity;
-  for (int64_t b = 0; b < config.batch; ++b) {
-    for (int64_t h = 0; h < config.heads; ++h) {
-      HeadValues head;
-      head.row = b * seq;
-      head.column = h * headDim;
-      head.q = slice(qkv, head.row, head.column, seq, headDim);
-      head.k = slice(qkv, head.row, hidden + head.column, seq, headDim);
-      head.v = slice(qkv, head.row, 2 * hidden + head.column, seq, headDim);
-      Value scores = matmul(head.q, transpose(head.k));
-      // Scale by 1/sqrt(d) and mask future positions.
-      Value logits = elementwise(
-          {scores}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-            Value i = linalg::IndexOp::create(nb, l, 0);
-            Value j = linalg::IndexOp::create(nb, l, 1);
-            Value future =
-                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, i, j);
-            Value scaled = arith::MulFOp::create(nb, l, a[0], scale);
-            return arith::SelectOp::create(nb, l, future, masked, scaled);
-          });
-      head.probs = softmax(logits);
-      context = insert(matmul(head.probs, head.v), context, head.row,
-                       head.column);
-      layer.heads.push_back(head);
-    }
-  }
-  layer.context = context;
+/// dwte = onehot^T dx; dwpe[p] = sum over the sequences b of dx[b S + p].
+void StageBuilder::embedBackward(Value ids, Value dx, Value &dwte,
+                                 Value &dwpe) {
+  dwte = matmul(transpose(oneHot(flattenIds(builder, loc, ids), config.vocab)),
+                dx);
+  // dx as [B, S, H]; dims (p, j, b).
+  auto sequences = RankedTensorType::get(
+      {config.batch, config.seq, config.hidden}, f32);
+  Value bySequence = tensor::ExpandShapeOp::create(
+      builder, loc, sequences, dx, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  dwpe = generic({bySequence}, {map(3, {dim(2), dim(0), dim(1)}),
+                                map(3, {dim(0), dim(1)})},
+                 filled(matrix(config.seq, config.hidden), zero),
+                 {utils::IteratorType::parallel, utils::IteratorType::parallel,
+                  utils::IteratorType::reduction},
+                 [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                   return arith::AddFOp::create(b, l, a[0], a[1]);
+                 });
 }
 
-Value StageBuilder::layerForward(int64_t index, Value input,
-                                 LayerValues &values) {
-  ArrayRef<Value> weights =
-      ArrayRef<Value>(params).slice((index - firstLayer) * 4, 4);
-  std::string key = "l" + std::to_string(index) + ".";
-  values.x = input;
-  Value qkv = prunable(PruneMode::col, input, weights[0], key + "qkv");
-  attention(qkv, values);
-  Value projected =
-      prunable(PruneMode::row, values.context, weights[1], key + "attn_out");
-  values.h = add(input, projected);
-  values.up = prunable(PruneMode::col, values.h, weights[2], key + "mlp_up");
-  Value floor = zero;
-  values.relu = elementwise(
-      {values.up}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        return arith::MaximumFOp::create(b, l, a[0], floor);
+/// y = (x - mean) * rstd * gain + bias per row, rstd = 1 / sqrt(var + eps).
+Value StageBuilder::layerNorm(Value input, Value gain, Value bias,
+                              NormValues &values) {
+  Value width = constant(double(config.hidden));
+  Value epsilon = constant(kLayerNormEpsilon);
+  auto sum = [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return arith::AddFOp::create(b, l, a[0], a[1]);
+  };
+  Value sums = rowReduce({input}, zero, sum);
+  Value centered =
+      withRows(input, sums, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value mean = arith::DivFOp::create(b, l, a[1], width);
+        return arith::SubFOp::create(b, l, a[0], mean);
       });
+  Value squares =
+      rowReduce({centered}, zero, [](OpBuilder &b, Location l, ValueRange a) {
+        Value square = arith::MulFOp::create(b, l, a[0], a[0]);
+        return Value(arith::AddFOp::create(b, l, square, a[1]));
+      });
+  values.rstd = elementwise(
+      {squares}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value variance = arith::DivFOp::create(b, l, a[0], width);
+        Value shifted = arith::AddFOp::create(b, l, variance, epsilon);
+        return math::RsqrtOp::create(b, l, shifted);
+      });
+  values.normalized = withRows(centered, values.rstd,
+                               [](OpBuilder &b, Location l, ValueRange a) {
+                                 return Value(
+                                     arith::MulFOp::create(b, l, a[0], a[1]));
+                               });
+  AffineMap identity = builder.getMultiDimIdentityMap(2);
+  AffineMap columns = map(2, {dim(1)});
+  return generic({values.normalized, gain, bias},
+                 {identity, columns, columns, identity},
+                 empty(input.getType()),
+                 {utils::IteratorType::parallel, utils::IteratorType::parallel},
+                 [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                   Value scaled = arith::MulFOp::create(b, l, a[0], a[1]);
+                   return arith::AddFOp::create(b, l, scaled, a[2]);
+                 });
+}
+
+/// dgain = colsum(dy xhat), dbias = colsum(dy), and with g = dy gain:
+/// dx = rstd (g - mean(g) - xhat mean(g xhat)) per row.
+Value StageBuilder::layerNormBackward(const NormValues &values, Value gain,
+                                      Value dy, Value &dgain, Value &dbias) {
+  Value width = constant(double(config.hidden));
+  dgain = columnSum({dy, values.normalized},
+                    [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      return arith::MulFOp::create(b, l, a[0], a[1]);
+                    });
+  dbias = columnSum({dy}, [](OpBuilder &, Location, ValueRange a) -> Value {
+    return a[0];
+  });
+  AffineMap identity = builder.getMultiDimIdentityMap(2);
+  Value scaled = generic({dy, gain}, {identity, map(2, {dim(1)}), identity},
+                         empty(dy.getType()),
+                         {utils::IteratorType::parallel,
+                          utils::IteratorType::parallel},
+                         [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           return arith::MulFOp::create(b, l, a[0], a[1]);
+                         });
+  Value sums = rowReduce({scaled}, zero,
+                         [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           return arith::AddFOp::create(b, l, a[0], a[1]);
+                         });
+  Value projections = rowReduce(
+      {scaled, values.normalized}, zero,
+      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value product = arith::MulFOp::create(b, l, a[0], a[1]);
+        return arith::AddFOp::create(b, l, product, a[2]);
+      });
+  Value centered = withRows(
+      scaled, sums, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        return arith::SubFOp::create(
+            b, l, a[0], arith::DivFOp::create(b, l, a[1], width));
+      });
+  Value corrected = withRows2(
+      centered, values.normalized, projections,
+      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value mean = arith::DivFOp::create(b, l, a[2], width);
+        return arith::SubFOp::create(b, l, a[0],
+                                     arith::MulFOp::create(b, l, a[1], mean));
+      });
+  return withRows(corrected, values.rstd,
+                  [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                    return arith::MulFOp::create(b, l, a[0], a[1]);
+                  });
+}
+
+/// GELU, tanh form: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3),
+/// with tanh(u) = 1 - 2 / (exp(2u) + 1) (exact at both infinities).
+static Value tanhOf(OpBuilder &b, Location l, Value u) {
+  Type type = u.getType();
+  Value one = arith::ConstantOp::create(b, l, b.getFloatAttr(type, 1.0));
+  Value two = arith::ConstantOp::create(b, l, b.getFloatAttr(type, 2.0));
+  Value e = math::ExpOp::create(b, l, arith::MulFOp::create(b, l, u, two));
+  Value ratio =
+      arith::DivFOp::create(b, l, two, arith::AddFOp::create(b, l, e, one));
+  return arith::SubFOp::create(b, l, one, ratio);
+}
+
+static Value geluArgument(OpBuilder &b, Location l, Value x) {
+  Type type = x.getType();
+  auto c = [&](double value) -> Value {
+    return arith::ConstantOp::create(b, l, b.getFloatAttr(type, value));
+  };
+  Value cube = arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, x, x),
+                                     x);
+  Value inner = arith::AddFOp::create(
+      b, l, x, arith::MulFOp::create(b, l, cube, c(0.044715)));
+  return arith::MulFOp::create(b, l, inner, c(std::sqrt(2.0 / M_PI)));
+}
+
+Value StageBuilder::gelu(Value input) {
+  return elementwise(
+      {input}, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Type type = a[0].getType();
+        Value half = arith::ConstantOp::create(b, l, b.getFloatAttr(type, 0.5));
+        Value one = arith::ConstantOp::create(b, l, b.getFloatAttr(type, 1.0));
+        Value t = tanhOf(b, l, geluArgument(b, l, a[0]));
+        Value scale = arith::MulFOp::create(
+            b, l, half, arith::AddFOp::create(b, l, one, t));
+        return arith::MulFOp::create(b, l, a[0], scale);
+      });
+}
+
+/// d gelu / dx = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 0.044715 x^2).
+Value StageBuilder::geluBackward(Value input, Value dy) {
+  return elementwise(
+      {input, dy}, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Type type = a[0].getType();
+        auto c = [&](double value) -> Value {
+          return arith::ConstantOp::create(b, l, b.getFloatAttr(type, value));
+        };
+        Value xv = a[0];
+        Value t = tanhOf(b, l, geluArgument(b, l, xv));
+        Value left = arith::MulFOp::create(
+            b, l, c(0.5), arith::AddFOp::create(b, l, c(1.0), t));
+        Value sech2 = arith::SubFOp::create(
+            b, l, c(1.0), arith::MulFOp::create(b, l, t, t));
+        Value square = arith::MulFOp::create(b, l, xv, xv);
+        Value slope = arith::MulFOp::create(
+            b, l, c(std::sqrt(2.0 / M_PI)),
+            arith::AddFOp::create(
+                b, l, c(1.0),
+                arith::MulFOp::create(b, l, square, c(3.0 * 0.044715))));
+        Value right = arith::MulFOp::create(
+            b, l, arith::MulFOp::create(b, l, c(0.5), xv),
+            arith::MulFOp::create(b, l, sech2, slope));
+        Value derivative = arith::AddFOp::create(b, l, left, right);
+        return arith::MulFOp::create(b, l, derivative, a[1]);
+      });
+}
+
+/// Multi-head causal self-attention over the B sequences of the
+/// micro-batch, all (sequence, head) pairs at once: softmax(q k^T / sqrt(d)
+/// + mask) v.
+void StageBuilder::attention(Value qkv, LayerValues &layer) {
+  int64_t hidden = config.hidden, pairs = config.batch * config.heads;
+  int64_t seq = config.seq, headDim = hidden / config.heads;
+  AttentionValues &values = layer.attention;
+  values.q = splitHeads(qkv, 0);
+  values.k = splitHeads(qkv, hidden);
+  values.v = splitHeads(qkv, 2 * hidden);
+  using utils::IteratorType;
+  IteratorType par = IteratorType::parallel, red = IteratorType::reduction;
+  // Dims (p, i, j, e): scores(p, i, j) = sum_e q(p, i, e) k(p, j, e).
+  Value scores = contract(
+      values.q, values.k, map(4, {dim(0), dim(1), dim(3)}),
+      map(4, {dim(0), dim(2), dim(3)}), map(4, {dim(0), dim(1), dim(2)}),
+      RankedTensorType::get({pairs, seq, seq}, f32), {par, par, par, red});
+  // Scale by 1/sqrt(d) and mask future positions.
+  Value scale = attentionScale, masked = negativeInfinity;
+  Value maskedScores = elementwise(
+      {scores}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value i = linalg::IndexOp::create(nb, l, 1);
+        Value j = linalg::IndexOp::create(nb, l, 2);
+        Value future =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, i, j);
+        Value scaled = arith::MulFOp::create(nb, l, a[0], scale);
+        return arith::SelectOp::create(nb, l, future, masked, scaled);
+      });
+  values.probs = softmax(maskedScores);
+  // Dims (p, i, e, j): out(p, i, e) = sum_j probs(p, i, j) v(p, j, e).
+  Value heads = contract(
+      values.probs, values.v, map(4, {dim(0), dim(1), dim(3)}),
+      map(4, {dim(0), dim(3), dim(2)}), map(4, {dim(0), dim(1), dim(2)}),
+      RankedTensorType::get({pairs, seq, headDim}, f32),
+      {par, par, par, red});
+  layer.context = mergeHeads(heads);
+}
+
+/// The chain rule through attention(): the gradient of qkv.
+Value StageBuilder::attentionBackward(const LayerValues &layer,
+                                      Value dcontext) {
+  const AttentionValues &values = layer.attention;
+  int64_t hidden = config.hidden, pairs = config.batch * config.heads;
+  int64_t seq = config.seq, headDim = hidden / config.heads;
+  using utils::IteratorType;
+  IteratorType par = IteratorType::parallel, red = IteratorType::reduction;
+  auto scoresType = RankedTensorType::get({pairs, seq, seq}, f32);
+  auto headsType = RankedTensorType::get({pairs, seq, headDim}, f32);
+  Value dheads = splitHeads(dcontext, 0);
+  // out = probs v. Dims (p, i, j, e): dprobs(p, i, j) = sum_e dout v.
+  Value dprobs = contract(dheads, values.v, map(4, {dim(0), dim(1), dim(3)}),
+                          map(4, {dim(0), dim(2), dim(3)}),
+                          map(4, {dim(0), dim(1), dim(2)}), scoresType,
+                          {par, par, par, red});
+  // Dims (p, j, e, i): dv(p, j, e) = sum_i probs(p, i, j) dout(p, i, e).
+  Value dv = contract(values.probs, dheads, map(4, {dim(0), dim(3), dim(1)}),
+                      map(4, {dim(0), dim(3), dim(2)}),
+                      map(4, {dim(0), dim(1), dim(2)}), headsType,
+                      {par, par, par, red});
+  // Softmax: dlogits = probs * (dprobs - sum_j dprobs * probs).
+  Value rowSums = rowReduce(
+      {dprobs, values.probs}, zero,
+      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        return arith::AddFOp::create(
+            b, l, arith::MulFOp::create(b, l, a[0], a[1]), a[2]);
+      });
+  // Masked positions have probability 0, so their gradient vanishes; the
+  // scale of the scores applies to the rest.
+  Value scale = attentionScale;
+  Value dscores = withRows2(
+      dprobs, values.probs, rowSums,
+      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value difference = arith::SubFOp::create(b, l, a[0], a[2]);
+        Value dlogits = arith::MulFOp::create(b, l, a[1], difference);
+        return arith::MulFOp::create(b, l, dlogits, scale);
+      });
+  // scores = q k^T. Dims (p, i, e, j): dq(p, i, e) = sum_j ds(p, i, j)
+  // k(p, j, e); dims (p, j, e, i): dk(p, j, e) = sum_i ds(p, i, j) q(p, i, e).
+  Value dq = contract(dscores, values.k, map(4, {dim(0), dim(1), dim(3)}),
+                      map(4, {dim(0), dim(3), dim(2)}),
+                      map(4, {dim(0), dim(1), dim(2)}), headsType,
+                      {par, par, par, red});
+  Value dk = contract(dscores, values.q, map(4, {dim(0), dim(3), dim(1)}),
+                      map(4, {dim(0), dim(3), dim(2)}),
+                      map(4, {dim(0), dim(1), dim(2)}), headsType,
+                      {par, par, par, red});
+  Value dqkv = filled(matrix(tokens, 3 * hidden), zero);
+  dqkv = insert(mergeHeads(dq), dqkv, 0, 0);
+  dqkv = insert(mergeHeads(dk), dqkv, 0, hidden);
+  return insert(mergeHeads(dv), dqkv, 0, 2 * hidden);
+}
+
+Value StageBuilder::layerForward(int64_t layer, Value input,
+                                 LayerValues &values) {
+  std::string key = "l" + std::to_string(layer) + ".";
+  values.x = input;
+  values.a = layerNorm(input, param(layer, Ln1Gain), param(layer, Ln1Bias),
+                       values.ln1);
+  Value qkv = prunable(PruneMode::col, values.a, param(layer, Wqkv),
+                       key + "qkv");
+  attention(qkv, values);
+  Value projected = prunable(PruneMode::row, values.context, param(layer, Wo),
+                             key + "attn_out");
+  values.h = add(input, projected);
+  values.c = layerNorm(values.h, param(layer, Ln2Gain), param(layer, Ln2Bias),
+                       values.ln2);
+  values.up =
+      prunable(PruneMode::col, values.c, param(layer, W1), key + "mlp_up");
+  values.act = gelu(values.up);
   Value down =
-      prunable(PruneMode::row, values.relu, weights[3], key + "mlp_down");
+      prunable(PruneMode::row, values.act, param(layer, W2), key + "mlp_down");
   return add(values.h, down);
 }
 
-/// The chain rule through layerForward. Appends the gradients of the
-/// layer's four weights to `grads` (in parameter order) and returns the
-/// gradient of the layer's input. The activation gradient of a col-mode
-/// matmul contracts over the sharded columns, so it is a row-mode matmul
-/// with the transposed weight, and the other way round.
-Value StageBuilder::layerBackward(int64_t index, const LayerValues &values,
+/// The chain rule through layerForward. Sets the gradients of the layer's
+/// parameters in `grads` (indexed like `params`) and returns the gradient
+/// of the layer's input. The activation gradient of a col-mode matmul
+/// contracts over the sharded columns, so it is a row-mode matmul with the
+/// transposed weight, and the other way round.
+Value StageBuilder::layerBackward(int64_t layer, const LayerValues &values,
                                   Value dout, SmallVectorImpl<Value> &grads) {
-  ArrayRef<Value> weights =
-      ArrayRef<Value>(params).slice((index - firstLayer) * 4, 4);
-  std::string key = "l" + std::to_string(index) + ".";
-  int64_t hidden = config.hidden, headDim = hidden / config.heads;
-  Value floor = zero, scale = attentionScale;
-  // out = h + relu(up) W_2, up = h W_1.
-  Value dW2 = matmul(transpose(values.relu), dout);
-  Value drelu =
-      prunable(PruneMode::col, dout, transpose(weights[3]), key + "mlp_down");
-  Value dup = elementwise(
-      {drelu, values.up}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value on =
-            arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a[1], floor);
-        return arith::SelectOp::create(b, l, on, a[0], floor);
-      });
-  Value dW1 = matmul(transpose(values.h), dup);
-  Value dh = add(dout, prunable(PruneMode::row, dup, transpose(weights[2]),
-                                key + "mlp_up"));
+  std::string key = "l" + std::to_string(layer) + ".";
+  auto grad = [&](BlockParam which) -> Value & {
+    return grads[blockParam(layer, which)];
+  };
+  // out = h + gelu(up) W_2, up = ln2(h) W_1.
+  grad(W2) = matmul(transpose(values.act), dout);
+  Value dact = prunable(PruneMode::col, dout, transpose(param(layer, W2)),
+                        key + "mlp_down");
+  Value dup = geluBackward(values.up, dact);
+  grad(W1) = matmul(transpose(values.c), dup);
+  Value dc = prunable(PruneMode::row, dup, transpose(param(layer, W1)),
+                      key + "mlp_up");
+  Value dh = add(dout, layerNormBackward(values.ln2, param(layer, Ln2Gain), dc,
+                                         grad(Ln2Gain), grad(Ln2Bias)));
   // h = x + context W_o.
-  Value dWo = matmul(transpose(values.context), dh);
-  Value dcontext =
-      prunable(PruneMode::col, dh, transpose(weights[1]), key + "attn_out");
-  Value dqkv = filled(matrix(tokens, 3 * hidden), zero);
-  int64_t seq = config.seq;
-  for (const HeadValues &head : values.heads) {
-    Value dheadOut = slice(dcontext, head.row, head.column, seq, headDim);
-    // headOut = probs v.
-    Value dprobs = matmul(dheadOut, transpose(head.v));
-    Value dv = matmul(transpose(head.probs), dheadOut);
-    // Softmax: dlogits = probs * (dprobs - sum_j dprobs * probs).
-    Value rowSums = rowReduce(
-        {dprobs, head.probs}, zero,
-        [](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return arith::AddFOp::create(
-              b, l, arith::MulFOp::create(b, l, a[0], a[1]), a[2]);
-        });
-    // Masked positions have probability 0, so their gradient vanishes; the
-    // scale of the scores applies to the rest.
-    AffineMap identity = builder.getMultiDimIdentityMap(2);
-    Value dscores = generic(
-        {dprobs, head.probs, rowSums},
-        {identity, identity, rowsMap(builder), identity},
-        empty(dprobs.getType()),
-        {utils::IteratorType::parallel, utils::IteratorType::parallel},
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value difference = arith::SubFOp::create(b, l, a[0], a[2]);
-          Value dlogits = arith::MulFOp::create(b, l, a[1], difference);
-          return arith::MulFOp::create(b, l, dlogits, scale);
-        });
-    // scores = q k^T.
-    Value dq = matmul(dscores, head.k);
-    Value dk = matmul(transpose(dscores), head.q);
-    dqkv = insert(dq, dqkv, head.row, head.column);
-    dqkv = insert(dk, dqkv, head.row, hidden + head.column);
-    dqkv = insert(dv, dqkv, head.row, 2 * hidden + head.column);
-  }
-  // qkv = x W_qkv; x also feeds the residual.
-  Value dWqkv = matmul(transpose(values.x), dqkv);
-  Value dx = add(dh, prunable(PruneMode::row, dqkv, transpose(weights[0]),
-                              key + "qkv"));
-  grads.append({dWqkv, dWo, dW1, dW2});
-  return dx;
+  grad(Wo) = matmul(transpose(values.context), dh);
+  Value dcontext = prunable(PruneMode::col, dh, transpose(param(layer, Wo)),
+                            key + "attn_out");
+  Value dqkv = attentionBackward(values, dcontext);
+  // qkv = ln1(x) W_qkv.
+  grad(Wqkv) = matmul(transpose(values.a), dqkv);
+  Value da = prunable(PruneMode::row, dqkv, transpose(param(layer, Wqkv)),
+                      key + "qkv");
+  return add(dh, layerNormBackward(values.ln1, param(layer, Ln1Gain), da,
+                                   grad(Ln1Gain), grad(Ln1Bias)));
 }
 
-/// Mean squared error of the head's output against the target.
-Value StageBuilder::loss(Value input) {
-  Value y = matmul(input, params.back());
-  Value squared = elementwise(
-      {y, target}, [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value difference = arith::SubFOp::create(b, l, a[0], a[1]);
-        return arith::MulFOp::create(b, l, difference, difference);
+Value StageBuilder::logits(Value input, NormValues &norm, Value &normalized) {
+  size_t count = params.size();
+  normalized = layerNorm(input, params[count - 3], params[count - 2], norm);
+  return matmul(normalized, params[count - 1]);
+}
+
+/// The mean over the tokens of log sum exp(logits) - logits[target].
+Value StageBuilder::loss(Value logitsValue) {
+  Value targets = flattenIds(builder, loc, target);
+  Value maxima = rowReduce({logitsValue}, negativeInfinity,
+                           [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                             return arith::MaximumFOp::create(b, l, a[0], a[1]);
+                           });
+  Value sums = rowReduceWith(
+      logitsValue, maxima, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
+        return arith::AddFOp::create(b, l, math::ExpOp::create(b, l, shifted),
+                                     a[2]);
+      });
+  // The target's logit of every row.
+  Value picked = rowReduceWith(
+      logitsValue, targets, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value column = arith::IndexCastOp::create(
+            b, l, b.getI32Type(), linalg::IndexOp::create(b, l, 1));
+        Value hit =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1], column);
+        Value sum = arith::AddFOp::create(b, l, a[2], a[0]);
+        return arith::SelectOp::create(b, l, hit, sum, a[2]);
+      });
+  Value rowLosses = elementwise(
+      {maxima, sums, picked}, [](OpBuilder &b, Location l, ValueRange a) {
+        Value logSum = arith::AddFOp::create(
+            b, l, a[0], math::LogOp::create(b, l, a[1]));
+        return Value(arith::SubFOp::create(b, l, logSum, a[2]));
       });
   auto scalar = RankedTensorType::get({}, f32);
-  Value sum =
+  Value total =
       linalg::ReduceOp::create(
-          builder, loc, ValueRange{squared}, ValueRange{filled(scalar, zero)},
-          ArrayRef<int64_t>{0, 1},
+          builder, loc, ValueRange{rowLosses}, ValueRange{filled(scalar, zero)},
+          ArrayRef<int64_t>{0},
           [](OpBuilder &b, Location l, ValueRange a) {
-            linalg::YieldOp::create(b, l,
-                                    ValueRange{arith::AddFOp::create(
-                                        b, l, a[0], a[1])});
+            linalg::YieldOp::create(
+                b, l, ValueRange{arith::AddFOp::create(b, l, a[0], a[1])});
           })
           .getResult(0);
-  Value total = tensor::ExtractOp::create(builder, loc, sum, ValueRange{});
-  Value mean = arith::DivFOp::create(builder, loc, total, count);
+  Value sum = tensor::ExtractOp::create(builder, loc, total, ValueRange{});
+  Value mean = arith::DivFOp::create(builder, loc, sum,
+                                     constant(double(tokens)));
   return tensor::FromElementsOp::create(builder, loc, scalar,
                                         ValueRange{mean});
 }
 
-/// The chain rule through loss(): d loss / d y = 2 (y - target) / count.
-Value StageBuilder::lossBackward(Value input, Value &headGrad) {
-  Value head = params.back();
-  Value y = matmul(input, head);
-  Value scale = gradientScale;
-  Value dy = elementwise(
-      {y, target}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value difference = arith::SubFOp::create(b, l, a[0], a[1]);
-        return arith::MulFOp::create(b, l, difference, scale);
-      });
-  headGrad = matmul(transpose(input), dy);
-  return matmul(dy, transpose(head));
+/// d loss / d logits = (softmax(logits) - onehot(target)) / T.
+Value StageBuilder::lossBackward(Value logitsValue) {
+  Value probs = softmax(logitsValue);
+  Value expected = oneHot(flattenIds(builder, loc, target), config.vocab);
+  Value count = constant(double(tokens));
+  return elementwise({probs, expected},
+                     [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                       Value difference = arith::SubFOp::create(b, l, a[0], a[1]);
+                       return arith::DivFOp::create(b, l, difference, count);
+                     });
+}
+
+Value StageBuilder::blocks(Value input, std::vector<LayerValues> &layers) {
+  layers.assign(size_t(numLayers), LayerValues());
+  Value value = isFirst() ? embed(input) : input;
+  for (int64_t l = 0; l < numLayers; ++l)
+    value = layerForward(firstLayer + l, value, layers[size_t(l)]);
+  return value;
 }
 
 func::FuncOp StageBuilder::buildForward() {
@@ -459,125 +896,156 @@ func::FuncOp StageBuilder::buildForward() {
   func::FuncOp function =
       begin(("gpt_stage" + std::to_string(stage) + "_forward"),
             /*backward=*/false, {result});
-  Value value = x;
-  for (int64_t l = firstLayer; l < firstLayer + numLayers; ++l) {
-    LayerValues values;
-    value = layerForward(l, value, values);
+  std::vector<LayerValues> layers;
+  Value value = blocks(x, layers);
+  if (isLast()) {
+    NormValues norm;
+    Value normalized;
+    value = loss(logits(value, norm, normalized));
   }
-  if (isLast())
-    value = loss(value);
+  func::ReturnOp::create(builder, loc, value);
+  return function;
+}
+
+func::FuncOp StageBuilder::buildLogits() {
+  func::FuncOp function =
+      begin(("gpt_stage" + std::to_string(stage) + "_logits"),
+            /*backward=*/false, {matrix(tokens, config.vocab)},
+            /*withTarget=*/false);
+  std::vector<LayerValues> layers;
+  NormValues norm;
+  Value normalized;
+  Value value = logits(blocks(x, layers), norm, normalized);
   func::ReturnOp::create(builder, loc, value);
   return function;
 }
 
 func::FuncOp StageBuilder::buildBackward() {
-  SmallVector<Type> results = {activation()};
+  SmallVector<Type> results;
+  if (!isFirst())
+    results.push_back(activation());
   results.append(paramTypes.begin(), paramTypes.end());
   func::FuncOp function =
       begin(("gpt_stage" + std::to_string(stage) + "_backward"),
             /*backward=*/true, results);
   // Recompute the forward pass, keeping what the chain rule needs.
-  std::vector<LayerValues> layers(numLayers);
-  Value value = x;
-  for (int64_t l = 0; l < numLayers; ++l)
-    value = layerForward(firstLayer + l, value, layers[l]);
+  std::vector<LayerValues> layers;
+  Value value = blocks(x, layers);
 
   SmallVector<Value> grads(paramTypes.size());
   Value gradient = outputGradient;
-  if (isLast())
-    gradient = lossBackward(value, grads.back());
-  for (int64_t l = numLayers - 1; l >= 0; --l) {
-    SmallVector<Value> layerGrads;
-    gradient = layerBackward(firstLayer + l, layers[l], gradient, layerGrads);
-    std::copy(layerGrads.begin(), layerGrads.end(), grads.begin() + 4 * l);
+  if (isLast()) {
+    size_t count = params.size();
+    NormValues norm;
+    Value normalized;
+    Value dlogits = lossBackward(logits(value, norm, normalized));
+    grads[count - 1] = matmul(transpose(normalized), dlogits);
+    Value dnormalized = matmul(dlogits, transpose(params[count - 1]));
+    gradient = layerNormBackward(norm, params[count - 3], dnormalized,
+                                 grads[count - 3], grads[count - 2]);
   }
-  SmallVector<Value> returned = {gradient};
+  for (int64_t l = numLayers - 1; l >= 0; --l)
+    gradient = layerBackward(firstLayer + l, layers[size_t(l)], gradient, grads);
+  SmallVector<Value> returned;
+  if (isFirst())
+    embedBackward(x, gradient, grads[0], grads[1]);
+  else
+    returned.push_back(gradient);
   returned.append(grads);
   func::ReturnOp::create(builder, loc, returned);
   return function;
 }
 
-/// value(i, j) = scale * sin(a i + b j + seed), the deterministic initial
-/// value of parameter number `seed`.
-DenseElementsAttr initialValue(RankedTensorType type, int64_t seed) {
-  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-  double scale = 1.0 / std::sqrt(double(rows));
-  std::vector<float> values(size_t(rows * cols));
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      values[size_t(i * cols + j)] = float(
-          scale * std::sin(0.37 * double(i) + 0.91 * double(j) +
-                           1.7 * double(seed) + 0.3));
+/// Deterministic initial values, GPT-2's scheme: normal with standard
+/// deviation 0.02 (0.02 / sqrt(2 layers) for the projections into the
+/// residual stream, wo and w2), layer-norm gains 1 and biases 0. The normal
+/// draws come from a Mersenne twister seeded with the parameter's number
+/// through the Box-Muller transform, so they are the same everywhere.
+DenseElementsAttr initialValue(RankedTensorType type, const std::string &name,
+                               int64_t layers, int64_t seed) {
+  auto endsWith = [&](StringRef suffix) {
+    return StringRef(name).ends_with(suffix);
+  };
+  std::vector<float> values(size_t(type.getNumElements()));
+  if (endsWith("_g") || endsWith("_b")) {
+    std::fill(values.begin(), values.end(), endsWith("_g") ? 1.0f : 0.0f);
+    return DenseElementsAttr::get(type, ArrayRef<float>(values));
+  }
+  double deviation = 0.02;
+  if (endsWith("_wo") || endsWith("_w2"))
+    deviation /= std::sqrt(2.0 * double(layers));
+  std::mt19937_64 random(uint64_t(seed) * 0x9E3779B97F4A7C15ULL + 1);
+  auto uniform = [&] { return (double(random() >> 11) + 0.5) * 0x1.0p-53; };
+  for (size_t i = 0; i < values.size(); i += 2) {
+    double radius = std::sqrt(-2.0 * std::log(uniform()));
+    double angle = 2.0 * M_PI * uniform();
+    values[i] = float(deviation * radius * std::cos(angle));
+    if (i + 1 < values.size())
+      values[i + 1] = float(deviation * radius * std::sin(angle));
+  }
   return DenseElementsAttr::get(type, ArrayRef<float>(values));
 }
 
-/// @gpt_data(step, replica, micro-batch) -> (input, target): deterministic
-/// activations 0.5 sin(0.37 t + 0.91 h + offset) and targets
-/// 0.5 cos(0.53 t + 0.29 h + offset'), where the offsets move with the
-/// micro-batch, the replica and the step.
+/// @gpt_data(step, replica, micro-batch) -> (tokens, next tokens): windows
+/// of the runtime's corpus, each replica reading its own shard.
 func::FuncOp buildData(ModuleOp module, const GptConfig &config) {
   OpBuilder builder(module.getContext());
   builder.setInsertionPointToEnd(module.getBody());
   Location loc = module.getLoc();
-  Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
-  auto type = RankedTensorType::get({config.batch * config.seq, config.hidden},
-                                    f32);
+  Type i64 = builder.getI64Type();
+  auto type = RankedTensorType::get({config.batch, config.seq},
+                                    builder.getI32Type());
   auto function = func::FuncOp::create(
       builder, loc, "gpt_data",
       builder.getFunctionType({i64, i64, i64}, {type, type}));
   Block *entry = function.addEntryBlock();
   builder.setInsertionPointToStart(entry);
-  auto constant = [&](double value) -> Value {
-    return arith::ConstantOp::create(builder, loc,
-                                     builder.getF32FloatAttr(float(value)));
-  };
-  // offset = Σ weight * argument over (step, replica, micro-batch).
-  auto offset = [&](std::array<double, 3> weights) {
-    Value sum = constant(0.0);
-    for (auto [argument, weight] : llvm::zip(entry->getArguments(), weights)) {
-      Value real = arith::SIToFPOp::create(builder, loc, f32, argument);
-      sum = arith::AddFOp::create(
-          builder, loc, sum,
-          arith::MulFOp::create(builder, loc, real, constant(weight)));
+  auto batch = CorpusBatchOp::create(
+      builder, loc, type, type, entry->getArgument(0), entry->getArgument(1),
+      entry->getArgument(2), builder.getI64IntegerAttr(config.vocab),
+      builder.getI64IntegerAttr(config.dataParallel));
+  func::ReturnOp::create(builder, loc, batch.getResults());
+  return function;
+}
+
+/// @gpt_generate() -> f32: extends every text stream of the runtime by one
+/// character: the stages' forward functions on the streams' context, the
+/// next-token logits, hetero.sample_next. Returns the chosen characters'
+/// mean log-probability.
+func::FuncOp buildGenerate(ModuleOp module, const GptConfig &config,
+                           ArrayRef<SmallVector<Attribute>> stageParams) {
+  OpBuilder builder(module.getContext());
+  builder.setInsertionPointToEnd(module.getBody());
+  Location loc = module.getLoc();
+  auto function = func::FuncOp::create(
+      builder, loc, "gpt_generate",
+      builder.getFunctionType({}, {builder.getF32Type()}));
+  builder.setInsertionPointToStart(function.addEntryBlock());
+  auto tokens = RankedTensorType::get({config.batch, config.seq},
+                                      builder.getI32Type());
+  Value value = SampleContextOp::create(builder, loc, tokens,
+                                        builder.getI64IntegerAttr(config.vocab));
+  for (int64_t s = 0; s < config.stages; ++s) {
+    SmallVector<Value> arguments = {value};
+    for (Attribute name : stageParams[s]) {
+      auto global = module.lookupSymbol<memref::GlobalOp>(
+          cast<FlatSymbolRefAttr>(name).getValue());
+      MemRefType type = global.getType();
+      Value memref = memref::GetGlobalOp::create(builder, loc, type,
+                                                 global.getSymName());
+      arguments.push_back(bufferization::ToTensorOp::create(
+          builder, loc,
+          RankedTensorType::get(type.getShape(), type.getElementType()),
+          memref, /*restrict=*/builder.getUnitAttr(),
+          /*writable=*/UnitAttr()));
     }
-    return sum;
-  };
-  auto pattern = [&](Value shift, double rowWeight, double colWeight,
-                     bool cosine) {
-    Value half = constant(0.5), rowScale = constant(rowWeight),
-          colScale = constant(colWeight);
-    Value init = tensor::EmptyOp::create(builder, loc, type.getShape(), f32);
-    return linalg::GenericOp::create(
-               builder, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
-               SmallVector<AffineMap>{builder.getMultiDimIdentityMap(2)},
-               SmallVector<utils::IteratorType>(2,
-                                                utils::IteratorType::parallel),
-               [&](OpBuilder &b, Location l, ValueRange) {
-                 auto coordinate = [&](int64_t dim) -> Value {
-                   Value index = linalg::IndexOp::create(b, l, dim);
-                   Value integer = arith::IndexCastOp::create(
-                       b, l, b.getI64Type(), index);
-                   return arith::SIToFPOp::create(b, l, f32, integer);
-                 };
-                 // One statement per op: the order of function arguments'
-                 // evaluation is unspecified, and with it the order of ops.
-                 Value row =
-                     arith::MulFOp::create(b, l, coordinate(0), rowScale);
-                 Value col =
-                     arith::MulFOp::create(b, l, coordinate(1), colScale);
-                 Value sum = arith::AddFOp::create(b, l, row, col);
-                 Value argument = arith::AddFOp::create(b, l, sum, shift);
-                 Value wave =
-                     cosine ? Value(math::CosOp::create(b, l, argument))
-                            : Value(math::SinOp::create(b, l, argument));
-                 linalg::YieldOp::create(
-                     b, l, ValueRange{arith::MulFOp::create(b, l, wave, half)});
-               })
-        .getResult(0);
-  };
-  Value input = pattern(offset({0.17, 2.1, 1.3}), 0.37, 0.91, false);
-  Value target = pattern(offset({0.11, 1.7, 0.7}), 0.53, 0.29, true);
-  func::ReturnOp::create(builder, loc, ValueRange{input, target});
+    std::string name = "gpt_stage" + std::to_string(s) +
+                       (s + 1 == config.stages ? "_logits" : "_forward");
+    auto callee = module.lookupSymbol<func::FuncOp>(name);
+    value = func::CallOp::create(builder, loc, callee, arguments).getResult(0);
+  }
+  Value logProbability = SampleNextOp::create(builder, loc, value);
+  func::ReturnOp::create(builder, loc, logProbability);
   return function;
 }
 
@@ -589,6 +1057,9 @@ std::vector<std::string> validate(const GptConfig &config) {
     if (!ok)
       problems.push_back(message);
   };
+  require(config.vocab >= 2 && config.vocab <= kMaxVocabulary,
+          "--vocab must be between 2 and " + std::to_string(kMaxVocabulary) +
+              " (character-level token ids)");
   require(config.layers >= 1, "--layers must be at least 1");
   require(config.hidden >= 1, "--hidden must be at least 1");
   require(config.heads >= 1, "--heads must be at least 1");
@@ -623,16 +1094,27 @@ std::vector<Parameter> stageParameters(const GptConfig &config,
   StagePartition partition = partitionLayers(config.layers, config.stages);
   int64_t hidden = config.hidden;
   std::vector<Parameter> params;
+  if (stage == 0) {
+    params.push_back({"wte", {config.vocab, hidden}});
+    params.push_back({"wpe", {config.seq, hidden}});
+  }
   int64_t first = partition.first[stage];
   for (int64_t l = first; l < first + partition.count[stage]; ++l) {
     std::string prefix = "l" + std::to_string(l) + "_";
-    params.push_back({prefix + "wqkv", hidden, 3 * hidden});
-    params.push_back({prefix + "wo", hidden, hidden});
-    params.push_back({prefix + "w1", hidden, 4 * hidden});
-    params.push_back({prefix + "w2", 4 * hidden, hidden});
+    params.push_back({prefix + "ln1_g", {hidden}});
+    params.push_back({prefix + "ln1_b", {hidden}});
+    params.push_back({prefix + "wqkv", {hidden, 3 * hidden}});
+    params.push_back({prefix + "wo", {hidden, hidden}});
+    params.push_back({prefix + "ln2_g", {hidden}});
+    params.push_back({prefix + "ln2_b", {hidden}});
+    params.push_back({prefix + "w1", {hidden, 4 * hidden}});
+    params.push_back({prefix + "w2", {4 * hidden, hidden}});
   }
-  if (stage == config.stages - 1)
-    params.push_back({"head", hidden, hidden});
+  if (stage == config.stages - 1) {
+    params.push_back({"lnf_g", {hidden}});
+    params.push_back({"lnf_b", {hidden}});
+    params.push_back({"head", {hidden, config.vocab}});
+  }
   return params;
 }
 
@@ -649,10 +1131,11 @@ StagePartition partitionLayers(int64_t layers, int64_t stages) {
 }
 
 OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
-  context->loadDialect<arith::ArithDialect, func::FuncDialect,
-                       linalg::LinalgDialect, math::MathDialect,
-                       memref::MemRefDialect, shard::ShardDialect,
-                       tensor::TensorDialect, HeteroDialect>();
+  context->loadDialect<arith::ArithDialect, bufferization::BufferizationDialect,
+                       func::FuncDialect, linalg::LinalgDialect,
+                       math::MathDialect, memref::MemRefDialect,
+                       shard::ShardDialect, tensor::TensorDialect,
+                       HeteroDialect>();
   OpBuilder builder(context);
   Location loc = UnknownLoc::get(context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -665,13 +1148,12 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
   int64_t seed = 0;
   for (int64_t s = 0; s < config.stages; ++s)
     for (const Parameter &param : stageParameters(config, s)) {
-      auto type = RankedTensorType::get({param.rows, param.cols},
-                                        builder.getF32Type());
+      auto type = RankedTensorType::get(param.shape, builder.getF32Type());
       memref::GlobalOp::create(
           builder, loc, param.name, builder.getStringAttr("private"),
           MemRefType::get(type.getShape(), type.getElementType()),
-          initialValue(type, seed++), /*constant=*/false,
-          /*alignment=*/IntegerAttr());
+          initialValue(type, param.name, config.layers, seed++),
+          /*constant=*/false, /*alignment=*/IntegerAttr());
       stageParams[s].push_back(FlatSymbolRefAttr::get(context, param.name));
     }
 
@@ -680,7 +1162,10 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
     StageBuilder stage(*module, config, s);
     stage.buildForward();
     stage.buildBackward();
+    if (s + 1 == config.stages)
+      stage.buildLogits();
   }
+  buildGenerate(*module, config, stageParams);
 
   builder.setInsertionPointToEnd(module->getBody());
   Attribute optimizer =

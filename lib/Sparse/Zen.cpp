@@ -5,24 +5,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "hetero/Sparse/Zen.h"
+#include "hetero/Support/Hash.h"
 
 #include <algorithm>
 
 namespace hetero::sparse {
-namespace {
-
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-} // namespace
 
 int64_t partitionOf(uint32_t index, const HashSeeds &seeds,
                     int64_t partitions) {
-  return int64_t(mix(seeds.partition ^ mix(index)) % uint64_t(partitions));
+  return int64_t(splitMix64(seeds.partition ^ splitMix64(index)) %
+                 uint64_t(partitions));
 }
 
 PartitionTable::PartitionTable(int64_t slotCount, const HashSeeds &seeds)
@@ -33,7 +25,8 @@ PartitionTable::PartitionTable(int64_t slotCount, const HashSeeds &seeds)
 bool PartitionTable::insert(uint32_t index) {
   uint32_t *free = nullptr;
   for (uint64_t seed : seeds.probe) {
-    uint32_t &slot = slots[mix(seed ^ mix(index)) % slots.size()];
+    uint32_t &slot =
+        slots[splitMix64(seed ^ splitMix64(index)) % slots.size()];
     if (slot == index)
       return true;
     if (slot == kEmpty && !free)

@@ -104,6 +104,21 @@ static cl::opt<bool> blockingCollectives(
     "blocking-collectives",
     cl::desc("Wait for every all-reduce where it stands (no overlap)"),
     cl::init(false), cl::cat(category));
+static cl::opt<std::string> corpus(
+    "corpus",
+    cl::desc("The text that hetero.corpus_batch reads (default: "
+             HRT_DEFAULT_CORPUS ")"),
+    cl::value_desc("FILE"), cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    prompt("prompt",
+           cl::desc("The text every generated stream starts from "
+                    "(hetero.sample_context)"),
+           cl::init("The "), cl::cat(category));
+static cl::opt<double> temperature(
+    "temperature",
+    cl::desc("Sampling temperature of hetero.sample_next; 0 takes the most "
+             "likely character"),
+    cl::init(0.8), cl::cat(category));
 static cl::opt<std::string>
     dumpLowered("dump-lowered",
                 cl::desc("Write the lowered LLVM-dialect module to a file"),
@@ -508,6 +523,16 @@ int run() {
       !exchangeParameters(**engine, **pipeline, loadDirectory, /*save=*/false,
                           rank, isStep))
     return 1;
+  if (!corpus.empty() && hrt_data_open(corpus.c_str()) != HRT_SUCCESS) {
+    llvm::errs() << "hetero-run: --corpus: " << hrt_last_error() << "\n";
+    return 1;
+  }
+  if (hrt_sample_begin(prompt.c_str(), temperature,
+                       static_cast<unsigned long long>(seed)) != HRT_SUCCESS) {
+    llvm::errs() << "hetero-run: --prompt/--temperature: " << hrt_last_error()
+                 << "\n";
+    return 1;
+  }
   bool timeline = !timelineDirectory.empty();
   if (timeline && rank == 0 &&
       !hetero::prepareTimelineDirectory(timelineDirectory))
@@ -565,6 +590,14 @@ int run() {
     return 1;
   if (planner)
     hrt_planner_destroy(planner);
+  // Text that hetero.sample_next generated, stream by stream.
+  for (long long stream = 0; printer && stream < hrt_sample_streams();
+       ++stream) {
+    std::string text = hrt_sample_text(stream);
+    std::printf("sample %lld (%zu characters):\n%s\n", stream, text.size(),
+                text.c_str());
+    std::fflush(stdout);
+  }
   if (!saveDirectory.empty() &&
       !exchangeParameters(**engine, **pipeline, saveDirectory, /*save=*/true,
                           rank, isStep))

@@ -8,6 +8,7 @@
 
 #include "hetero/Dialect/Hetero.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Verifier.h"
 
@@ -84,20 +85,41 @@ TEST(GptBuild, IsAnExecutablePipelineInTheStageAbi) {
       EXPECT_EQ(symbol.getValue(), param.name);
       auto global = module->lookupSymbol<memref::GlobalOp>(param.name);
       ASSERT_TRUE(global);
-      EXPECT_EQ(global.getType().getShape(),
-                ArrayRef<int64_t>({param.rows, param.cols}));
+      EXPECT_EQ(global.getType().getShape(), ArrayRef<int64_t>(param.shape));
     }
   }
+  // The embeddings on the first stage, the vocabulary projection last.
+  EXPECT_EQ(stageParameters(config, 0).front().name, "wte");
+  EXPECT_EQ(stageParameters(config, 0).front().shape,
+            std::vector<int64_t>({config.vocab, config.hidden}));
+  EXPECT_EQ(stageParameters(config, 2).back().name, "head");
+  EXPECT_EQ(stageParameters(config, 2).back().shape,
+            std::vector<int64_t>({config.hidden, config.vocab}));
+  // 8 parameters per layer, 2 embeddings, final norm and head.
+  size_t total = 0;
+  for (int64_t s = 0; s < 3; ++s)
+    total += stageParameters(config, s).size();
+  EXPECT_EQ(total, 5u * 8u + 2u + 3u);
+  // The data come from the runtime's corpus, as token ids.
+  int64_t batches = 0;
+  module->walk([&](hetero::CorpusBatchOp batch) {
+    ++batches;
+    EXPECT_EQ(batch.getVocab(), config.vocab);
+    EXPECT_EQ(batch.getReplicas(), 2);
+  });
+  EXPECT_EQ(batches, 1);
+  EXPECT_TRUE(module->lookupSymbol<func::FuncOp>("gpt_generate"));
   // Four prunable linears per layer, each appearing three times: in the
   // forward function, in the backward's recomputation, and as the activation
-  // gradient in the backward. Nothing communicates.
+  // gradient in the backward; the last stage's layers (1 of 5) once more in
+  // its logits function. Nothing communicates.
   int64_t matmuls = 0, communication = 0;
   module->walk([&](Operation *op) {
     matmuls += isa<hetero::PrunableMatmulOp>(op);
     communication += isa<hetero::AllReduceOp, hetero::BucketOp,
                          hetero::SendOp, hetero::CheckpointOp>(op);
   });
-  EXPECT_EQ(matmuls, 5 * 4 * 3);
+  EXPECT_EQ(matmuls, 5 * 4 * 3 + 1 * 4);
   EXPECT_EQ(communication, 0);
 }
 

@@ -39,12 +39,19 @@ class StageOp;
 /// pass spends time on them.
 inline constexpr int64_t kMaxPipelineStages = 4096;
 inline constexpr int64_t kMaxMicrobatches = 65536;
+/// Character-level vocabularies hold at most one token id per byte value.
+inline constexpr int64_t kMaxVocabulary = 256;
 
 /// The number of ranks of a grid of `shape` along `axes` (all axes when
 /// `axes` is empty), or std::nullopt when a dimension it spans is dynamic.
 /// The axes must be valid (the collectives' verifiers check them).
 std::optional<int64_t> gridGroupSize(llvm::ArrayRef<int64_t> shape,
                                      llvm::ArrayRef<int16_t> axes);
+
+/// Whether a stage's backward function returns the gradient of its input of
+/// `type` (a tensor): floating-point activations have one, integer inputs
+/// such as token ids do not.
+bool hasInputGradient(mlir::Type type);
 } // namespace hetero
 
 #define GET_OP_CLASSES

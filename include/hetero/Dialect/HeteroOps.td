@@ -707,6 +707,87 @@ def Hetero_BucketOp : Hetero_CollectiveOp<"bucket", [
 }
 
 //===----------------------------------------------------------------------===//
+// Training data: the runtime's text corpus
+//===----------------------------------------------------------------------===//
+
+// Token ids; the verifiers require rank 2 (sequences x tokens).
+def Hetero_TokenBatch : StaticShapeTensorOf<[I32]>;
+
+def Hetero_CorpusBatchOp : Hetero_Op<"corpus_batch", [
+    MemoryEffects<[MemRead]>, AllTypesMatch<["input", "target"]>]> {
+  let summary = "A micro-batch of token sequences from the runtime's corpus";
+  let description = [{
+    Reads `sequences x tokens` windows of the text corpus the runtime was
+    given (`hetero-run --corpus`), as character-level token ids below
+    `vocab`, and the same windows shifted by one character (the next-token
+    targets). The corpus is split into `replicas` contiguous shards;
+    `replica` reads only its own. The window offsets are a deterministic
+    function of `step`, `replica`, `microbatch` and the sequence, so every
+    run (distributed or the single-process reference) reads the same data.
+
+    Example:
+
+    ```mlir
+    %tokens, %next = hetero.corpus_batch %step, %replica, %mb vocab = 80
+        replicas = 2 : tensor<4x32xi32>
+    ```
+  }];
+  let arguments = (ins I64:$step, I64:$replica, I64:$microbatch,
+                       Hetero_I64Attr:$vocab, Hetero_I64Attr:$replicas);
+  let results = (outs Hetero_TokenBatch:$input, Hetero_TokenBatch:$target);
+  let assemblyFormat = [{
+    $step `,` $replica `,` $microbatch `vocab` `=` $vocab
+    `replicas` `=` $replicas attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Hetero_SampleContextOp : Hetero_Op<"sample_context", [
+    MemoryEffects<[MemRead]>]> {
+  let summary = "The context windows of the runtime's text generation";
+  let description = [{
+    The runtime generates one text stream per sequence of the result
+    (started from `hetero-run --prompt`). Returns, per stream, its last
+    `tokens` characters as token ids below `vocab`, left-aligned and padded
+    with id 0 when the stream is shorter. `hetero.sample_next` reads the
+    logits at each stream's last position.
+
+    Example:
+
+    ```mlir
+    %context = hetero.sample_context vocab = 80 : tensor<1x32xi32>
+    ```
+  }];
+  let arguments = (ins Hetero_I64Attr:$vocab);
+  let results = (outs Hetero_TokenBatch:$context);
+  let assemblyFormat = "`vocab` `=` $vocab attr-dict `:` type($context)";
+  let hasVerifier = 1;
+}
+
+def Hetero_SampleNextOp : Hetero_Op<"sample_next", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Appends one sampled character to each generated stream";
+  let description = [{
+    `logits` holds the next-token logits of every position of the context
+    that `hetero.sample_context` returned (stream-major rows, one column per
+    token id). For each stream the runtime takes the row of its last
+    position, samples a token (greedily at temperature 0, else from the
+    softmax of logits / temperature with the run's seed) and appends it.
+    The result is the mean log-probability of the chosen tokens.
+
+    Example:
+
+    ```mlir
+    %logp = hetero.sample_next %logits : tensor<32x80xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$logits);
+  let results = (outs F32:$logProbability);
+  let assemblyFormat = "$logits attr-dict `:` type($logits)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Fault tolerance
 //===----------------------------------------------------------------------===//
 

@@ -1,15 +1,15 @@
-//===- Gpt.h - a GPT-like model in the stage ABI ----------------*- C++ -*-===//
+//===- Gpt.h - a GPT language model in the stage ABI ------------*- C++ -*-===//
 //
 // Part of the hetero project.
 //
 //===----------------------------------------------------------------------===//
 //
-// Builds a GPT-like model as a frontend would hand it to hetero: parameter
-// globals with initial values, a data function, the forward and backward
-// function of every pipeline stage, and the hetero.pipeline that binds them
-// (the stage ABI, docs/execution.md). No schedule, communication, training
-// loop or technique: those are the passes' decisions. hetero-gen, the tests
-// and the benchmarks share it.
+// Builds a GPT language model as a frontend would hand it to hetero:
+// parameter globals with initial values, a data function, the forward and
+// backward function of every pipeline stage, and the hetero.pipeline that
+// binds them (the stage ABI, docs/execution.md). No schedule, communication,
+// training loop or technique: those are the passes' decisions. hetero-gen,
+// the tests and the benchmarks share it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,12 +26,15 @@
 
 namespace hetero::models {
 
-/// Shape and distribution of a GPT-like model.
+/// Shape and distribution of a decoder-only transformer language model.
 struct GptConfig {
+  /// Character-level token ids (hetero.corpus_batch): 2..256.
+  int64_t vocab = 80;
   int64_t layers = 2;
   int64_t hidden = 32;
   int64_t heads = 2;
-  /// Tokens per sequence; one micro-batch holds `batch` sequences.
+  /// Tokens per sequence (the context length); one micro-batch holds
+  /// `batch` sequences.
   int64_t seq = 16;
   int64_t batch = 1;
   int64_t stages = 2;
@@ -41,8 +44,8 @@ struct GptConfig {
   /// Data-parallel replicas: axis 1 of the device grid.
   int64_t dataParallel = 1;
   /// The optimizer: "sgd" or "adam", with its learning rate.
-  std::string optimizer = "sgd";
-  double learningRate = 0.05;
+  std::string optimizer = "adam";
+  double learningRate = 0.003;
 };
 
 /// Returns a list of problems with `config` (empty when it is valid), each a
@@ -58,23 +61,28 @@ struct StagePartition {
 };
 StagePartition partitionLayers(int64_t layers, int64_t stages);
 
-/// A weight matrix of a stage: its name (the global's, such as "l3_wqkv" or
-/// "head") and shape.
+/// A parameter of a stage: its name (the global's, such as "l3_wqkv",
+/// "l3_ln1_g" or "head") and shape.
 struct Parameter {
   std::string name;
-  int64_t rows;
-  int64_t cols;
+  std::vector<int64_t> shape;
 };
 
 /// The parameters of `stage`, in the order the stage functions take them:
-/// per layer wqkv [H, 3H], wo [H, H], w1 [H, 4H], w2 [4H, H]; on the last
-/// stage, then the head [H, H].
+/// on stage 0 first the token embedding wte [V, H] and the position
+/// embedding wpe [S, H]; per layer ln1_g [H], ln1_b [H], wqkv [H, 3H],
+/// wo [H, H], ln2_g [H], ln2_b [H], w1 [H, 4H], w2 [4H, H]; on the last
+/// stage then the final layer norm lnf_g [H], lnf_b [H] and the output
+/// projection head [H, V].
 std::vector<Parameter> stageParameters(const GptConfig &config, int64_t stage);
 
 /// Builds the module with builders: the grid `@gpt_devices` (stages x
-/// replicas), one `memref.global` per parameter, `@gpt_data`, the stage
-/// functions `@gpt_stage<s>_forward` / `_backward` and `hetero.pipeline
-/// @gpt`. `config` must be valid; the result verifies.
+/// replicas), one `memref.global` per parameter, `@gpt_data` (micro-batches
+/// of the runtime's corpus), the stage functions `@gpt_stage<s>_forward` /
+/// `_backward`, `@gpt_stage<last>_logits` (the last stage's forward up to
+/// the next-token logits), `@gpt_generate` (one character per text stream
+/// from the trained parameters) and `hetero.pipeline @gpt`. `config` must be
+/// valid; the result verifies.
 mlir::OwningOpRef<mlir::ModuleOp> buildGpt(mlir::MLIRContext *context,
                                            const GptConfig &config);
 

@@ -1,0 +1,29 @@
+//===- Hash.h - a 64-bit mixing function ------------------------*- C++ -*-===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Header-only and MLIR-free: the compiler's cores and the runtime hash with
+// the same function, so that every rank derives the same values.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERO_SUPPORT_HASH_H
+#define HETERO_SUPPORT_HASH_H
+
+#include <cstdint>
+
+namespace hetero {
+
+/// SplitMix64's finaliser: a bijective, well-mixed function of 64 bits.
+inline uint64_t splitMix64(uint64_t value) {
+  value += 0x9E3779B97F4A7C15ULL;
+  value = (value ^ (value >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  value = (value ^ (value >> 27)) * 0x94D049BB133111EBULL;
+  return value ^ (value >> 31);
+}
+
+} // namespace hetero
+
+#endif // HETERO_SUPPORT_HASH_H
