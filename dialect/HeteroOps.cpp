@@ -433,6 +433,14 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
                << "' result 0 (the activation for stage " << s + 1
                << ") has type " << forwardType.getResult(0)
                << ", expected a tensor of static shape";
+      // The gradient of the next stage's input flows back through it.
+      if (!hasInputGradient(activationType))
+        return stage.emitOpError()
+               << "forward function '" << forwards[s].getSymName()
+               << "' result 0 (the activation for stage " << s + 1
+               << ") has type " << activationType
+               << ", expected floating-point elements: the gradient flows "
+                  "back through it";
       outputs.push_back({forwardType.getResult(0),
                          "the activation for stage " + std::to_string(s + 1)});
     }

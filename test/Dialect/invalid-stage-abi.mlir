@@ -563,3 +563,30 @@ hetero.pipeline @p stages = 2 microbatches = 1 data @data optimizer #hetero.sgd<
   hetero.stage 0 forward @f0 backward @b0
   hetero.stage 1 forward @f1 backward @b1
 }
+
+// -----
+
+// Token ids may enter stage 0 (its backward returns no input gradient), but
+// what passes between stages carries a gradient back.
+func.func private @data(i64, i64, i64) -> (tensor<4x8xi32>, tensor<4x4xf32>)
+func.func private @f0(tensor<4x8xi32>) -> tensor<4x8xi32>
+func.func private @b0(tensor<4x8xi32>, tensor<4x8xi32>) -> ()
+func.func private @f1(tensor<4x8xi32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @b1(tensor<4x8xi32>, tensor<4x4xf32>) -> ()
+hetero.pipeline @p stages = 2 microbatches = 1 data @data optimizer #hetero.sgd<lr = 0.1> {
+  // expected-error @+1 {{'hetero.stage' op forward function 'f0' result 0 (the activation for stage 1) has type 'tensor<4x8xi32>', expected floating-point elements: the gradient flows back through it}}
+  hetero.stage 0 forward @f0 backward @b0
+  hetero.stage 1 forward @f1 backward @b1
+}
+
+// -----
+
+// A backward of token ids that returns an input gradient anyway.
+memref.global "private" @w : memref<8x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xi32>, tensor<4x4xf32>)
+func.func private @f(tensor<4x8xi32>, tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @b(tensor<4x8xi32>, tensor<8x4xf32>, tensor<4x4xf32>) -> (tensor<4x8xi32>, tensor<8x4xf32>)
+hetero.pipeline @p stages = 1 microbatches = 1 data @data optimizer #hetero.sgd<lr = 0.1> {
+  // expected-error @+1 {{'hetero.stage' op stage 0 backward function 'b' returns 2 values, expected 1 (the gradient of w)}}
+  hetero.stage 0 forward @f backward @b params [@w]
+}
