@@ -33,6 +33,11 @@
  * CHECK: next: abr, log-probability -0.6931
  * CHECK: context: 0 1 2 0
  * CHECK: wrong rows: hrt_sample_next (0 bytes): the logits are 3 x 4, expected one row per position of the last context (4 x 4)
+ *
+ * At temperature 1, a position whose logits leave one id all the mass
+ * draws it; two streams grow independently from the same prompt.
+ * CHECK: sampled: ab, ab -> abb, abb
+ * CHECK: bad temperature: hrt_sample_begin (0 bytes): the temperature must be a finite number >= 0
  */
 
 #include "hetero-rt/hrt.h"
@@ -173,5 +178,19 @@ int main(int argc, char **argv) {
          context[3]);
   if (hrt_sample_next(logits, 3, 4, &logProbability) != HRT_SUCCESS)
     printf("wrong rows: %s\n", hrt_last_error());
+
+  hrt_sample_begin("ab", 1.0, 42);
+  int contexts[2 * 3];
+  hrt_sample_context(4, 2, 3, contexts);
+  float rows[2 * 3 * 4];
+  for (int i = 0; i < 24; ++i)
+    rows[i] = -1e30f;
+  rows[1 * 4 + 1] = 0.0f;       /* stream 0, position 1: 'b' */
+  rows[(3 + 1) * 4 + 1] = 0.0f; /* stream 1, position 1: 'b' */
+  printf("sampled: %s, %s -> ", hrt_sample_text(0), hrt_sample_text(1));
+  hrt_sample_next(rows, 6, 4, &logProbability);
+  printf("%s, %s\n", hrt_sample_text(0), hrt_sample_text(1));
+  if (hrt_sample_begin("ab", -1.0, 0) != HRT_SUCCESS)
+    printf("bad temperature: %s\n", hrt_last_error());
   return 0;
 }
