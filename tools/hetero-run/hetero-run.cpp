@@ -6,7 +6,9 @@
 //
 //   mpirun -np R hetero-run model.mlir [--entry step] [--iterations N]
 //                          [--seed S] [--backend mpi|nccl]
-//                          [--save DIR] [--load DIR]
+//                          [--save DIR] [--load DIR] [--timeline DIR]
+//                          [--corpus FILE] [--prompt TEXT]
+//                          [--temperature T]
 //
 // Compiles the module with the CPU pipeline (hetero-lower-to-cpu), JITs it
 // with the MLIR ExecutionEngine and calls the entry function once per
@@ -18,7 +20,9 @@
 // A module that still holds an executable hetero.pipeline is first lowered
 // by hetero-lower-pipeline (with its reference step); the entry defaults to
 // the pipeline's @<pipeline>_step, and --save / --load exchange its
-// parameters with NumPy as DIR/<global>.npy.
+// parameters with NumPy as DIR/<global>.npy. hetero.corpus_batch reads the
+// --corpus text; after the iterations, rank 0 prints the streams that
+// hetero.sample_next generated from --prompt.
 //
 //===----------------------------------------------------------------------===//
 
