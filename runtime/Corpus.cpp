@@ -108,6 +108,13 @@ hrt_status checkVocabulary(const char *operation, long long vocab) {
   return ensureLoaded(operation);
 }
 
+/// How many byte values have a token id of their own among `vocab` ids:
+/// all of them when they fit, else the vocab - 1 most frequent.
+long long ownIds(long long vocab) {
+  long long distinct = static_cast<long long>(corpus().byFrequency.size());
+  return distinct <= vocab ? distinct : vocab - 1;
+}
+
 /// The token id of every byte value for `vocab` ids: when the corpus holds
 /// more distinct bytes than that, the vocab - 1 most frequent ones get
 /// their own id and the rest share the last.
@@ -115,8 +122,7 @@ const std::array<int32_t, 256> &encoding(long long vocab) {
   Corpus &text = corpus();
   auto [it, inserted] = text.encodings.try_emplace(vocab);
   if (inserted) {
-    long long distinct = static_cast<long long>(text.byFrequency.size());
-    long long own = distinct <= vocab ? distinct : vocab - 1;
+    long long own = ownIds(vocab);
     it->second.fill(int32_t(vocab - 1));
     for (long long id = 0; id < own; ++id)
       it->second[text.byFrequency[size_t(id)]] = int32_t(id);
@@ -127,12 +133,9 @@ const std::array<int32_t, 256> &encoding(long long vocab) {
 /// The byte of token id `id`; '?' for the id that stands for rare bytes and
 /// for ids no byte has.
 char decode(long long vocab, long long id) {
-  const Corpus &text = corpus();
-  long long distinct = static_cast<long long>(text.byFrequency.size());
-  long long own = distinct <= vocab ? distinct : vocab - 1;
-  if (id < 0 || id >= own)
+  if (id < 0 || id >= ownIds(vocab))
     return '?';
-  return static_cast<char>(text.byFrequency[size_t(id)]);
+  return static_cast<char>(corpus().byFrequency[size_t(id)]);
 }
 
 } // namespace
