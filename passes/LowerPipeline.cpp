@@ -14,11 +14,24 @@
 //     scf.index_switch stage: call @p_step_stage<s>(%step, %replica)
 //   func.func private @p_step_stage<s>(%step: i64, %replica: i64) -> f32
 //     parameters read from their globals
-//     recv / data / forward / send ... backward ...  (the stage's program)
-//     gradient sums, one hetero.all_reduce each over the replicas
-//     optimizer update into the globals
+//     the gradient sums zeroed
+//     recv / data / forward task / send ... backward task ...  (the
+//     stage's program)
+//     the gradient sums read, one hetero.all_reduce each over the replicas
+//     call @p_stage<s>_update(gradient sums...)
 //     the mean loss, reduced over the grid
+//   func.func private @p_stage<s>_forward_task(input[, target]) -> output
+//     the stage's forward on its parameters, read from their globals
+//   func.func private @p_stage<s>_backward_task(input[, target][, dout])
+//     -> input gradient
+//     the stage's backward; its parameter gradients are added into the
+//     globals @<param>_grad_sum
+//   func.func private @p_stage<s>_update(gradient sums...)
+//     the optimizer update of the stage's parameters into their globals
 //
+// A task is one call with its activations only, so a step's size, and the
+// work of compiling it, grow with the number of tasks plus the number of
+// parameters, not with their product.
 //===----------------------------------------------------------------------===//
 
 #include "OptimizerUpdate.h"
@@ -28,6 +41,7 @@
 #include "hetero/Passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -57,6 +71,10 @@ constexpr int16_t kReplicaAxis = 1;
 struct Stage {
   func::FuncOp forward, backward;
   SmallVector<memref::GlobalOp> params;
+  /// The task and update functions and the gradient sums, emitted with
+  /// the first step.
+  func::FuncOp forwardTask, backwardTask, update;
+  SmallVector<memref::GlobalOp> gradientSums;
 };
 
 /// Emits the step functions of one executable pipeline.
@@ -91,6 +109,14 @@ public:
 private:
   func::FuncOp createFunction(StringRef name, FunctionType type,
                               bool isPublic);
+  /// The private function @<p>_stage<s>_<suffix>.
+  func::FuncOp createStageFunction(int64_t s, StringRef suffix,
+                                   FunctionType type) {
+    return createFunction((pipeline.getSymName() + "_stage" + Twine(s) + "_" +
+                           suffix)
+                              .str(),
+                          type, /*isPublic=*/false);
+  }
   Value indexConstant(int64_t value) {
     return arith::ConstantIndexOp::create(builder, loc, value);
   }
@@ -104,6 +130,22 @@ private:
   }
   /// `sum` plus `term`; `term` alone when there is no sum yet.
   Value accumulate(Value sum, Value term);
+  /// Emits stage `s`'s task and update functions and its gradient sums,
+  /// once for all steps.
+  void emitStageFunctions(int64_t s);
+  /// @<p>_stage<s>_forward_task and _backward_task.
+  func::FuncOp emitForwardTask(int64_t s);
+  func::FuncOp emitBackwardTask(int64_t s);
+  /// @<p>_stage<s>_update. A function of its own, so that the buffers of
+  /// the update and those of the tasks are freed by separate deallocations.
+  func::FuncOp emitUpdate(int64_t s);
+  /// The values of stage `s`'s parameters, read from their globals.
+  SmallVector<Value> readParams(int64_t s) {
+    SmallVector<Value> values;
+    for (memref::GlobalOp param : stages[s].params)
+      values.push_back(readGlobal(builder, loc, param));
+    return values;
+  }
   /// The scalar loss of a micro-batch added to `total`.
   Value addLoss(Value total, Value loss);
   /// What stage `s`'s forward takes (and its backward first): the
@@ -126,8 +168,7 @@ private:
                                 const std::vector<Action> &program);
   /// Adds the optimizer update of every parameter of `stage` with the
   /// gradient sums `gradients` (of `microbatches x replicas` micro-batches).
-  void emitUpdates(int64_t stage, ArrayRef<Value> current,
-                   ArrayRef<Value> gradients);
+  void emitUpdates(int64_t stage, ArrayRef<Value> gradients);
 
   PipelineOp pipeline;
   SymbolTable &symbols;
@@ -210,6 +251,83 @@ Value PipelineLowering::accumulate(Value sum, Value term) {
       .getResult(0);
 }
 
+void PipelineLowering::emitStageFunctions(int64_t s) {
+  Stage &stage = stages[s];
+  if (stage.forwardTask)
+    return;
+  OpBuilder::InsertionGuard guard(builder);
+  stage.forwardTask = emitForwardTask(s);
+  stage.backwardTask = emitBackwardTask(s);
+  stage.update = emitUpdate(s);
+}
+
+func::FuncOp PipelineLowering::emitForwardTask(int64_t s) {
+  Stage &stage = stages[s];
+  FunctionType type = stage.forward.getFunctionType();
+  bool last = s == numStages() - 1;
+  SmallVector<Type> inputs = {type.getInput(0)};
+  if (last)
+    inputs.push_back(type.getInputs().back());
+  func::FuncOp function = createStageFunction(
+      s, "forward_task", builder.getFunctionType(inputs, type.getResults()));
+  ValueRange arguments = function.getArguments();
+  auto call = func::CallOp::create(
+      builder, loc, stage.forward,
+      forwardArguments(s, arguments[0], readParams(s),
+                       last ? arguments[1] : Value()));
+  func::ReturnOp::create(builder, loc, call.getResults());
+  return function;
+}
+
+func::FuncOp PipelineLowering::emitBackwardTask(int64_t s) {
+  Stage &stage = stages[s];
+  for (memref::GlobalOp param : stage.params)
+    stage.gradientSums.push_back(
+        createStateGlobal(param, "grad_sum", symbols));
+  FunctionType type = stage.backward.getFunctionType();
+  bool last = s == numStages() - 1;
+  size_t count = stage.params.size();
+  // The activation, then the target (last stage) or the output gradient.
+  SmallVector<Type> inputs = {type.getInput(0), type.getInputs().back()};
+  func::FuncOp function = createStageFunction(
+      s, "backward_task",
+      builder.getFunctionType(inputs, type.getResults().drop_back(count)));
+  ValueRange arguments = function.getArguments();
+  SmallVector<Value> backwardArguments = forwardArguments(
+      s, arguments[0], readParams(s), last ? arguments[1] : Value());
+  if (!last)
+    backwardArguments.push_back(arguments[1]);
+  auto call =
+      func::CallOp::create(builder, loc, stage.backward, backwardArguments);
+  // The parameter gradients come last; each is added into its sum.
+  for (auto [sum, gradient] : llvm::zip_equal(
+           stage.gradientSums, call.getResults().take_back(count))) {
+    Value buffer =
+        memref::GetGlobalOp::create(builder, loc, sum.getType(), sum.getSymName());
+    Value term = bufferization::ToBufferOp::create(
+        builder, loc, sum.getType(), gradient, /*read_only=*/true);
+    linalg::AddOp::create(builder, loc, ValueRange{buffer, term},
+                          ValueRange{buffer});
+  }
+  func::ReturnOp::create(builder, loc, call.getResults().drop_back(count));
+  return function;
+}
+
+func::FuncOp PipelineLowering::emitUpdate(int64_t s) {
+  SmallVector<Type> inputs;
+  for (memref::GlobalOp param : stages[s].params) {
+    MemRefType type = param.getType();
+    inputs.push_back(
+        RankedTensorType::get(type.getShape(), type.getElementType()));
+  }
+  func::FuncOp function =
+      createStageFunction(s, "update", builder.getFunctionType(inputs, {}));
+  optimizer->beginStep(builder, loc);
+  emitUpdates(s, SmallVector<Value>(function.getArguments()));
+  func::ReturnOp::create(builder, loc);
+  return function;
+}
+
 void PipelineLowering::reduceGradients(MutableArrayRef<Value> gradients) {
   if (!hasReplicaAxis)
     return;
@@ -226,12 +344,11 @@ Value PipelineLowering::addLoss(Value total, Value loss) {
   return arith::AddFOp::create(builder, loc, total, scalar);
 }
 
-void PipelineLowering::emitUpdates(int64_t stage, ArrayRef<Value> current,
+void PipelineLowering::emitUpdates(int64_t stage,
                                    ArrayRef<Value> gradients) {
   double scale = 1.0 / double(microbatches * replicas);
-  for (auto [param, value, gradient] :
-       llvm::zip(stages[stage].params, current, gradients))
-    optimizer->update(builder, loc, param, value, gradient, scale);
+  for (auto [param, gradient] : llvm::zip(stages[stage].params, gradients))
+    optimizer->update(builder, loc, param, gradient, scale);
 }
 
 func::FuncOp
@@ -247,9 +364,6 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   Stage &stage = stages[s];
   int64_t last = numStages() - 1;
 
-  SmallVector<Value> params;
-  for (memref::GlobalOp param : stage.params)
-    params.push_back(readGlobal(builder, loc, param));
   FunctionType forwardType = stage.forward.getFunctionType();
   Type inputType = forwardType.getInput(0);
   Type outputType = forwardType.getResult(0);
@@ -261,7 +375,21 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   };
   std::map<int64_t, Stashed> stash;
   std::map<int64_t, Value> received, toSend;
-  SmallVector<Value> gradients(stage.params.size());
+  // The gradient sums: globals that the backward tasks add into, zeroed
+  // here and read as `gradients` once the last backward is done.
+  emitStageFunctions(s);
+  func::FuncOp forward = stage.forwardTask, backward = stage.backwardTask;
+  for (memref::GlobalOp sum : stage.gradientSums) {
+    Value buffer = memref::GetGlobalOp::create(builder, loc, sum.getType(),
+                                               sum.getSymName());
+    linalg::FillOp::create(builder, loc, ValueRange{f32Constant(0.0)},
+                           ValueRange{buffer});
+  }
+  SmallVector<Value> gradients;
+  auto readSums = [&] {
+    for (memref::GlobalOp sum : stage.gradientSums)
+      gradients.push_back(readGlobal(builder, loc, sum));
+  };
   Value loss = f32Constant(0.0);
   int64_t lastBackward = -1, peakStash = 0;
   for (auto [index, action] : llvm::enumerate(program))
@@ -305,11 +433,11 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       if (s != 0)
         entry.input = received[mb];
       received.erase(mb);
-      SmallVector<Value> arguments =
-          forwardArguments(s, entry.input, params, entry.target);
+      SmallVector<Value> arguments = {entry.input};
+      if (s == last)
+        arguments.push_back(entry.target);
       Value output =
-          func::CallOp::create(builder, loc, stage.forward, arguments)
-              .getResult(0);
+          func::CallOp::create(builder, loc, forward, arguments).getResult(0);
       TaskMarkOp::create(builder, loc, TaskKind::forward,
                          builder.getI64IntegerAttr(mb));
       if (s == last)
@@ -323,34 +451,32 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
     case Action::Backward: {
       Stashed entry = stash[mb];
       stash.erase(mb);
-      SmallVector<Value> arguments =
-          forwardArguments(s, entry.input, params, entry.target);
-      if (s != last)
-        arguments.push_back(received[mb]);
+      Value secondArgument = s == last ? entry.target : received[mb];
       received.erase(mb);
-      auto call = func::CallOp::create(builder, loc, stage.backward, arguments);
+      // The parameter gradients go into the sums; what the call returns is
+      // the input gradient, and stage 0's goes nowhere.
+      auto call = func::CallOp::create(builder, loc, backward,
+                                       ValueRange{entry.input, secondArgument});
       TaskMarkOp::create(builder, loc, TaskKind::backward,
                          builder.getI64IntegerAttr(mb));
-      // The parameter gradients come last, after the input gradient when
-      // the input has one; stage 0's goes nowhere.
-      for (auto [sum, gradient] : llvm::zip_equal(
-               gradients, call.getResults().take_back(gradients.size())))
-        sum = accumulate(sum, gradient);
       if (s != 0)
         toSend[mb] = call.getResult(0);
       // The gradients are complete: reduce them over the replicas now, so
       // that the reduction overlaps with what the stage still does.
-      if (int64_t(index) == lastBackward && !lateGradientSync)
+      if (int64_t(index) == lastBackward && !lateGradientSync) {
+        readSums();
         reduceGradients(gradients);
+      }
       break;
     }
     }
   }
-  if (lateGradientSync)
+  if (lateGradientSync) {
+    readSums();
     reduceGradients(gradients);
+  }
 
-  optimizer->beginStep(builder, loc);
-  emitUpdates(s, params, gradients);
+  func::CallOp::create(builder, loc, stage.update, gradients);
   func::ReturnOp::create(builder, loc, loss);
   // The most micro-batches whose forward inputs the program holds at once.
   function->setAttr("hetero.peak_stash", builder.getI64IntegerAttr(peakStash));
@@ -543,7 +669,7 @@ void PipelineLowering::emitReference() {
     ValueRange gradients =
         replicaLoop.getResults().slice(offset, stages[s].params.size());
     offset += stages[s].params.size();
-    emitUpdates(s, params[s], SmallVector<Value>(gradients));
+    emitUpdates(s, SmallVector<Value>(gradients));
   }
   Value mean =
       arith::DivFOp::create(builder, loc, replicaLoop.getResult(0),

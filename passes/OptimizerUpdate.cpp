@@ -28,38 +28,30 @@ Value hetero::readGlobal(OpBuilder &builder, Location loc,
                                            /*writable=*/UnitAttr());
 }
 
-void hetero::writeGlobal(OpBuilder &builder, Location loc,
-                         memref::GlobalOp global, Value value) {
-  Value memref = memref::GetGlobalOp::create(builder, loc, global.getType(),
-                                             global.getSymName());
-  bufferization::MaterializeInDestinationOp::create(
-      builder, loc, TypeRange{}, value, memref, /*restrict=*/true,
-      /*writable=*/true);
-}
-
-SmallVector<Value> hetero::elementwise(
-    OpBuilder &builder, Location loc, ValueRange inputs, TypeRange results,
+/// A linalg.generic over buffers of one shape that reads `inputs` and
+/// updates `outputs` in place: `body` takes the input elements, then the
+/// outputs' current elements, and returns their new values.
+static void updateInPlace(
+    OpBuilder &builder, Location loc, ValueRange inputs, ValueRange outputs,
     function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body) {
-  auto shape = cast<RankedTensorType>(results.front());
-  SmallVector<Value> outputs;
-  for (Type result : results) {
-    auto type = cast<RankedTensorType>(result);
-    outputs.push_back(tensor::EmptyOp::create(builder, loc, type.getShape(),
-                                              type.getElementType()));
-  }
+  auto shape = cast<MemRefType>(outputs.front().getType());
   AffineMap identity = builder.getMultiDimIdentityMap(shape.getRank());
   SmallVector<AffineMap> maps(inputs.size() + outputs.size(), identity);
   SmallVector<utils::IteratorType> iterators(shape.getRank(),
                                              utils::IteratorType::parallel);
-  size_t numInputs = inputs.size();
-  auto generic = linalg::GenericOp::create(
-      builder, loc, results, inputs, outputs, maps, iterators,
+  linalg::GenericOp::create(
+      builder, loc, TypeRange{}, inputs, outputs, maps, iterators,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange arguments) {
         linalg::YieldOp::create(nested, nestedLoc,
-                                body(nested, nestedLoc,
-                                     arguments.take_front(numInputs)));
+                                body(nested, nestedLoc, arguments));
       });
-  return generic.getResults();
+}
+
+/// The buffer of global `global`.
+static Value globalBuffer(OpBuilder &builder, Location loc,
+                          memref::GlobalOp global) {
+  return memref::GetGlobalOp::create(builder, loc, global.getType(),
+                                     global.getSymName());
 }
 
 /// A zero-initialised global `name` of `type` at the builder's insertion
@@ -78,10 +70,9 @@ static memref::GlobalOp createZeroGlobal(OpBuilder &builder, Location loc,
   return global;
 }
 
-/// The state global `<param>_<suffix>` of `param`'s type, right after it.
-static memref::GlobalOp createStateGlobal(memref::GlobalOp param,
-                                          StringRef suffix,
-                                          SymbolTable &symbols) {
+memref::GlobalOp hetero::createStateGlobal(memref::GlobalOp param,
+                                           StringRef suffix,
+                                           SymbolTable &symbols) {
   OpBuilder builder(param.getContext());
   builder.setInsertionPointAfter(param);
   return createZeroGlobal(builder, param.getLoc(),
@@ -138,10 +129,9 @@ void OptimizerUpdate::beginStep(OpBuilder &builder, Location loc) {
 }
 
 void OptimizerUpdate::update(OpBuilder &builder, Location loc,
-                             memref::GlobalOp param, Value current,
-                             Value gradientSum, double scale) {
-  auto type = cast<RankedTensorType>(current.getType());
-  auto element = cast<FloatType>(type.getElementType());
+                             memref::GlobalOp param, Value gradientSum,
+                             double scale) {
+  auto element = cast<FloatType>(param.getType().getElementType());
   auto constant = [&](OpBuilder &b, Location l, double value) -> Value {
     return arith::ConstantOp::create(b, l, b.getFloatAttr(element, value));
   };
@@ -156,36 +146,37 @@ void OptimizerUpdate::update(OpBuilder &builder, Location loc,
     Value c = constant(b, l, factor);
     return arith::MulFOp::create(b, l, x, c);
   };
-  SmallVector<memref::GlobalOp, 2> globals = state.lookup(param);
+  // The parameter and its state are updated in place in their globals.
+  Value gradient = bufferization::ToBufferOp::create(
+      builder, loc, param.getType(), gradientSum, /*read_only=*/true);
+  SmallVector<Value> outputs = {globalBuffer(builder, loc, param)};
+  for (memref::GlobalOp global : state.lookup(param))
+    outputs.push_back(globalBuffer(builder, loc, global));
 
+  // Below, x[0] is the gradient sum, x[1] the parameter, then the state.
   if (auto sgd = dyn_cast<SgdAttr>(optimizer)) {
     double lr = sgd.getLr().getValueAsDouble();
     if (!sgd.getMomentum()) {
-      Value updated = elementwise(
-          builder, loc, {current, gradientSum}, {type},
+      updateInPlace(
+          builder, loc, gradient, outputs,
           [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
-            Value step = times(b, l, mean(b, l, x[1]), lr);
-            return {arith::SubFOp::create(b, l, x[0], step)};
-          })[0];
-      writeGlobal(builder, loc, param, updated);
+            Value step = times(b, l, mean(b, l, x[0]), lr);
+            return {arith::SubFOp::create(b, l, x[1], step)};
+          });
       return;
     }
     // buf = mu * buf + g (buf starts at zero, so the first step's buf is
     // g, as in PyTorch); w -= lr * buf.
     double momentum = sgd.getMomentum().getValueAsDouble();
-    memref::GlobalOp buffer = globals[0];
-    Value previous = readGlobal(builder, loc, buffer);
-    SmallVector<Value> results = elementwise(
-        builder, loc, {current, gradientSum, previous}, {type, type},
+    updateInPlace(
+        builder, loc, gradient, outputs,
         [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
           Value decayed = times(b, l, x[2], momentum);
-          Value g = mean(b, l, x[1]);
+          Value g = mean(b, l, x[0]);
           Value next = arith::AddFOp::create(b, l, decayed, g);
           Value step = times(b, l, next, lr);
-          return {arith::SubFOp::create(b, l, x[0], step), next};
+          return {arith::SubFOp::create(b, l, x[1], step), next};
         });
-    writeGlobal(builder, loc, param, results[0]);
-    writeGlobal(builder, loc, buffer, results[1]);
     return;
   }
 
@@ -193,17 +184,15 @@ void OptimizerUpdate::update(OpBuilder &builder, Location loc,
   double lr = adam.getLr().getValueAsDouble();
   double beta1 = adam.getBeta1Value(), beta2 = adam.getBeta2Value();
   double eps = adam.getEpsValue();
-  Value m = readGlobal(builder, loc, globals[0]);
-  Value v = readGlobal(builder, loc, globals[1]);
   Value c1 = correction1, c2 = correction2;
   if (!element.isF32()) {
     c1 = arith::ExtFOp::create(builder, loc, element, c1);
     c2 = arith::ExtFOp::create(builder, loc, element, c2);
   }
-  SmallVector<Value> results = elementwise(
-      builder, loc, {current, gradientSum, m, v}, {type, type, type},
+  updateInPlace(
+      builder, loc, gradient, outputs,
       [&](OpBuilder &b, Location l, ValueRange x) -> SmallVector<Value> {
-        Value g = mean(b, l, x[1]);
+        Value g = mean(b, l, x[0]);
         // m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2.
         Value keptM = times(b, l, x[2], beta1);
         Value newM = times(b, l, g, 1.0 - beta1);
@@ -220,9 +209,6 @@ void OptimizerUpdate::update(OpBuilder &builder, Location loc,
         Value denominator = arith::AddFOp::create(b, l, root, epsilon);
         Value direction = arith::DivFOp::create(b, l, mHat, denominator);
         Value step = times(b, l, direction, lr);
-        return {arith::SubFOp::create(b, l, x[0], step), nextM, nextV};
+        return {arith::SubFOp::create(b, l, x[1], step), nextM, nextV};
       });
-  writeGlobal(builder, loc, param, results[0]);
-  writeGlobal(builder, loc, globals[0], results[1]);
-  writeGlobal(builder, loc, globals[1], results[2]);
 }

@@ -35,12 +35,11 @@ public:
   /// corrections). Call once per step function before update().
   void beginStep(mlir::OpBuilder &builder, mlir::Location loc);
 
-  /// Updates `param` (read from `current`) with the gradient
-  /// `gradientSum * scale` and writes the result and the optimizer state
-  /// back to their globals.
+  /// Updates `param` with the gradient `gradientSum * scale`, in place in
+  /// its global and those of its optimizer state.
   void update(mlir::OpBuilder &builder, mlir::Location loc,
-              mlir::memref::GlobalOp param, mlir::Value current,
-              mlir::Value gradientSum, double scale);
+              mlir::memref::GlobalOp param, mlir::Value gradientSum,
+              double scale);
 
 private:
   mlir::Attribute optimizer;
@@ -51,22 +50,15 @@ private:
   mlir::Value correction1, correction2;
 };
 
+/// A zero-initialised global `<param>_<suffix>` of `param`'s type right
+/// after it, its name made unique in `symbols`.
+mlir::memref::GlobalOp createStateGlobal(mlir::memref::GlobalOp param,
+                                         llvm::StringRef suffix,
+                                         mlir::SymbolTable &symbols);
+
 /// The tensor value of `global` at the builder's insertion point.
 mlir::Value readGlobal(mlir::OpBuilder &builder, mlir::Location loc,
                        mlir::memref::GlobalOp global);
-
-/// Writes `value` into `global`.
-void writeGlobal(mlir::OpBuilder &builder, mlir::Location loc,
-                 mlir::memref::GlobalOp global, mlir::Value value);
-
-/// Applies `body` element by element to `inputs` (tensors of one shape),
-/// producing one tensor per type in `results`.
-llvm::SmallVector<mlir::Value>
-elementwise(mlir::OpBuilder &builder, mlir::Location loc,
-            mlir::ValueRange inputs, mlir::TypeRange results,
-            llvm::function_ref<llvm::SmallVector<mlir::Value>(
-                mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>
-                body);
 
 } // namespace hetero
 

@@ -3,58 +3,86 @@
 // Part of the hetero project.
 //
 //===----------------------------------------------------------------------===//
+//
+// The CPU and GPU pipelines, built from pass constructors. Passes that work
+// on one function at a time are nested on func.func, so that the pass
+// manager runs them on the module's functions in parallel and each sees one
+// function's IR only (the step of a large model is many functions of
+// moderate size, not one large one).
+//
+//===----------------------------------------------------------------------===//
 
 #include "hetero/Passes/Passes.h"
 
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <cstdlib>
-#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
-/// Appends upstream passes named by their registered names.
-static LogicalResult parse(OpPassManager &pm, const std::string &pipeline) {
-  std::string errors;
-  llvm::raw_string_ostream errorStream(errors);
-  if (succeeded(parsePassPipeline(pipeline, pm, errorStream)))
-    return success();
-  llvm::errs() << "hetero pipelines: " << errors
-               << " (are the upstream passes registered?)\n";
-  return failure();
-}
-
-static LogicalResult addHeteroAndBufferization(OpPassManager &pm,
-                                               bool blockingCollectives);
-
-LogicalResult
-hetero::buildLowerToCpuPipeline(OpPassManager &pm,
-                                const CpuPipelineOptions &options) {
-  if (failed(addHeteroAndBufferization(pm, options.blockingCollectives)))
-    return failure();
-  return parse(pm, "convert-linalg-to-loops,expand-strided-metadata,"
-                   "lower-affine,convert-scf-to-cf,convert-math-to-llvm,"
-                   "finalize-memref-to-llvm,convert-arith-to-llvm,"
-                   "convert-cf-to-llvm,convert-func-to-llvm,"
-                   "convert-index-to-llvm,reconcile-unrealized-casts");
-}
-
 /// The structured-op prefix the CPU and GPU pipelines share: hetero's own
 /// passes, then bufferization with ownership-based deallocation.
-static LogicalResult addHeteroAndBufferization(OpPassManager &pm,
-                                               bool blockingCollectives) {
+static void addHeteroAndBufferization(OpPassManager &pm,
+                                      bool blockingCollectives) {
   pm.addPass(hetero::createHeteroPrunableToLinalg());
   pm.addPass(createCanonicalizerPass());
   hetero::HeteroLowerToRuntimeOptions lowering;
   lowering.blockingCollectives = blockingCollectives;
   pm.addPass(hetero::createHeteroLowerToRuntime(lowering));
-  return parse(pm, "one-shot-bufferize{bufferize-function-boundaries "
-                   "function-boundary-type-conversion=identity-layout-map},"
-                   "buffer-deallocation-pipeline,"
-                   "convert-bufferization-to-memref");
+
+  // Tensors to buffers across function boundaries, with plain row-major
+  // layouts at the boundaries so that the runtime's ABI stays fixed.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Results that are their arguments updated in place (the gradient sums
+  // of a backward task) are not returned, so no one deallocates them.
+  pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+
+  // The buffer-deallocation pipeline, with its per-function passes nested:
+  // the deallocation helper the lowering may need is a module-level symbol.
+  OpPassManager &deallocation = pm.nest<func::FuncOp>();
+  deallocation.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
+  deallocation.addPass(createCanonicalizerPass());
+  deallocation.addPass(bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  OpPassManager &cleanup = pm.nest<func::FuncOp>();
+  cleanup.addPass(createCSEPass());
+  cleanup.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertBufferizationToMemRefPass());
+}
+
+LogicalResult
+hetero::buildLowerToCpuPipeline(OpPassManager &pm,
+                                const CpuPipelineOptions &options) {
+  addHeteroAndBufferization(pm, options.blockingCollectives);
+  // Loops and control flow, one function at a time.
+  OpPassManager &loops = pm.nest<func::FuncOp>();
+  loops.addPass(createConvertLinalgToLoopsPass());
+  loops.addPass(memref::createExpandStridedMetadataPass());
+  loops.addPass(createLowerAffinePass());
+  loops.addPass(createSCFToControlFlowPass());
+  // The LLVM dialect.
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  return success();
 }
 
 /// gpu-module-to-binary finds libdevice (for math functions in kernels) and
@@ -77,18 +105,23 @@ static void useCudaToolkit(const std::string &toolkit) {
 LogicalResult hetero::buildLowerToGpuPipeline(OpPassManager &pm,
                                               const GpuPipelineOptions &options) {
   useCudaToolkit(options.toolkit);
-  if (failed(addHeteroAndBufferization(pm, /*blockingCollectives=*/false)))
-    return failure();
+  addHeteroAndBufferization(pm, /*blockingCollectives=*/false);
   // Every parallel loop nest becomes a kernel; reductions stay sequential
   // loops inside the kernel.
-  std::string nvvm = "gpu-lower-to-nvvm-pipeline{cubin-chip=" + options.chip +
-                     " cubin-features=" + options.features +
-                     " cubin-format=" + options.format + "}";
-  return parse(pm, "convert-linalg-to-parallel-loops,"
-                   "func.func(gpu-map-parallel-loops,"
-                   "convert-parallel-loops-to-gpu),gpu-kernel-outlining,"
-                   "lower-affine,convert-scf-to-cf," +
-                       nvvm + ",reconcile-unrealized-casts");
+  pm.addPass(createConvertLinalgToParallelLoopsPass());
+  OpPassManager &kernels = pm.nest<func::FuncOp>();
+  kernels.addPass(createGpuMapParallelLoopsPass());
+  kernels.addPass(createConvertParallelLoopToGpuPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  nvvm.cubinFeatures = options.features;
+  nvvm.cubinFormat = options.format;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  return success();
 }
 
 void hetero::registerPipelines() {

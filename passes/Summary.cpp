@@ -8,9 +8,12 @@
 #include "hetero/Passes/Passes.h"
 #include "hetero/Support/WireSize.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
@@ -46,6 +49,37 @@ int64_t wireBytes(Type type, CompressAttr compress) {
                                compress.getWireCompression());
 }
 
+/// Calls `visit(op, times)` for every op of `function` and, through
+/// func.call, of the functions it calls that are not in `summarized` (those
+/// are summarized on their own); `times` counts how often the op runs per
+/// run of `function`. A model whose layers share one function (hetero-gen's
+/// @gpt_block_forward) is so counted layer by layer.
+void walkThroughCalls(func::FuncOp function, SymbolTable &symbols,
+                      const llvm::DenseSet<Operation *> &summarized,
+                      int64_t times,
+                      function_ref<void(Operation *, int64_t)> visit,
+                      llvm::SmallPtrSetImpl<Operation *> &active) {
+  if (!active.insert(function).second)
+    return; // recursion: counted once
+  function.walk([&](Operation *op) {
+    visit(op, times);
+    auto call = dyn_cast<func::CallOp>(op);
+    if (!call)
+      return;
+    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+    if (callee && !callee.isExternal() && !summarized.contains(callee))
+      walkThroughCalls(callee, symbols, summarized, times, visit, active);
+  });
+  active.erase(function);
+}
+
+void walkThroughCalls(func::FuncOp function, SymbolTable &symbols,
+                      const llvm::DenseSet<Operation *> &summarized,
+                      function_ref<void(Operation *, int64_t)> visit) {
+  llvm::SmallPtrSet<Operation *, 8> active;
+  walkThroughCalls(function, symbols, summarized, 1, visit, active);
+}
+
 struct CollectiveTally {
   int64_t count = 0;
   int64_t bytes = 0;
@@ -60,7 +94,12 @@ struct HeteroSummaryPass
   void runOnOperation() override;
   void summarizePipeline(PipelineOp pipeline, SymbolTable &symbols,
                          raw_ostream &os);
-  void summarizeFunctions(ArrayRef<func::FuncOp> functions, raw_ostream &os);
+  /// Summarizes `functions`. `forwards` are the pipeline's stage forward
+  /// functions: each prunable matmul they run is one prunable layer. Without
+  /// them, the layers are the distinct `layer` keys.
+  void summarizeFunctions(ArrayRef<func::FuncOp> functions,
+                          ArrayRef<func::FuncOp> forwards,
+                          SymbolTable &symbols, raw_ostream &os);
 };
 
 void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
@@ -79,7 +118,19 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
   }
   os << "\n";
 
-  SmallVector<func::FuncOp> functions;
+  SmallVector<func::FuncOp> functions, forwards;
+  // The stage and step functions; what they call besides each other is
+  // counted through the calls.
+  llvm::DenseSet<Operation *> summarized;
+  auto module = pipeline->getParentOfType<ModuleOp>();
+  for (int64_t s = 0; s < pipeline.getNumStages(); ++s) {
+    StageOp stage = pipeline.getStage(s);
+    summarized.insert(symbols.lookup<func::FuncOp>(stage.getForward()));
+    summarized.insert(symbols.lookup<func::FuncOp>(stage.getBackward()));
+  }
+  for (auto function : module.getOps<func::FuncOp>())
+    if (function->hasAttr("hetero.pipeline"))
+      summarized.insert(function);
   for (int64_t s = 0; s < pipeline.getNumStages(); ++s) {
     StageOp stage = pipeline.getStage(s);
     auto forward = symbols.lookup<func::FuncOp>(stage.getForward());
@@ -90,7 +141,11 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
       ++params;
     }
     int64_t layers = 0;
-    forward.walk([&](PrunableMatmulOp) { ++layers; });
+    walkThroughCalls(forward, symbols, summarized,
+                     [&](Operation *op, int64_t times) {
+                       if (isa<PrunableMatmulOp>(op))
+                         layers += times;
+                     });
     os << "  stage " << s << ": forward @" << forward.getSymName()
        << ", backward @" << backward.getSymName();
     if (std::optional<StringRef> device = stage.getDevice())
@@ -106,53 +161,72 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
     os << "\n";
     functions.push_back(forward);
     functions.push_back(backward);
+    forwards.push_back(forward);
   }
   // The step hetero-lower-pipeline compiled, with its collectives.
-  auto module = pipeline->getParentOfType<ModuleOp>();
   for (auto function : module.getOps<func::FuncOp>())
     if (auto owner =
             function->getAttrOfType<FlatSymbolRefAttr>("hetero.pipeline");
         owner && owner.getValue() == pipeline.getSymName())
       functions.push_back(function);
-  summarizeFunctions(functions, os);
+  summarizeFunctions(functions, forwards, symbols, os);
 }
 
 void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
+                                           ArrayRef<func::FuncOp> forwards,
+                                           SymbolTable &symbols,
                                            raw_ostream &os) {
   llvm::MapVector<StringRef, CollectiveTally> collectives;
   int64_t colMatmuls = 0, rowMatmuls = 0, maxTp = 1;
-  llvm::StringSet<> layers;
+  llvm::StringSet<> layerKeys;
+  int64_t forwardMatmuls = 0;
   SmallVector<CheckpointOp> checkpoints;
-  auto tally = [&](Operation *op, ValueRange tensors, CompressAttr compress) {
+  llvm::DenseSet<Operation *> summarized;
+  for (func::FuncOp function : functions)
+    summarized.insert(function);
+  auto tally = [&](Operation *op, ValueRange tensors, CompressAttr compress,
+                   int64_t times) {
     CollectiveTally &entry = collectives[op->getName().stripDialect()];
-    ++entry.count;
+    entry.count += times;
     for (Value tensor : tensors) {
-      entry.bytes += tensorBytes(tensor.getType());
-      entry.wire += wireBytes(tensor.getType(), compress);
+      entry.bytes += times * tensorBytes(tensor.getType());
+      entry.wire += times * wireBytes(tensor.getType(), compress);
     }
     if (compress && compress.getCompressor() != Compressor::none)
-      ++entry.compressed;
+      entry.compressed += times;
   };
   for (func::FuncOp function : functions) {
-    function.walk([&](Operation *op) {
+    walkThroughCalls(function, symbols, summarized,
+                     [&](Operation *op, int64_t times) {
       TypeSwitch<Operation *>(op)
           .Case([&](PrunableMatmulOp matmul) {
-            (matmul.getMode() == PruneMode::col ? colMatmuls : rowMatmuls)++;
+            (matmul.getMode() == PruneMode::col ? colMatmuls : rowMatmuls) +=
+                times;
             maxTp = std::max(maxTp, matmul.getTp());
-            layers.insert(matmul.getLayer());
+            layerKeys.insert(matmul.getLayer());
           })
           .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp>(
-              [&](auto op) { tally(op, op.getInput(), op.getCompressAttr()); })
+              [&](auto op) {
+                tally(op, op.getInput(), op.getCompressAttr(), times);
+              })
           .Case([&](BucketOp op) {
-            tally(op, op.getInputs(), op.getCompressAttr());
+            tally(op, op.getInputs(), op.getCompressAttr(), times);
           })
           .Case<BroadcastOp, ReduceOp, SendOp>([&](Operation *op) {
-            tally(op, op->getOperands(), nullptr);
+            tally(op, op->getOperands(), nullptr, times);
           })
           .Case([&](CheckpointOp op) { checkpoints.push_back(op); });
     });
   }
-  os << "  tensor parallel: " << layers.size() << " prunable layers, "
+  for (func::FuncOp forward : forwards)
+    walkThroughCalls(forward, symbols, summarized,
+                     [&](Operation *op, int64_t times) {
+                       if (isa<PrunableMatmulOp>(op))
+                         forwardMatmuls += times;
+                     });
+  int64_t layers =
+      forwards.empty() ? int64_t(layerKeys.size()) : forwardMatmuls;
+  os << "  tensor parallel: " << layers << " prunable layers, "
      << colMatmuls + rowMatmuls << " prunable matmuls (" << colMatmuls << " col, " << rowMatmuls
      << " row), tp = " << maxTp << "\n";
   if (collectives.empty())
@@ -195,7 +269,8 @@ void HeteroSummaryPass::runOnOperation() {
   }
   if (pipelines == 0) {
     os << "module without a pipeline\n";
-    summarizeFunctions(llvm::to_vector(module.getOps<func::FuncOp>()), os);
+    summarizeFunctions(llvm::to_vector(module.getOps<func::FuncOp>()), {},
+                       symbols, os);
   }
   for (auto schedule : module.getOps<ScheduleOp>()) {
     int64_t tasks = 0;

@@ -7,7 +7,9 @@
 // One call each for embedders: a tool or compiler that wants the hetero
 // dialect, the upstream dialects hetero programs use, and every hetero pass
 // and pipeline calls registerAllDialects() on its registry and
-// registerAllPasses() once at start-up.
+// registerAllPasses() once at start-up. Upstream passes stay the
+// embedder's choice: hetero's pipelines are built from pass constructors
+// and need none of them registered.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,8 +33,8 @@ void registerAllDialects(mlir::DialectRegistry &registry);
 void registerAndLoadAllDialects(mlir::MLIRContext &context);
 
 /// Registers every hetero pass and pass pipeline with the global registry,
-/// so that they can be named on a command line or in a pipeline string,
-/// together with the upstream passes the pipelines are built from.
+/// so that they can be named on a command line or in a pipeline string.
+/// Registers no upstream pass.
 void registerAllPasses();
 
 } // namespace hetero

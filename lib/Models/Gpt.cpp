@@ -16,6 +16,14 @@
 // Megatron's split (qkv and mlp_up by columns, attn_out and mlp_down by
 // rows).
 //
+// All blocks have the same shapes, so their code exists once:
+// @gpt_block_forward returns a block's output and its tape (the residuals
+// its backward reads, packed into one flat tensor), @gpt_block_backward
+// applies the chain rule from the tape, and the stage functions call both
+// once per layer. The module's size, and with it the time to compile it,
+// does not grow with the number of layers beyond one call per layer; the
+// tape keeps the buffers a stage holds at once to two per layer.
+//
 //===----------------------------------------------------------------------===//
 
 #include "hetero/Models/Gpt.h"
@@ -34,6 +42,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <random>
 
 using namespace mlir;
@@ -72,10 +81,25 @@ struct NormValues {
 
 /// The values of one transformer block that its backward needs.
 struct LayerValues {
-  Value x, a, context, h, c, up, act;
+  Value a, context, c, up, act;
   NormValues ln1, ln2;
   AttentionValues attention;
+
+  /// The residuals in the order @gpt_block_forward packs them into the
+  /// block's tape and @gpt_block_backward unpacks them.
+  SmallVector<Value *> residuals() {
+    return {&a,         &context,         &c,
+            &up,        &act,             &ln1.normalized,
+            &ln1.rstd,  &ln2.normalized,  &ln2.rstd,
+            &attention.q, &attention.k,   &attention.v,
+            &attention.probs};
+  }
 };
+
+/// The functions every transformer block of the model calls: all blocks
+/// have the same shapes, so one copy of their code serves every layer.
+constexpr llvm::StringLiteral kBlockForward = "gpt_block_forward";
+constexpr llvm::StringLiteral kBlockBackward = "gpt_block_backward";
 
 using Body = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
@@ -97,6 +121,12 @@ public:
   func::FuncOp buildBackward();
   /// The last stage's forward up to the next-token logits [T, V].
   func::FuncOp buildLogits();
+  /// @gpt_block_forward(x, 8 block parameters) -> (out, tape): one
+  /// transformer block, returning what its backward reads.
+  func::FuncOp buildBlockForward();
+  /// @gpt_block_backward(tape, 8 block parameters, dout) ->
+  /// (dx, 8 parameter gradients): the chain rule through one block.
+  func::FuncOp buildBlockBackward();
 
 private:
   bool isFirst() const { return stage == 0; }
@@ -123,19 +153,23 @@ private:
   static int64_t colsOf(Value value) {
     return cast<RankedTensorType>(value.getType()).getDimSize(1);
   }
-  /// The index in `params` of parameter `which` of layer `layer`.
-  int64_t blockParam(int64_t layer, BlockParam which) const {
-    return (isFirst() ? 2 : 0) + (layer - firstLayer) * kBlockParams + which;
+  /// The index in a stage function's `params` of the first parameter of
+  /// layer `layer` (which the stage holds).
+  int64_t firstBlockParam(int64_t layer) const {
+    return (isFirst() ? 2 : 0) + (layer - firstLayer) * kBlockParams;
   }
-  Value param(int64_t layer, BlockParam which) const {
-    return params[blockParam(layer, which)];
-  }
+  /// Parameter `which` of the block inside a block function.
+  Value param(BlockParam which) const { return params[which]; }
 
   /// Starts function `name` with the stage's inputs (with the target on the
   /// last stage unless `withTarget` is false, plus the output gradient for
   /// a backward) and binds them.
   func::FuncOp begin(StringRef name, bool backward, TypeRange results,
                      bool withTarget = true);
+  /// Starts private function `name` of `inputs` (results set once the body
+  /// is built) and binds the constants.
+  func::FuncOp beginFunction(StringRef name, TypeRange inputs);
+  void bindConstants();
 
   Value constant(double value) {
     return arith::ConstantOp::create(builder, loc,
@@ -205,15 +239,27 @@ private:
   Value geluBackward(Value x, Value dy);
   void attention(Value qkv, LayerValues &layer);
   Value attentionBackward(const LayerValues &values, Value dcontext);
-  Value layerForward(int64_t layer, Value x, LayerValues &values);
-  Value layerBackward(int64_t layer, const LayerValues &values, Value dout,
+  /// One block inside @gpt_block_forward; `values` receives what the
+  /// backward reads.
+  Value layerForward(Value x, LayerValues &values);
+  /// The chain rule through layerForward inside @gpt_block_backward.
+  Value layerBackward(const LayerValues &values, Value dout,
                       SmallVectorImpl<Value> &grads);
   /// The final layer norm and the output projection.
   Value logits(Value x, NormValues &norm, Value &normalized);
   Value loss(Value logits);
   Value lossBackward(Value logits);
-  /// The stage's blocks from its input; `layers` receives their values.
-  Value blocks(Value x, std::vector<LayerValues> &layers);
+  /// The stage's blocks from its input, one call of @gpt_block_forward per
+  /// layer; `tapes` receives their tapes.
+  Value blocks(Value x, SmallVectorImpl<Value> &tapes);
+  /// `values` flattened and concatenated into one 1-D tensor.
+  Value pack(ArrayRef<Value> values);
+  /// The tensors of `types` that pack() put into `tape`, in order.
+  SmallVector<Value> unpack(Value tape, ArrayRef<RankedTensorType> types);
+  /// The parameters of layer `layer` among the stage function's.
+  ValueRange layerParams(int64_t layer) const {
+    return ValueRange(params).slice(firstBlockParam(layer), kBlockParams);
+  }
 
   ModuleOp module;
   OpBuilder builder;
@@ -223,6 +269,8 @@ private:
   int64_t firstLayer = 0, numLayers = 0;
   Type f32, i32;
   SmallVector<Type> paramTypes;
+  /// The residual types of a block, set by buildBlockForward.
+  SmallVector<RankedTensorType> residualTypes;
   // Bound by begin(): the function's arguments and constants.
   Value x, target, outputGradient;
   SmallVector<Value> params;
@@ -249,12 +297,26 @@ func::FuncOp StageBuilder::begin(StringRef name, bool backward,
   target = hasTarget ? entry->getArgument(1 + paramTypes.size()) : Value();
   outputGradient =
       (backward && !isLast()) ? entry->getArguments().back() : Value();
+  bindConstants();
+  return function;
+}
+
+func::FuncOp StageBuilder::beginFunction(StringRef name, TypeRange inputs) {
+  builder.setInsertionPointToEnd(module.getBody());
+  auto function = func::FuncOp::create(builder, loc, name,
+                                       builder.getFunctionType(inputs, {}));
+  function.setPrivate();
+  builder.setInsertionPointToStart(function.addEntryBlock());
+  bindConstants();
+  return function;
+}
+
+void StageBuilder::bindConstants() {
   zero = constant(0.0);
   one = constant(1.0);
   negativeInfinity = constant(-std::numeric_limits<double>::infinity());
   attentionScale =
       constant(1.0 / std::sqrt(double(config.hidden / config.heads)));
-  return function;
 }
 
 Value StageBuilder::matmul(Value lhs, Value rhs) {
@@ -762,60 +824,94 @@ Value StageBuilder::attentionBackward(const LayerValues &layer,
   return insert(mergeHeads(dv), dqkv, 0, 2 * hidden);
 }
 
-Value StageBuilder::layerForward(int64_t layer, Value input,
-                                 LayerValues &values) {
-  std::string key = "l" + std::to_string(layer) + ".";
-  values.x = input;
-  values.a = layerNorm(input, param(layer, Ln1Gain), param(layer, Ln1Bias),
-                       values.ln1);
-  Value qkv = prunable(PruneMode::col, values.a, param(layer, Wqkv),
-                       key + "qkv");
+Value StageBuilder::layerForward(Value input, LayerValues &values) {
+  values.a = layerNorm(input, param(Ln1Gain), param(Ln1Bias), values.ln1);
+  Value qkv = prunable(PruneMode::col, values.a, param(Wqkv), "block.qkv");
   attention(qkv, values);
-  Value projected = prunable(PruneMode::row, values.context, param(layer, Wo),
-                             key + "attn_out");
-  values.h = add(input, projected);
-  values.c = layerNorm(values.h, param(layer, Ln2Gain), param(layer, Ln2Bias),
-                       values.ln2);
-  values.up =
-      prunable(PruneMode::col, values.c, param(layer, W1), key + "mlp_up");
+  Value projected =
+      prunable(PruneMode::row, values.context, param(Wo), "block.attn_out");
+  Value h = add(input, projected);
+  values.c = layerNorm(h, param(Ln2Gain), param(Ln2Bias), values.ln2);
+  values.up = prunable(PruneMode::col, values.c, param(W1), "block.mlp_up");
   values.act = gelu(values.up);
   Value down =
-      prunable(PruneMode::row, values.act, param(layer, W2), key + "mlp_down");
-  return add(values.h, down);
+      prunable(PruneMode::row, values.act, param(W2), "block.mlp_down");
+  return add(h, down);
 }
 
-/// The chain rule through layerForward. Sets the gradients of the layer's
-/// parameters in `grads` (indexed like `params`) and returns the gradient
-/// of the layer's input. The activation gradient of a col-mode matmul
+/// The chain rule through layerForward. Sets the gradients of the block's
+/// parameters in `grads` (indexed by BlockParam) and returns the gradient
+/// of the block's input. The activation gradient of a col-mode matmul
 /// contracts over the sharded columns, so it is a row-mode matmul with the
 /// transposed weight, and the other way round.
-Value StageBuilder::layerBackward(int64_t layer, const LayerValues &values,
-                                  Value dout, SmallVectorImpl<Value> &grads) {
-  std::string key = "l" + std::to_string(layer) + ".";
-  auto grad = [&](BlockParam which) -> Value & {
-    return grads[blockParam(layer, which)];
-  };
+Value StageBuilder::layerBackward(const LayerValues &values, Value dout,
+                                  SmallVectorImpl<Value> &grads) {
   // out = h + gelu(up) W_2, up = ln2(h) W_1.
-  grad(W2) = matmul(transpose(values.act), dout);
-  Value dact = prunable(PruneMode::col, dout, transpose(param(layer, W2)),
-                        key + "mlp_down");
+  grads[W2] = matmul(transpose(values.act), dout);
+  Value dact = prunable(PruneMode::col, dout, transpose(param(W2)),
+                        "block.mlp_down");
   Value dup = geluBackward(values.up, dact);
-  grad(W1) = matmul(transpose(values.c), dup);
-  Value dc = prunable(PruneMode::row, dup, transpose(param(layer, W1)),
-                      key + "mlp_up");
-  Value dh = add(dout, layerNormBackward(values.ln2, param(layer, Ln2Gain), dc,
-                                         grad(Ln2Gain), grad(Ln2Bias)));
+  grads[W1] = matmul(transpose(values.c), dup);
+  Value dc = prunable(PruneMode::row, dup, transpose(param(W1)),
+                      "block.mlp_up");
+  Value dh = add(dout, layerNormBackward(values.ln2, param(Ln2Gain), dc,
+                                         grads[Ln2Gain], grads[Ln2Bias]));
   // h = x + context W_o.
-  grad(Wo) = matmul(transpose(values.context), dh);
-  Value dcontext = prunable(PruneMode::col, dh, transpose(param(layer, Wo)),
-                            key + "attn_out");
+  grads[Wo] = matmul(transpose(values.context), dh);
+  Value dcontext = prunable(PruneMode::col, dh, transpose(param(Wo)),
+                            "block.attn_out");
   Value dqkv = attentionBackward(values, dcontext);
   // qkv = ln1(x) W_qkv.
-  grad(Wqkv) = matmul(transpose(values.a), dqkv);
-  Value da = prunable(PruneMode::row, dqkv, transpose(param(layer, Wqkv)),
-                      key + "qkv");
-  return add(dh, layerNormBackward(values.ln1, param(layer, Ln1Gain), da,
-                                   grad(Ln1Gain), grad(Ln1Bias)));
+  grads[Wqkv] = matmul(transpose(values.a), dqkv);
+  Value da = prunable(PruneMode::row, dqkv, transpose(param(Wqkv)),
+                      "block.qkv");
+  return add(dh, layerNormBackward(values.ln1, param(Ln1Gain), da,
+                                   grads[Ln1Gain], grads[Ln1Bias]));
+}
+
+func::FuncOp StageBuilder::buildBlockForward() {
+  SmallVector<Type> inputs = {activation()};
+  for (const Parameter &param : blockParameters(config, /*layer=*/0))
+    inputs.push_back(RankedTensorType::get(param.shape, f32));
+  func::FuncOp function = beginFunction(kBlockForward, inputs);
+  Block &entry = function.getBody().front();
+  params.assign(entry.getArguments().begin() + 1, entry.getArguments().end());
+  LayerValues values;
+  Value output = layerForward(entry.getArgument(0), values);
+  SmallVector<Value> residuals;
+  for (Value *residual : values.residuals()) {
+    residuals.push_back(*residual);
+    residualTypes.push_back(cast<RankedTensorType>(residual->getType()));
+  }
+  SmallVector<Value> results = {output, pack(residuals)};
+  func::ReturnOp::create(builder, loc, results);
+  function.setType(builder.getFunctionType(inputs, ValueRange(results).getTypes()));
+  return function;
+}
+
+func::FuncOp StageBuilder::buildBlockBackward() {
+  auto forward = module.lookupSymbol<func::FuncOp>(kBlockForward);
+  FunctionType forwardType = forward.getFunctionType();
+  // The tape, the parameters, the output's gradient.
+  SmallVector<Type> inputs = {forwardType.getResult(1)};
+  inputs.append(forwardType.getInputs().drop_front().begin(),
+                forwardType.getInputs().drop_front().end());
+  inputs.push_back(activation());
+  func::FuncOp function = beginFunction(kBlockBackward, inputs);
+  Block &entry = function.getBody().front();
+  LayerValues values;
+  for (auto [residual, value] : llvm::zip_equal(
+           values.residuals(), unpack(entry.getArgument(0), residualTypes)))
+    *residual = value;
+  params.assign(entry.getArguments().begin() + 1,
+                entry.getArguments().end() - 1);
+  SmallVector<Value> grads(kBlockParams);
+  SmallVector<Value> results = {
+      layerBackward(values, entry.getArguments().back(), grads)};
+  results.append(grads);
+  func::ReturnOp::create(builder, loc, results);
+  function.setType(builder.getFunctionType(inputs, ValueRange(results).getTypes()));
+  return function;
 }
 
 Value StageBuilder::logits(Value input, NormValues &norm, Value &normalized) {
@@ -882,11 +978,68 @@ Value StageBuilder::lossBackward(Value logitsValue) {
                      });
 }
 
-Value StageBuilder::blocks(Value input, std::vector<LayerValues> &layers) {
-  layers.assign(size_t(numLayers), LayerValues());
+Value StageBuilder::pack(ArrayRef<Value> values) {
+  int64_t total = 0;
+  for (Value value : values)
+    total += cast<RankedTensorType>(value.getType()).getNumElements();
+  Value tape = empty(vector(total));
+  int64_t offset = 0;
+  for (Value value : values) {
+    auto type = cast<RankedTensorType>(value.getType());
+    ReassociationIndices all(type.getRank());
+    std::iota(all.begin(), all.end(), 0);
+    Value flat = type.getRank() == 1
+                     ? value
+                     : tensor::CollapseShapeOp::create(
+                           builder, loc, value,
+                           ArrayRef<ReassociationIndices>{all})
+                           .getResult();
+    int64_t size = type.getNumElements();
+    tape = tensor::InsertSliceOp::create(
+        builder, loc, flat, tape,
+        ArrayRef<OpFoldResult>{builder.getIndexAttr(offset)},
+        ArrayRef<OpFoldResult>{builder.getIndexAttr(size)},
+        ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
+    offset += size;
+  }
+  return tape;
+}
+
+SmallVector<Value> StageBuilder::unpack(Value tape,
+                                        ArrayRef<RankedTensorType> types) {
+  SmallVector<Value> values;
+  int64_t offset = 0;
+  for (RankedTensorType type : types) {
+    int64_t size = type.getNumElements();
+    Value flat = tensor::ExtractSliceOp::create(
+        builder, loc, vector(size), tape,
+        ArrayRef<OpFoldResult>{builder.getIndexAttr(offset)},
+        ArrayRef<OpFoldResult>{builder.getIndexAttr(size)},
+        ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
+    offset += size;
+    if (type.getRank() == 1) {
+      values.push_back(flat);
+      continue;
+    }
+    ReassociationIndices all(type.getRank());
+    std::iota(all.begin(), all.end(), 0);
+    values.push_back(tensor::ExpandShapeOp::create(
+        builder, loc, type, flat, ArrayRef<ReassociationIndices>{all}));
+  }
+  return values;
+}
+
+Value StageBuilder::blocks(Value input, SmallVectorImpl<Value> &tapes) {
+  tapes.clear();
   Value value = isFirst() ? embed(input) : input;
-  for (int64_t l = 0; l < numLayers; ++l)
-    value = layerForward(firstLayer + l, value, layers[size_t(l)]);
+  auto block = module.lookupSymbol<func::FuncOp>(kBlockForward);
+  for (int64_t l = 0; l < numLayers; ++l) {
+    SmallVector<Value> arguments = {value};
+    llvm::append_range(arguments, layerParams(firstLayer + l));
+    auto call = func::CallOp::create(builder, loc, block, arguments);
+    value = call.getResult(0);
+    tapes.push_back(call.getResult(1));
+  }
   return value;
 }
 
@@ -896,8 +1049,8 @@ func::FuncOp StageBuilder::buildForward() {
   func::FuncOp function =
       begin(("gpt_stage" + std::to_string(stage) + "_forward"),
             /*backward=*/false, {result});
-  std::vector<LayerValues> layers;
-  Value value = blocks(x, layers);
+  SmallVector<Value> tapes;
+  Value value = blocks(x, tapes);
   if (isLast()) {
     NormValues norm;
     Value normalized;
@@ -912,10 +1065,10 @@ func::FuncOp StageBuilder::buildLogits() {
       begin(("gpt_stage" + std::to_string(stage) + "_logits"),
             /*backward=*/false, {matrix(tokens, config.vocab)},
             /*withTarget=*/false);
-  std::vector<LayerValues> layers;
+  SmallVector<Value> tapes;
   NormValues norm;
   Value normalized;
-  Value value = logits(blocks(x, layers), norm, normalized);
+  Value value = logits(blocks(x, tapes), norm, normalized);
   func::ReturnOp::create(builder, loc, value);
   return function;
 }
@@ -929,8 +1082,8 @@ func::FuncOp StageBuilder::buildBackward() {
       begin(("gpt_stage" + std::to_string(stage) + "_backward"),
             /*backward=*/true, results);
   // Recompute the forward pass, keeping what the chain rule needs.
-  std::vector<LayerValues> layers;
-  Value value = blocks(x, layers);
+  SmallVector<Value> tapes;
+  Value value = blocks(x, tapes);
 
   SmallVector<Value> grads(paramTypes.size());
   Value gradient = outputGradient;
@@ -944,8 +1097,16 @@ func::FuncOp StageBuilder::buildBackward() {
     gradient = layerNormBackward(norm, params[count - 3], dnormalized,
                                  grads[count - 3], grads[count - 2]);
   }
-  for (int64_t l = numLayers - 1; l >= 0; --l)
-    gradient = layerBackward(firstLayer + l, layers[size_t(l)], gradient, grads);
+  auto block = module.lookupSymbol<func::FuncOp>(kBlockBackward);
+  for (int64_t l = numLayers - 1; l >= 0; --l) {
+    SmallVector<Value> arguments = {tapes[size_t(l)]};
+    llvm::append_range(arguments, layerParams(firstLayer + l));
+    arguments.push_back(gradient);
+    auto call = func::CallOp::create(builder, loc, block, arguments);
+    gradient = call.getResult(0);
+    llvm::copy(call.getResults().drop_front(),
+               grads.begin() + firstBlockParam(firstLayer + l));
+  }
   SmallVector<Value> returned;
   if (isFirst())
     embedBackward(x, gradient, grads[0], grads[1]);
@@ -1089,6 +1250,20 @@ std::vector<std::string> validate(const GptConfig &config) {
   return problems;
 }
 
+std::vector<Parameter> blockParameters(const GptConfig &config,
+                                       int64_t layer) {
+  int64_t hidden = config.hidden;
+  std::string prefix = "l" + std::to_string(layer) + "_";
+  return {{prefix + "ln1_g", {hidden}},
+          {prefix + "ln1_b", {hidden}},
+          {prefix + "wqkv", {hidden, 3 * hidden}},
+          {prefix + "wo", {hidden, hidden}},
+          {prefix + "ln2_g", {hidden}},
+          {prefix + "ln2_b", {hidden}},
+          {prefix + "w1", {hidden, 4 * hidden}},
+          {prefix + "w2", {4 * hidden, hidden}}};
+}
+
 std::vector<Parameter> stageParameters(const GptConfig &config,
                                        int64_t stage) {
   StagePartition partition = partitionLayers(config.layers, config.stages);
@@ -1099,17 +1274,8 @@ std::vector<Parameter> stageParameters(const GptConfig &config,
     params.push_back({"wpe", {config.seq, hidden}});
   }
   int64_t first = partition.first[stage];
-  for (int64_t l = first; l < first + partition.count[stage]; ++l) {
-    std::string prefix = "l" + std::to_string(l) + "_";
-    params.push_back({prefix + "ln1_g", {hidden}});
-    params.push_back({prefix + "ln1_b", {hidden}});
-    params.push_back({prefix + "wqkv", {hidden, 3 * hidden}});
-    params.push_back({prefix + "wo", {hidden, hidden}});
-    params.push_back({prefix + "ln2_g", {hidden}});
-    params.push_back({prefix + "ln2_b", {hidden}});
-    params.push_back({prefix + "w1", {hidden, 4 * hidden}});
-    params.push_back({prefix + "w2", {4 * hidden, hidden}});
-  }
+  for (int64_t l = first; l < first + partition.count[stage]; ++l)
+    llvm::append_range(params, blockParameters(config, l));
   if (stage == config.stages - 1) {
     params.push_back({"lnf_g", {hidden}});
     params.push_back({"lnf_b", {hidden}});
@@ -1158,6 +1324,11 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
     }
 
   buildData(*module, config);
+  {
+    StageBuilder blocks(*module, config, 0);
+    blocks.buildBlockForward();
+    blocks.buildBlockBackward();
+  }
   for (int64_t s = 0; s < config.stages; ++s) {
     StageBuilder stage(*module, config, s);
     stage.buildForward();

@@ -44,28 +44,53 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
 // CHECK:         %[[MEAN:.*]] = arith.divf %[[SUM]], %cst
 // CHECK:         return %[[MEAN]]
 
+// Stage 0's tasks and update. A task calls the stage function with the
+// parameters read from their globals; the backward task adds its parameter
+// gradient into @w0_grad_sum in place; the update is Adam's on w0.
+// CHECK-LABEL: func.func private @p_stage0_update(
+// CHECK-SAME:      %[[GRAD:.*]]: tensor<4x4xf32>)
+// CHECK:         memref.get_global @p_optimizer_steps
+// CHECK:         %[[GRADBUF:.*]] = bufferization.to_buffer %[[GRAD]] read_only
+// CHECK:         %[[WBUF:.*]] = memref.get_global @w0 :
+// CHECK:         linalg.generic {{.*}} ins(%[[GRADBUF]] : memref<4x4xf32>) outs(%[[WBUF]], %{{.*}}, %{{.*}} :
+// CHECK:         return
+// CHECK-LABEL: func.func private @p_stage0_backward_task(
+// CHECK-SAME:      %[[X:.*]]: tensor<2x4xf32>, %[[DY:.*]]: tensor<2x4xf32>) -> tensor<2x4xf32>
+// CHECK:         %[[WT:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<4x4xf32> to tensor<4x4xf32>
+// CHECK:         %[[G:.*]]:2 = call @s0_bwd(%[[X]], %[[WT]], %[[DY]])
+// CHECK:         %[[SUMBUF:.*]] = memref.get_global @w0_grad_sum
+// CHECK:         %[[TERM:.*]] = bufferization.to_buffer %[[G]]#1 read_only
+// CHECK:         linalg.add ins(%[[SUMBUF]], %[[TERM]] : {{.*}}) outs(%[[SUMBUF]] :
+// CHECK:         return %[[G]]#0
+// CHECK-LABEL: func.func private @p_stage0_forward_task(
+// CHECK-SAME:      %[[X:.*]]: tensor<2x4xf32>) -> tensor<2x4xf32>
+// CHECK:         %[[WT:.*]] = bufferization.to_tensor %{{.*}} restrict
+// CHECK:         %[[Y:.*]] = call @s0_fwd(%[[X]], %[[WT]])
+// CHECK:         return %[[Y]]
+
 // Stage 0 under 2F2B: F0 F1 B0 B1, activations sent with the micro-batch
 // as tag, gradients received with M + micro-batch; the stashed input of
-// each forward is what its backward takes; the gradient sum is reduced over
-// the replicas right after the last backward, then Adam updates w0.
+// each forward is what its backward takes; the gradient sum is zeroed
+// first, reduced over the replicas right after the last backward, then
+// passed to the update.
 // CHECK-LABEL: func.func private @p_step_stage0(
 // CHECK-SAME:      %[[STEP:.*]]: i64, %[[REPLICA:.*]]: i64) -> f32 attributes {hetero.peak_stash = 2 : i64, hetero.pipeline = @p, hetero.stage = 0 : i64}
-// CHECK:         %[[W0:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<4x4xf32> to tensor<4x4xf32>
+// CHECK:         %[[ZEROED:.*]] = memref.get_global @w0_grad_sum
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[ZEROED]] :
 // CHECK:         %[[BATCH0:.*]]:2 = call @data(%[[STEP]], %[[REPLICA]], %c0_i64)
-// CHECK:         %[[Y0:.*]] = call @s0_fwd(%[[BATCH0]]#0, %[[W0]])
+// CHECK:         %[[Y0:.*]] = call @p_stage0_forward_task(%[[BATCH0]]#0)
 // CHECK:         hetero.send %[[Y0]] to 1 on @grid axes = [0] :
 // CHECK:         %[[BATCH1:.*]]:2 = call @data(%[[STEP]], %[[REPLICA]], %c1_i64)
-// CHECK:         %[[Y1:.*]] = call @s0_fwd(%[[BATCH1]]#0, %[[W0]])
+// CHECK:         %[[Y1:.*]] = call @p_stage0_forward_task(%[[BATCH1]]#0)
 // CHECK:         hetero.send %[[Y1]] to 1 on @grid axes = [0] tag = 1
 // CHECK:         %[[DY0:.*]] = hetero.recv from 1 on @grid axes = [0] tag = 2
-// CHECK:         %[[G0:.*]]:2 = call @s0_bwd(%[[BATCH0]]#0, %[[W0]], %[[DY0]])
+// CHECK:         call @p_stage0_backward_task(%[[BATCH0]]#0, %[[DY0]])
 // CHECK:         %[[DY1:.*]] = hetero.recv from 1 on @grid axes = [0] tag = 3
-// CHECK:         %[[G1:.*]]:2 = call @s0_bwd(%[[BATCH1]]#0, %[[W0]], %[[DY1]])
-// CHECK:         %[[SUM0:.*]] = linalg.add ins(%[[G0]]#1, %[[G1]]#1 : {{.*}}) outs(%[[G0]]#1 :
+// CHECK:         call @p_stage0_backward_task(%[[BATCH1]]#0, %[[DY1]])
+// CHECK:         %[[SUMS:.*]] = memref.get_global @w0_grad_sum
+// CHECK:         %[[SUM0:.*]] = bufferization.to_tensor %[[SUMS]] restrict
 // CHECK:         %[[REDUCED:.*]] = hetero.all_reduce %[[SUM0]] on @grid axes = [1] : tensor<4x4xf32>
-// CHECK:         memref.get_global @p_optimizer_steps
-// CHECK:         linalg.generic {{.*}} ins(%[[W0]], %[[REDUCED]], {{.*}})
-// CHECK:         bufferization.materialize_in_destination %{{.*}}#0 in restrict writable %{{.*}} : (tensor<4x4xf32>, memref<4x4xf32>)
+// CHECK:         call @p_stage0_update(%[[REDUCED]])
 // Stage 0 computes no loss.
 // CHECK:         return %cst
 
@@ -74,15 +99,15 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
 // CHECK-LABEL: func.func private @p_step_stage1(
 // CHECK:         %[[H0:.*]] = hetero.recv from 0 on @grid axes = [0] :
 // CHECK:         %[[B0:.*]]:2 = call @data(
-// CHECK:         %[[L0:.*]] = call @s1_fwd(%[[H0]], %{{.*}}, %[[B0]]#1)
+// CHECK:         %[[L0:.*]] = call @p_stage1_forward_task(%[[H0]], %[[B0]]#1)
 // CHECK:         tensor.extract %[[L0]][]
 // CHECK:         %[[H1:.*]] = hetero.recv from 0 on @grid axes = [0] tag = 1
-// CHECK:         call @s1_fwd(%[[H1]],
-// CHECK:         %[[D0:.*]]:2 = call @s1_bwd(%[[H0]], %{{.*}}, %[[B0]]#1)
-// CHECK:         hetero.send %[[D0]]#0 to 0 on @grid axes = [0] tag = 2
-// CHECK:         %[[D1:.*]]:2 = call @s1_bwd(%[[H1]],
+// CHECK:         call @p_stage1_forward_task(%[[H1]],
+// CHECK:         %[[D0:.*]] = call @p_stage1_backward_task(%[[H0]], %[[B0]]#1)
+// CHECK:         hetero.send %[[D0]] to 0 on @grid axes = [0] tag = 2
+// CHECK:         %[[D1:.*]] = call @p_stage1_backward_task(%[[H1]],
 // CHECK:         hetero.all_reduce %{{.*}} on @grid axes = [1]
-// CHECK-NEXT:    hetero.send %[[D1]]#0 to 0 on @grid axes = [0] tag = 3
+// CHECK-NEXT:    hetero.send %[[D1]] to 0 on @grid axes = [0] tag = 3
 
 // The reference: every replica's micro-batches in order, forward through
 // all stages and back, on one process.
@@ -100,16 +125,16 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
 // Without a schedule, 1F1B: stage 0 runs F0 F1 ... with one backward after
 // each forward once the pipeline is full.
 // ONE-F-ONE-B-LABEL: func.func private @p_step_stage0(
-// ONE-F-ONE-B:         call @s0_fwd(
-// ONE-F-ONE-B:         call @s0_fwd(
-// ONE-F-ONE-B:         call @s0_bwd(
-// ONE-F-ONE-B:         call @s0_bwd(
+// ONE-F-ONE-B:         call @p_stage0_forward_task(
+// ONE-F-ONE-B:         call @p_stage0_forward_task(
+// ONE-F-ONE-B:         call @p_stage0_backward_task(
+// ONE-F-ONE-B:         call @p_stage0_backward_task(
 // ONE-F-ONE-B-LABEL: func.func private @p_step_stage1(
-// ONE-F-ONE-B:         call @s1_fwd(
+// ONE-F-ONE-B:         call @p_stage1_forward_task(
 // ONE-F-ONE-B-NEXT:    hetero.task_mark forward 0{{$}}
 // ONE-F-ONE-B-NEXT:    tensor.extract
 // ONE-F-ONE-B-NEXT:    arith.addf
-// ONE-F-ONE-B-NEXT:    call @s1_bwd(
+// ONE-F-ONE-B-NEXT:    call @p_stage1_backward_task(
 // ONE-F-ONE-B-NEXT:    hetero.task_mark backward 0{{$}}
 
 // MISSING: error: 'hetero.pipeline' op has no schedule 'p_missing' (hetero-lower-pipeline schedule=p_missing)
@@ -127,17 +152,19 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
 
 // late-gradient-sync reduces the gradients after the stage's last send.
 // LATE-LABEL: func.func private @p_step_stage1(
-// LATE:         call @s1_bwd(
-// LATE:         call @s1_bwd(
+// LATE:         call @p_stage1_backward_task(
+// LATE:         call @p_stage1_backward_task(
 // LATE:         hetero.send
+// LATE-NEXT:    memref.get_global @w1_grad_sum
+// LATE-NEXT:    bufferization.to_tensor
 // LATE-NEXT:    hetero.all_reduce %{{.*}} on @grid axes = [1]
 
 // The Adam update of one element, in a fixed order of ops (one op per
 // builder statement, whatever order a compiler evaluates arguments in):
 // g = sum/4; m = 0.9 m + 0.1 g; v = 0.999 v + 0.001 g^2;
 // w -= lr (m / c1) / (sqrt(v / c2) + eps).
-// ADAM-LABEL: func.func private @p_step_stage0
-// ADAM:      ^bb0(%[[W:[^:]*]]: f32, %[[SUM:[^:]*]]: f32, %[[M:[^:]*]]: f32, %[[V:[^:]*]]: f32,
+// ADAM-LABEL: func.func private @p_stage0_update
+// ADAM:      ^bb0(%[[SUM:[^:]*]]: f32, %[[W:[^:]*]]: f32, %[[M:[^:]*]]: f32, %[[V:[^:]*]]: f32):
 // ADAM-NEXT:   %[[QUARTER:.*]] = arith.constant 2.500000e-01 : f32
 // ADAM-NEXT:   %[[G:.*]] = arith.mulf %[[SUM]], %[[QUARTER]] : f32
 // ADAM-NEXT:   %[[B1:.*]] = arith.constant 0.899999976 : f32

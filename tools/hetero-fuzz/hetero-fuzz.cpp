@@ -31,6 +31,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -104,6 +105,8 @@ std::string writeScheduleCsv() {
 
 Harness &getHarness() {
   static Harness *harness = [] {
+    // The fuzzed pipelines may name upstream passes.
+    mlir::registerAllPasses();
     hetero::registerAllPasses();
     mlir::DialectRegistry registry;
     hetero::registerToolDialects(registry);

@@ -14,9 +14,12 @@
 #include "hetero/InitAll.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  // Every upstream pass, as in mlir-opt, and hetero's.
+  mlir::registerAllPasses();
   hetero::registerAllPasses();
 
   // Every upstream dialect and extension, as in mlir-opt, so that the output

@@ -8,6 +8,7 @@
 
 #include "hetero/Dialect/Hetero.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Verifier.h"
@@ -109,15 +110,26 @@ TEST(GptBuild, IsAnExecutablePipelineInTheStageAbi) {
   });
   EXPECT_EQ(batches, 1);
   EXPECT_TRUE(module->lookupSymbol<func::FuncOp>("gpt_generate"));
-  // Four prunable linears per layer, each appearing three times: in the
-  // forward function, in the backward's recomputation, and as the activation
-  // gradient in the backward; the last stage's layers (1 of 5) once more in
-  // its logits function. Nothing communicates.
-  int64_t matmuls = 0, communication = 0;
+  // Every layer calls the shared block functions: @gpt_block_forward has a
+  // block's four prunable linears, @gpt_block_backward their activation
+  // gradients. Run per layer, each linear appears three times: in the
+  // forward function, in the backward's recomputation, and as the
+  // activation gradient in the backward; the last stage's layers (1 of 5)
+  // once more in its logits function. Nothing communicates.
+  llvm::StringMap<int64_t> prunablePerFunction;
+  int64_t communication = 0;
   module->walk([&](Operation *op) {
-    matmuls += isa<hetero::PrunableMatmulOp>(op);
+    if (isa<hetero::PrunableMatmulOp>(op))
+      ++prunablePerFunction[op->getParentOfType<func::FuncOp>().getSymName()];
     communication += isa<hetero::AllReduceOp, hetero::BucketOp,
                          hetero::SendOp, hetero::CheckpointOp>(op);
+  });
+  EXPECT_EQ(prunablePerFunction.size(), 2u);
+  EXPECT_EQ(prunablePerFunction.lookup("gpt_block_forward"), 4);
+  EXPECT_EQ(prunablePerFunction.lookup("gpt_block_backward"), 4);
+  int64_t matmuls = 0;
+  module->walk([&](func::CallOp call) {
+    matmuls += prunablePerFunction.lookup(call.getCallee());
   });
   EXPECT_EQ(matmuls, 5 * 4 * 3 + 1 * 4);
   EXPECT_EQ(communication, 0);

@@ -68,6 +68,11 @@ struct Parameter {
   std::vector<int64_t> shape;
 };
 
+/// The parameters of transformer block `layer`, in the order the block
+/// functions take them: ln1_g [H], ln1_b [H], wqkv [H, 3H], wo [H, H],
+/// ln2_g [H], ln2_b [H], w1 [H, 4H], w2 [4H, H].
+std::vector<Parameter> blockParameters(const GptConfig &config, int64_t layer);
+
 /// The parameters of `stage`, in the order the stage functions take them:
 /// on stage 0 first the token embedding wte [V, H] and the position
 /// embedding wpe [S, H]; per layer ln1_g [H], ln1_b [H], wqkv [H, 3H],
@@ -78,7 +83,8 @@ std::vector<Parameter> stageParameters(const GptConfig &config, int64_t stage);
 
 /// Builds the module with builders: the grid `@gpt_devices` (stages x
 /// replicas), one `memref.global` per parameter, `@gpt_data` (micro-batches
-/// of the runtime's corpus), the stage functions `@gpt_stage<s>_forward` /
+/// of the runtime's corpus), the block functions `@gpt_block_forward` /
+/// `_backward` that every layer calls, the stage functions `@gpt_stage<s>_forward` /
 /// `_backward`, `@gpt_stage<last>_logits` (the last stage's forward up to
 /// the next-token logits), `@gpt_generate` (one character per text stream
 /// from the trained parameters) and `hetero.pipeline @gpt`. `config` must be

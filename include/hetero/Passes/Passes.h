@@ -51,8 +51,8 @@ readPassProfile(mlir::Operation *anchor, llvm::StringRef pass,
 /// The CPU pipeline: prunable matmuls computed in full, canonicalization,
 /// collectives lowered to libhetero_rt calls, one-shot bufferization with
 /// ownership-based deallocation, and the lowering of linalg, memref, math,
-/// arith, control flow and func to the LLVM dialect. The upstream passes are
-/// named by their registered names: register them first (registerAllPasses).
+/// arith, control flow and func to the LLVM dialect. Built from pass
+/// constructors: no pass needs to be registered.
 struct CpuPipelineOptions
     : public mlir::PassPipelineOptions<CpuPipelineOptions> {
   Option<bool> blockingCollectives{
