@@ -6,6 +6,8 @@
 
 #include "hetero/Dialect/Hetero.h"
 #include "hetero/Passes/Passes.h"
+#include "hetero-rt/compress.h"
+#include "hetero-rt/hrt.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -27,40 +29,103 @@ using namespace hetero;
 
 namespace {
 
-/// hrt_dtype of an element type, or -1.
-int64_t runtimeDtype(Type type) {
+// The runtime's enums (hetero-rt/hrt.h, hetero-rt/compress.h) are the
+// values compiled code passes; each dialect enum maps to them by an
+// exhaustive switch, so a case added on either side without the other
+// fails to compile (-Wswitch) rather than passing a wrong number.
+
+// A runtime value added without a dialect case is caught here.
+static_assert(getMaxEnumValForReduction() == HRT_AVG,
+              "hrt_reduce_op and hetero::Reduction differ in size");
+static_assert(getMaxEnumValForCompressor() == HRT_COMPRESS_QSGD,
+              "hrt_compressor and hetero::Compressor differ in size");
+static_assert(getMaxEnumValForCollectiveScheme() == HRT_SCHEME_ALLTOALL,
+              "hrt_scheme and hetero::CollectiveScheme differ in size");
+static_assert(getMaxEnumValForSparseFormat() == HRT_SPARSE_HASH_BITMAP,
+              "hrt_sparse_format and hetero::SparseFormat differ in size");
+
+/// hrt_dtype of an element type, or none.
+std::optional<hrt_dtype> runtimeDtype(Type type) {
   if (type.isF32())
-    return 0;
+    return HRT_FLOAT32;
   if (type.isF64())
-    return 1;
+    return HRT_FLOAT64;
   if (type.isInteger(32))
-    return 2;
+    return HRT_INT32;
   if (type.isInteger(64))
-    return 3;
+    return HRT_INT64;
   if (type.isInteger(8))
-    return 4;
+    return HRT_UINT8;
   if (type.isF16())
-    return 5;
+    return HRT_FLOAT16;
   if (type.isBF16())
-    return 6;
-  return -1;
+    return HRT_BFLOAT16;
+  return std::nullopt;
 }
 
-/// hrt_reduce_op of a reduction (the enums agree by construction).
-int64_t runtimeReduction(Reduction reduction) {
+hrt_reduce_op runtimeReduction(Reduction reduction) {
   switch (reduction) {
   case Reduction::sum:
-    return 0;
+    return HRT_SUM;
   case Reduction::prod:
-    return 1;
+    return HRT_PROD;
   case Reduction::max:
-    return 2;
+    return HRT_MAX;
   case Reduction::min:
-    return 3;
+    return HRT_MIN;
   case Reduction::avg:
-    return 4;
+    return HRT_AVG;
   }
-  return 0;
+  llvm_unreachable("unknown hetero::Reduction");
+}
+
+hrt_compressor runtimeCompressor(Compressor compressor) {
+  switch (compressor) {
+  case Compressor::none:
+    return HRT_COMPRESS_NONE;
+  case Compressor::fp16:
+    return HRT_COMPRESS_FP16;
+  case Compressor::bf16:
+    return HRT_COMPRESS_BF16;
+  case Compressor::topk:
+    return HRT_COMPRESS_TOPK;
+  case Compressor::dgc:
+    return HRT_COMPRESS_DGC;
+  case Compressor::randomk:
+    return HRT_COMPRESS_RANDOMK;
+  case Compressor::efsignsgd:
+    return HRT_COMPRESS_EFSIGNSGD;
+  case Compressor::onebit:
+    return HRT_COMPRESS_ONEBIT;
+  case Compressor::qsgd:
+    return HRT_COMPRESS_QSGD;
+  }
+  llvm_unreachable("unknown hetero::Compressor");
+}
+
+hrt_scheme runtimeScheme(CollectiveScheme scheme) {
+  switch (scheme) {
+  case CollectiveScheme::allreduce:
+    return HRT_SCHEME_ALLREDUCE;
+  case CollectiveScheme::allgather:
+    return HRT_SCHEME_ALLGATHER;
+  case CollectiveScheme::alltoall:
+    return HRT_SCHEME_ALLTOALL;
+  }
+  llvm_unreachable("unknown hetero::CollectiveScheme");
+}
+
+/// The runtime's format of a sparse all-reduce; dense ones do not reach it.
+hrt_sparse_format runtimeSparseFormat(SparseFormat format) {
+  switch (format) {
+  case SparseFormat::coo:
+    return HRT_SPARSE_COO;
+  case SparseFormat::hash_bitmap:
+    return HRT_SPARSE_HASH_BITMAP;
+  case SparseFormat::dense:
+    break;
+  }
+  llvm_unreachable("a dense all-reduce has no sparse format");
 }
 
 /// Emits calls to the runtime for one module.
@@ -200,12 +265,12 @@ LogicalResult checkSparse(AllReduceOp reduce) {
 /// The element type and hrt_dtype of a tensor, or an error.
 FailureOr<int64_t> dtypeOf(Operation *op, Type type) {
   Type element = cast<RankedTensorType>(type).getElementType();
-  int64_t dtype = runtimeDtype(element);
-  if (dtype < 0)
+  std::optional<hrt_dtype> dtype = runtimeDtype(element);
+  if (!dtype)
     return op->emitOpError() << "moves elements of type " << element
                              << ", which the runtime does not support "
                                 "(f32, f64, f16, bf16, i8, i32, i64)";
-  return dtype;
+  return int64_t(*dtype);
 }
 
 /// The reassociation that folds every dimension of `type` into one.
@@ -388,17 +453,17 @@ LogicalResult HeteroLowerToRuntimePass::lower(Operation *op,
           return inPlace(
               reduce.getInput(), *comm, "hrt_mlir_sparse_all_reduce",
               {calls.constant32(loc, runtimeReduction(reduce.getReduction())),
-               calls.constant32(loc, int64_t(reduce.getSparse()))});
+               calls.constant32(loc, runtimeSparseFormat(reduce.getSparse()))});
         if (compressed)
           return inPlace(
               reduce.getInput(), *comm, "hrt_mlir_compressed_all_reduce",
               {calls.constant32(loc, runtimeReduction(reduce.getReduction())),
-               calls.constant32(loc, int64_t(compress.getCompressor())),
+               calls.constant32(loc, runtimeCompressor(compress.getCompressor())),
                arith::ConstantFloatOp::create(
                    rewriter, loc, rewriter.getF64Type(),
                    llvm::APFloat(compress.getRatio().convertToDouble())),
                calls.constant64(loc, compress.getLevels()),
-               calls.constant32(loc, int64_t(compress.getScheme())),
+               calls.constant32(loc, runtimeScheme(compress.getScheme())),
                calls.constant32(loc, compress.getErrorFeedback()),
                calls.constant64(loc, compress.getNodeSize()),
                calls.constant64(loc, nextCompressedSite++)});
