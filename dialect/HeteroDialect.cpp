@@ -104,8 +104,9 @@ Attribute CompressAttr::parse(AsmParser &parser, Type) {
   std::optional<Compressor> compressor = symbolizeCompressor(keyword);
   if (!compressor) {
     parser.emitError(loc) << "unknown compressor '" << keyword
-                          << "', expected one of none, fp16, bf16, topk, "
-                             "dgc, randomk, efsignsgd, onebit, qsgd";
+                          << "', expected one of "
+                          << enumCaseNames(stringifyCompressor,
+                                           getMaxEnumValForCompressor());
     return {};
   }
   double ratio = 1.0;

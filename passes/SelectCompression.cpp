@@ -124,9 +124,10 @@ struct HeteroSelectCompressionPass
     std::optional<Compressor> kind = symbolizeCompressor(compressor);
     if (!kind || *kind == Compressor::none) {
       module.emitError() << "hetero-select-compression: unknown compressor '"
-                         << compressor
-                         << "'; expected fp16, bf16, topk, dgc, randomk, "
-                            "efsignsgd, onebit or qsgd";
+                         << compressor << "'; expected "
+                         << enumCaseNames(stringifyCompressor,
+                                          getMaxEnumValForCompressor(),
+                                          {Compressor::none}, " or ");
       return signalPassFailure();
     }
     if (!(ratio > 0.0 && ratio <= 1.0) || ranks < 1 || density < 0.0 ||

@@ -52,6 +52,26 @@ std::optional<int64_t> gridGroupSize(llvm::ArrayRef<int64_t> shape,
 /// `type` (a tensor): floating-point activations have one, integer inputs
 /// such as token ids do not.
 bool hasInputGradient(mlir::Type type);
+
+/// The names of the cases of an ODS enum whose values run from 0 to `max`,
+/// without those in `skip`, joined by ", " and by `lastSeparator` before the
+/// last: the "expected one of ..." of a diagnostic, from the enum itself.
+template <typename Enum>
+std::string enumCaseNames(llvm::StringRef (*stringify)(Enum), unsigned max,
+                          llvm::ArrayRef<Enum> skip = {},
+                          llvm::StringRef lastSeparator = ", ") {
+  llvm::SmallVector<llvm::StringRef> names;
+  for (unsigned value = 0; value <= max; ++value)
+    if (!llvm::is_contained(skip, Enum(value)))
+      names.push_back(stringify(Enum(value)));
+  std::string joined;
+  for (auto [index, name] : llvm::enumerate(names)) {
+    if (index > 0)
+      joined += index + 1 == names.size() ? lastSeparator.str() : ", ";
+    joined += name.str();
+  }
+  return joined;
+}
 } // namespace hetero
 
 #define GET_OP_CLASSES
