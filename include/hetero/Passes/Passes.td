@@ -281,15 +281,20 @@ def HeteroLowerPipeline : Pass<"hetero-lower-pipeline", "::mlir::ModuleOp"> {
       `hetero.send` along grid axis 0, tagged with the micro-batch
       (activations) or the micro-batch plus M (gradients);
     * `hetero.fwd i` calls the data function (stage 0: the input; the last
-      stage: the target) and the stage's forward function; its inputs stay
-      live (stashed) until `hetero.bwd i` calls the backward function;
-    * parameter gradients are summed over the micro-batches; after the last
-      backward each is reduced over the replicas by one `hetero.all_reduce`
-      along grid axis 1, which `hetero-fuse-gradients` and
-      `hetero-select-compression` may then transform;
-    * the optimizer (`#hetero.sgd`, `#hetero.adam`) updates every parameter
-      global with the mean gradient; its state lives in globals this pass
-      creates (`@<param>_momentum`, `@<param>_adam_m`, `@<param>_adam_v`,
+      stage: the target) and `@p_stage<s>_forward_task`, which reads the
+      parameters from their globals and calls the stage's forward
+      function; its inputs stay live (stashed) until `hetero.bwd i` calls
+      `@p_stage<s>_backward_task`, which calls the backward function and
+      adds each parameter gradient in place into `@<param>_grad_sum`: a
+      task is one call carrying only its activations;
+    * after the last backward each gradient sum is reduced over the
+      replicas by one `hetero.all_reduce` along grid axis 1, which
+      `hetero-fuse-gradients` and `hetero-select-compression` may then
+      transform;
+    * `@p_stage<s>_update` applies the optimizer (`#hetero.sgd`,
+      `#hetero.adam`) with the mean gradient in place on the parameter
+      globals; its state lives in globals this pass creates
+      (`@<param>_momentum`, `@<param>_adam_m`, `@<param>_adam_v`,
       `@p_optimizer_steps`);
     * the step returns the mean loss over replicas and micro-batches on
       every rank.
