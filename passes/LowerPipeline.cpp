@@ -13,7 +13,6 @@
 //     (stage, replica) = shard.process_multi_index on @grid
 //     scf.index_switch stage: call @p_step_stage<s>(%step, %replica)
 //   func.func private @p_step_stage<s>(%step: i64, %replica: i64) -> f32
-//     parameters read from their globals
 //     the gradient sums zeroed
 //     recv / data / forward task / send ... backward task ...  (the
 //     stage's program)

@@ -88,10 +88,18 @@ struct LayerValues {
   /// The residuals in the order @gpt_block_forward packs them into the
   /// block's tape and @gpt_block_backward unpacks them.
   SmallVector<Value *> residuals() {
-    return {&a,         &context,         &c,
-            &up,        &act,             &ln1.normalized,
-            &ln1.rstd,  &ln2.normalized,  &ln2.rstd,
-            &attention.q, &attention.k,   &attention.v,
+    return {&a,
+            &context,
+            &c,
+            &up,
+            &act,
+            &ln1.normalized,
+            &ln1.rstd,
+            &ln2.normalized,
+            &ln2.rstd,
+            &attention.q,
+            &attention.k,
+            &attention.v,
             &attention.probs};
   }
 };
