@@ -80,6 +80,14 @@ void walkThroughCalls(func::FuncOp function, SymbolTable &symbols,
   walkThroughCalls(function, symbols, summarized, 1, visit, active);
 }
 
+/// The set of `functions`, for walkThroughCalls.
+llvm::DenseSet<Operation *> functionSet(ArrayRef<func::FuncOp> functions) {
+  llvm::DenseSet<Operation *> set;
+  for (func::FuncOp function : functions)
+    set.insert(function);
+  return set;
+}
+
 struct CollectiveTally {
   int64_t count = 0;
   int64_t bytes = 0;
@@ -94,11 +102,13 @@ struct HeteroSummaryPass
   void runOnOperation() override;
   void summarizePipeline(PipelineOp pipeline, SymbolTable &symbols,
                          raw_ostream &os);
-  /// Summarizes `functions`. `forwards` are the pipeline's stage forward
-  /// functions: each prunable matmul they run is one prunable layer. Without
-  /// them, the layers are the distinct `layer` keys.
+  /// Summarizes `functions` (`summarized` is their set), counting through
+  /// calls into functions not among them. `prunableLayers` is the count of
+  /// a pipeline (the prunable matmuls its stage forwards run); without it,
+  /// the layers are the distinct `layer` keys.
   void summarizeFunctions(ArrayRef<func::FuncOp> functions,
-                          ArrayRef<func::FuncOp> forwards,
+                          const llvm::DenseSet<Operation *> &summarized,
+                          std::optional<int64_t> prunableLayers,
                           SymbolTable &symbols, raw_ostream &os);
 };
 
@@ -118,23 +128,27 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
   }
   os << "\n";
 
-  SmallVector<func::FuncOp> functions, forwards;
-  // The stage and step functions; what they call besides each other is
-  // counted through the calls.
-  llvm::DenseSet<Operation *> summarized;
-  auto module = pipeline->getParentOfType<ModuleOp>();
+  // The stage functions, then the step hetero-lower-pipeline compiled with
+  // its collectives; what they call besides each other is counted through
+  // the calls.
+  SmallVector<func::FuncOp> functions;
   for (int64_t s = 0; s < pipeline.getNumStages(); ++s) {
     StageOp stage = pipeline.getStage(s);
-    summarized.insert(symbols.lookup<func::FuncOp>(stage.getForward()));
-    summarized.insert(symbols.lookup<func::FuncOp>(stage.getBackward()));
+    functions.push_back(symbols.lookup<func::FuncOp>(stage.getForward()));
+    functions.push_back(symbols.lookup<func::FuncOp>(stage.getBackward()));
   }
+  auto module = pipeline->getParentOfType<ModuleOp>();
   for (auto function : module.getOps<func::FuncOp>())
-    if (function->hasAttr("hetero.pipeline"))
-      summarized.insert(function);
+    if (auto owner =
+            function->getAttrOfType<FlatSymbolRefAttr>("hetero.pipeline");
+        owner && owner.getValue() == pipeline.getSymName())
+      functions.push_back(function);
+  llvm::DenseSet<Operation *> summarized = functionSet(functions);
+
+  int64_t prunableLayers = 0;
   for (int64_t s = 0; s < pipeline.getNumStages(); ++s) {
     StageOp stage = pipeline.getStage(s);
-    auto forward = symbols.lookup<func::FuncOp>(stage.getForward());
-    auto backward = symbols.lookup<func::FuncOp>(stage.getBackward());
+    func::FuncOp forward = functions[2 * s], backward = functions[2 * s + 1];
     int64_t paramBytes = 0, params = 0;
     for (Type input : forward.getFunctionType().getInputs().drop_front()) {
       paramBytes += tensorBytes(input);
@@ -159,31 +173,20 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
          << wire::formatBytes(tensorBytes(forward.getFunctionType().getResult(0)))
          << ")" << (last ? "" : " per micro-batch");
     os << "\n";
-    functions.push_back(forward);
-    functions.push_back(backward);
-    forwards.push_back(forward);
+    prunableLayers += layers;
   }
-  // The step hetero-lower-pipeline compiled, with its collectives.
-  for (auto function : module.getOps<func::FuncOp>())
-    if (auto owner =
-            function->getAttrOfType<FlatSymbolRefAttr>("hetero.pipeline");
-        owner && owner.getValue() == pipeline.getSymName())
-      functions.push_back(function);
-  summarizeFunctions(functions, forwards, symbols, os);
+  summarizeFunctions(functions, summarized, prunableLayers, symbols, os);
 }
 
 void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
-                                           ArrayRef<func::FuncOp> forwards,
+                                           const llvm::DenseSet<Operation *> &summarized,
+                                           std::optional<int64_t> prunableLayers,
                                            SymbolTable &symbols,
                                            raw_ostream &os) {
   llvm::MapVector<StringRef, CollectiveTally> collectives;
   int64_t colMatmuls = 0, rowMatmuls = 0, maxTp = 1;
   llvm::StringSet<> layerKeys;
-  int64_t forwardMatmuls = 0;
   SmallVector<CheckpointOp> checkpoints;
-  llvm::DenseSet<Operation *> summarized;
-  for (func::FuncOp function : functions)
-    summarized.insert(function);
   auto tally = [&](Operation *op, ValueRange tensors, CompressAttr compress,
                    int64_t times) {
     CollectiveTally &entry = collectives[op->getName().stripDialect()];
@@ -218,14 +221,7 @@ void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
           .Case([&](CheckpointOp op) { checkpoints.push_back(op); });
     });
   }
-  for (func::FuncOp forward : forwards)
-    walkThroughCalls(forward, symbols, summarized,
-                     [&](Operation *op, int64_t times) {
-                       if (isa<PrunableMatmulOp>(op))
-                         forwardMatmuls += times;
-                     });
-  int64_t layers =
-      forwards.empty() ? int64_t(layerKeys.size()) : forwardMatmuls;
+  int64_t layers = prunableLayers.value_or(int64_t(layerKeys.size()));
   os << "  tensor parallel: " << layers << " prunable layers, "
      << colMatmuls + rowMatmuls << " prunable matmuls (" << colMatmuls << " col, " << rowMatmuls
      << " row), tp = " << maxTp << "\n";
@@ -269,7 +265,9 @@ void HeteroSummaryPass::runOnOperation() {
   }
   if (pipelines == 0) {
     os << "module without a pipeline\n";
-    summarizeFunctions(llvm::to_vector(module.getOps<func::FuncOp>()), {},
+    SmallVector<func::FuncOp> functions =
+        llvm::to_vector(module.getOps<func::FuncOp>());
+    summarizeFunctions(functions, functionSet(functions), std::nullopt,
                        symbols, os);
   }
   for (auto schedule : module.getOps<ScheduleOp>()) {

@@ -986,6 +986,13 @@ Value StageBuilder::lossBackward(Value logitsValue) {
                      });
 }
 
+/// The reassociation that folds all `rank` dims of a tensor into one.
+static SmallVector<ReassociationIndices> allDims(int64_t rank) {
+  ReassociationIndices dims(rank);
+  std::iota(dims.begin(), dims.end(), 0);
+  return {dims};
+}
+
 Value StageBuilder::pack(ArrayRef<Value> values) {
   int64_t total = 0;
   for (Value value : values)
@@ -994,13 +1001,10 @@ Value StageBuilder::pack(ArrayRef<Value> values) {
   int64_t offset = 0;
   for (Value value : values) {
     auto type = cast<RankedTensorType>(value.getType());
-    ReassociationIndices all(type.getRank());
-    std::iota(all.begin(), all.end(), 0);
     Value flat = type.getRank() == 1
                      ? value
                      : tensor::CollapseShapeOp::create(
-                           builder, loc, value,
-                           ArrayRef<ReassociationIndices>{all})
+                           builder, loc, value, allDims(type.getRank()))
                            .getResult();
     int64_t size = type.getNumElements();
     tape = tensor::InsertSliceOp::create(
@@ -1029,10 +1033,8 @@ SmallVector<Value> StageBuilder::unpack(Value tape,
       values.push_back(flat);
       continue;
     }
-    ReassociationIndices all(type.getRank());
-    std::iota(all.begin(), all.end(), 0);
     values.push_back(tensor::ExpandShapeOp::create(
-        builder, loc, type, flat, ArrayRef<ReassociationIndices>{all}));
+        builder, loc, type, flat, allDims(type.getRank())));
   }
   return values;
 }
