@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hetero/Dialect/Hetero.h"
+#include "hetero/Dialect/Utils.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -32,6 +33,49 @@ void HeteroDialect::initialize() {
 #define GET_OP_LIST
 #include "hetero/Dialect/HeteroOps.cpp.inc"
       >();
+}
+
+//===----------------------------------------------------------------------===//
+// Discardable attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult HeteroDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  auto expect = [&](bool ok, StringRef what) -> LogicalResult {
+    if (ok)
+      return success();
+    return op->emitError() << "'" << name << "' expects " << what << ", got "
+                           << value;
+  };
+  if (name == GridAttrHelper::getNameStr() ||
+      name == PipelineAttrHelper::getNameStr() ||
+      name == ScheduleAttrHelper::getNameStr())
+    return expect(isa<FlatSymbolRefAttr>(value), "a flat symbol reference");
+  if (name == StageAttrHelper::getNameStr() ||
+      name == StagesAttrHelper::getNameStr() ||
+      name == PeakStashAttrHelper::getNameStr()) {
+    auto integer = dyn_cast<IntegerAttr>(value);
+    return expect(integer && integer.getType().isInteger(64) &&
+                      !integer.getValue().isNegative(),
+                  "a non-negative i64 integer");
+  }
+  if (name == PlanTableAttrHelper::getNameStr()) {
+    auto table = dyn_cast<ArrayAttr>(value);
+    return expect(table && llvm::all_of(table, llvm::IsaPred<DictionaryAttr>),
+                  "an array of dictionaries (one per plan)");
+  }
+  return op->emitError()
+         << "unknown hetero attribute '" << name << "'; expected one of "
+         << llvm::join(ArrayRef<StringRef>{GridAttrHelper::getNameStr(),
+                                            PipelineAttrHelper::getNameStr(),
+                                            ScheduleAttrHelper::getNameStr(),
+                                            PlanTableAttrHelper::getNameStr(),
+                                            StageAttrHelper::getNameStr(),
+                                            StagesAttrHelper::getNameStr(),
+                                            PeakStashAttrHelper::getNameStr()},
+                       ", ");
 }
 
 //===----------------------------------------------------------------------===//

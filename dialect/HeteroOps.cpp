@@ -5,12 +5,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "hetero/Dialect/Hetero.h"
+#include "hetero/Dialect/Utils.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/InterleavedRange.h"
 
@@ -116,25 +116,6 @@ static LogicalResult verifySameDimsExcept(Operation *op, RankedTensorType a,
 //===----------------------------------------------------------------------===//
 // Process groups of collectives
 //===----------------------------------------------------------------------===//
-
-std::optional<int64_t> hetero::gridGroupSize(ArrayRef<int64_t> shape,
-                                            ArrayRef<int16_t> axes) {
-  int64_t size = 1;
-  auto multiply = [&](int64_t extent) {
-    if (ShapedType::isDynamic(extent) || ShapedType::isDynamic(size))
-      size = ShapedType::kDynamic;
-    else
-      size *= extent;
-  };
-  if (axes.empty())
-    llvm::for_each(shape, multiply);
-  else
-    for (int16_t axis : axes)
-      multiply(shape[axis]);
-  if (ShapedType::isDynamic(size))
-    return std::nullopt;
-  return size;
-}
 
 /// Resolves the grid of a collective and checks its axes. Returns the static
 /// number of ranks in the group, or std::nullopt when it is only known at run
@@ -326,10 +307,6 @@ lookupParameter(StageOp stage, FlatSymbolRefAttr name,
     return stage.emitOpError() << "parameter '" << name.getValue()
                                << "' is a constant global; training writes it";
   return RankedTensorType::get(type.getShape(), type.getElementType());
-}
-
-bool hetero::hasInputGradient(Type type) {
-  return isa<FloatType>(cast<ShapedType>(type).getElementType());
 }
 
 /// Verifies the stage ABI of an executable pipeline (see the op's
@@ -539,27 +516,61 @@ LogicalResult ScheduleOp::verifyRegions() {
 }
 
 LogicalResult StageProgramOp::verifyRegions() {
-  return verifyOnlyContains<FwdOp, BwdOp, SendTaskOp, RecvTaskOp>(
-      *this, getBody(),
-      "'hetero.fwd', 'hetero.bwd', 'hetero.send_task' and "
-      "'hetero.recv_task'");
+  for (Operation &op : getBody().getOps())
+    if (!isa<TaskOpInterface>(op))
+      return emitOpError() << "may only contain tasks (ops of the task "
+                              "interface: 'hetero.fwd', 'hetero.bwd', "
+                              "'hetero.send_task', 'hetero.recv_task'), found '"
+                           << op.getName() << "'";
+  return success();
 }
 
-/// Checks that a transfer of `payload` between `stage` and `peer` moves in
-/// the direction of the data flow.
-static LogicalResult verifyTransferDirection(Operation *task, Payload payload,
-                                             bool isSend, int64_t stage,
-                                             int64_t peer,
+//===----------------------------------------------------------------------===//
+// Tasks
+//===----------------------------------------------------------------------===//
+
+schedule::Action FwdOp::getAction() {
+  return {schedule::Action::Forward, getMicrobatch()};
+}
+
+schedule::Action BwdOp::getAction() {
+  return {schedule::Action::Backward, getMicrobatch()};
+}
+
+schedule::Action SendTaskOp::getAction() {
+  return {getPayload() == Payload::activation
+              ? schedule::Action::SendActivation
+              : schedule::Action::SendGradient,
+          getMicrobatch(), getPeer()};
+}
+
+schedule::Action RecvTaskOp::getAction() {
+  return {getPayload() == Payload::activation
+              ? schedule::Action::RecvActivation
+              : schedule::Action::RecvGradient,
+          getMicrobatch(), getPeer()};
+}
+
+/// Checks that a transfer task of stage `stage` moves its payload in the
+/// direction of the data flow; other tasks pass.
+static LogicalResult verifyTransferDirection(TaskOpInterface task,
+                                             int64_t stage,
                                              int64_t numStages) {
+  schedule::Action action = task.getAction();
+  bool isSend = schedule::isSend(action.kind);
+  if (!isSend && !schedule::isReceive(action.kind))
+    return success();
+  bool activation = schedule::carriesActivation(action.kind);
+  int64_t peer = action.peer;
   if (failed(verifyStageInRange(task, "peer stage", peer, numStages)))
     return failure();
   // Activations flow to higher stages, gradients to lower ones.
-  int64_t downstream = payload == Payload::activation ? 1 : -1;
+  int64_t downstream = activation ? 1 : -1;
   int64_t expected = isSend ? stage + downstream : stage - downstream;
   if (peer != expected)
     return task->emitOpError()
            << "stage " << stage << " " << (isSend ? "sends" : "receives")
-           << " " << stringifyPayload(payload) << "s "
+           << " " << (activation ? "activations" : "gradients") << " "
            << (isSend ? "to" : "from") << " stage " << expected
            << ", not stage " << peer;
   return success();
@@ -580,29 +591,16 @@ ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
   for (auto program : getBody().getOps<StageProgramOp>()) {
     int64_t stage = program.getStageId();
-    for (Operation &task : program.getBody().getOps()) {
-      int64_t microbatch = cast<IntegerAttr>(task.getAttr("microbatch")).getInt();
+    for (auto task : program.getBody().getOps<TaskOpInterface>()) {
+      int64_t microbatch = task.getMicrobatch();
       if (microbatch >= numMicrobatches)
-        return task.emitOpError()
+        return task->emitOpError()
                << "names micro-batch " << microbatch << ", but "
                << (getMicrobatches() ? "the schedule runs "
                                      : "pipeline '" + getPipeline().str() +
                                            "' has ")
                << numMicrobatches << " micro-batches";
-      LogicalResult direction =
-          TypeSwitch<Operation *, LogicalResult>(&task)
-              .Case([&](SendTaskOp send) {
-                return verifyTransferDirection(send, send.getPayload(),
-                                               /*isSend=*/true, stage,
-                                               send.getPeer(), numStages);
-              })
-              .Case([&](RecvTaskOp recv) {
-                return verifyTransferDirection(recv, recv.getPayload(),
-                                               /*isSend=*/false, stage,
-                                               recv.getPeer(), numStages);
-              })
-              .Default([](Operation *) { return success(); });
-      if (failed(direction))
+      if (failed(verifyTransferDirection(task, stage, numStages)))
         return failure();
     }
   }
@@ -771,6 +769,20 @@ LogicalResult AllReduceOp::verify() {
   return success();
 }
 
+shard::GridOp CollectiveOpInterface::getGrid() {
+  FlatSymbolRefAttr name = getGridAttr();
+  if (!name)
+    return {};
+  return SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(*this, name);
+}
+
+std::optional<int64_t> CollectiveOpInterface::getStaticGroupSize() {
+  shard::GridOp grid = getGrid();
+  if (!grid)
+    return std::nullopt;
+  return gridGroupSize(grid.getShape(), getGridAxes());
+}
+
 LogicalResult
 AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyGroupOf(*this, symbolTable);
@@ -800,15 +812,8 @@ struct SingleRankCollective : OpRewritePattern<OpTy> {
                                 PatternRewriter &rewriter) const override {
     if (op->getOperandTypes() != op->getResultTypes())
       return failure();
-    auto compress = dyn_cast_or_null<CompressAttr>(op->getAttr("compress"));
-    if (compress && compress.getCompressor() != Compressor::none)
-      return failure();
-    FlatSymbolRefAttr gridName = op.getGridAttr();
-    if (!gridName)
-      return failure();
-    auto grid =
-        SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
-    if (!grid || gridGroupSize(grid.getShape(), op.getGridAxes()) != 1)
+    auto collective = cast<CollectiveOpInterface>(op.getOperation());
+    if (collective.isCompressed() || collective.getStaticGroupSize() != 1)
       return failure();
     rewriter.replaceOp(op, op->getOperands());
     return success();
@@ -823,10 +828,8 @@ struct SingleTensorBucket : OpRewritePattern<BucketOp> {
     if (bucket.getInputs().size() != 1)
       return failure();
     rewriter.replaceOpWithNewOp<AllReduceOp>(
-        bucket, bucket.getInputs()[0].getType(), bucket.getGridAttr(),
-        bucket.getGridAxesAttr(), bucket.getInputs()[0],
-        bucket.getReductionAttr(), bucket.getCompressAttr(),
-        SparseFormatAttr::get(getContext(), SparseFormat::dense));
+        bucket, bucket.getInputs()[0], bucket.getGridAttr(),
+        bucket.getGridAxes(), bucket.getReduction(), bucket.getCompressAttr());
     return success();
   }
 };
@@ -1157,6 +1160,8 @@ LogicalResult GroupSyncOp::verify() {
                          << getPeriod();
   return success();
 }
+
+#include "hetero/Dialect/HeteroInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "hetero/Dialect/HeteroOps.cpp.inc"

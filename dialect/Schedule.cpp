@@ -6,7 +6,6 @@
 
 #include "hetero/Dialect/Schedule.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace hetero;
@@ -21,28 +20,10 @@ StagePrograms hetero::getStagePrograms(ScheduleOp scheduleOp,
     int64_t stage = program.getStageId();
     if (stage < 0 || stage >= numStages)
       continue;
-    for (Operation &task : program.getBody().getOps()) {
-      Action action = TypeSwitch<Operation *, Action>(&task)
-          .Case([](FwdOp op) {
-            return Action{Action::Forward, op.getMicrobatch()};
-          })
-          .Case([](BwdOp op) {
-            return Action{Action::Backward, op.getMicrobatch()};
-          })
-          .Case([](SendTaskOp op) {
-            return Action{op.getPayload() == Payload::activation
-                              ? Action::SendActivation
-                              : Action::SendGradient,
-                          op.getMicrobatch(), op.getPeer()};
-          })
-          .Case([](RecvTaskOp op) {
-            return Action{op.getPayload() == Payload::activation
-                              ? Action::RecvActivation
-                              : Action::RecvGradient,
-                          op.getMicrobatch(), op.getPeer()};
-          });
+    for (auto task : program.getBody().getOps<TaskOpInterface>()) {
+      schedule::Action action = task.getAction();
       programs.actions[stage].push_back(action);
-      programs.ops[stage].push_back(&task);
+      programs.ops[stage].push_back(task);
     }
   }
   return programs;

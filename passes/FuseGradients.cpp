@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hetero/Dialect/Hetero.h"
+#include "hetero/Dialect/Utils.h"
 #include "hetero/Fusion/Fusion.h"
 #include "hetero/Passes/Passes.h"
 #include "hetero/Profile/FusionProfile.h"
@@ -60,12 +61,6 @@ int64_t readyPosition(Value value, Block *block,
   return inBlock ? positions.lookup(inBlock) : -1;
 }
 
-int64_t tensorBytes(Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  return type.getNumElements() *
-         ((type.getElementTypeBitWidth() + 7) / 8);
-}
-
 struct HeteroFuseGradientsPass
     : public hetero::impl::HeteroFuseGradientsBase<HeteroFuseGradientsPass> {
   using Base::Base;
@@ -114,23 +109,15 @@ struct HeteroFuseGradientsPass
     CompressAttr compress = set.compress;
     fusion::Problem problem;
     for (const Gradient &gradient : set.gradients) {
-      int64_t bytes = tensorBytes(gradient.input());
+      int64_t bytes = tensorBytes(gradient.input().getType());
       problem.tensors.push_back(
           {"", bytes, backwardMsPerMb * double(bytes) / fusion::kBytesPerMB});
     }
-    double wireFraction = 1.0;
-    if (compress) {
+    if (compress)
       problem.compress = {compressAlphaMs, compressBetaMsPerMb};
-      // Transfers move the compressed bytes.
-      constexpr int64_t kElements = 1 << 20;
-      auto type =
-          cast<RankedTensorType>(set.gradients.front().input().getType());
-      int64_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
-      wireFraction = double(wire::compressedBytes(
-                         kElements, elementBytes,
-                         compress.getWireCompression())) /
-                     double(kElements * elementBytes);
-    }
+    // Transfers move the compressed bytes.
+    double wireFraction = hetero::wireFraction(
+        compress, getElementTypeOrSelf(set.gradients.front().input()));
     problem.comm = {commAlphaMs, commBetaMsPerMb * wireFraction};
     return problem;
   }
@@ -203,10 +190,9 @@ struct HeteroFuseGradientsPass
       Location loc = set.collectives.front()->getLoc();
       ValueRange results;
       if (inputs.size() == 1) {
-        auto single = AllReduceOp::create(
-            builder, loc, inputs.front().getType(), grid, axes,
-            inputs.front(), reduction, compress,
-            SparseFormatAttr::get(builder.getContext(), SparseFormat::dense));
+        auto single =
+            AllReduceOp::create(builder, loc, inputs.front(), grid, axes,
+                                reduction.getValue(), compress);
         results = single->getResults();
         placedLast = single;
       } else {

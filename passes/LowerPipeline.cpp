@@ -235,8 +235,9 @@ func::FuncOp PipelineLowering::createFunction(StringRef name,
   symbols.insert(function, Block::iterator(pipeline->getNextNode()));
   if (!isPublic)
     function.setPrivate();
-  function->setAttr("hetero.pipeline",
-                    FlatSymbolRefAttr::get(pipeline.getSymNameAttr()));
+  getHeteroDialect(builder.getContext())
+      .getPipelineAttrHelper()
+      .setAttr(function, FlatSymbolRefAttr::get(pipeline.getSymNameAttr()));
   builder.setInsertionPointToStart(function.addEntryBlock());
   return function;
 }
@@ -331,11 +332,7 @@ void PipelineLowering::reduceGradients(MutableArrayRef<Value> gradients) {
   if (!hasReplicaAxis)
     return;
   for (Value &sum : gradients)
-    sum = AllReduceOp::create(
-        builder, loc, sum.getType(), grid, axes({kReplicaAxis}), sum,
-        ReductionAttr::get(builder.getContext(), Reduction::sum),
-        CompressAttr(),
-        SparseFormatAttr::get(builder.getContext(), SparseFormat::dense));
+    sum = AllReduceOp::create(builder, loc, sum, grid, {kReplicaAxis});
 }
 
 Value PipelineLowering::addLoss(Value total, Value loss) {
@@ -358,7 +355,9 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   func::FuncOp function = createFunction(
       name, builder.getFunctionType({i64, i64}, {builder.getF32Type()}),
       /*isPublic=*/false);
-  function->setAttr("hetero.stage", builder.getI64IntegerAttr(s));
+  getHeteroDialect(builder.getContext())
+      .getStageAttrHelper()
+      .setAttr(function, builder.getI64IntegerAttr(s));
   Value step = function.getArgument(0), replica = function.getArgument(1);
   Stage &stage = stages[s];
   int64_t last = numStages() - 1;
@@ -478,7 +477,9 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   func::CallOp::create(builder, loc, stage.update, gradients);
   func::ReturnOp::create(builder, loc, loss);
   // The most micro-batches whose forward inputs the program holds at once.
-  function->setAttr("hetero.peak_stash", builder.getI64IntegerAttr(peakStash));
+  getHeteroDialect(builder.getContext())
+      .getPeakStashAttrHelper()
+      .setAttr(function, builder.getI64IntegerAttr(peakStash));
   return function;
 }
 
@@ -495,9 +496,11 @@ PipelineLowering::emitStep(StringRef name,
   func::FuncOp step = createFunction(name, builder.getFunctionType({i64}, {f32}),
                                      /*isPublic=*/true);
   // Every rank of this grid calls the step.
-  step->setAttr("hetero.grid", grid);
+  HeteroDialect &dialect = getHeteroDialect(builder.getContext());
+  dialect.getGridAttrHelper().setAttr(step, grid);
   if (scheduleName)
-    step->setAttr("hetero.schedule", FlatSymbolRefAttr::get(scheduleName));
+    dialect.getScheduleAttrHelper().setAttr(
+        step, FlatSymbolRefAttr::get(scheduleName));
   Type index = builder.getIndexType();
   SmallVector<int16_t> gridAxes = {kStageAxis};
   if (hasReplicaAxis)
@@ -536,11 +539,7 @@ PipelineLowering::emitStep(StringRef name,
   auto scalar = RankedTensorType::get({}, f32);
   Value local = tensor::FromElementsOp::create(builder, loc, scalar,
                                                dispatch.getResult(0));
-  Value total = AllReduceOp::create(
-      builder, loc, scalar, grid, axes(gridAxes), local,
-      ReductionAttr::get(builder.getContext(), Reduction::sum),
-      CompressAttr(),
-      SparseFormatAttr::get(builder.getContext(), SparseFormat::dense));
+  Value total = AllReduceOp::create(builder, loc, local, grid, gridAxes);
   Value sum = tensor::ExtractOp::create(builder, loc, total, ValueRange{});
   Value mean = arith::DivFOp::create(
       builder, loc, sum, f32Constant(double(microbatches * replicas)));
@@ -555,7 +554,8 @@ void PipelineLowering::emitPlanTable(PlanSetOp planSet,
   func::FuncOp step = createFunction((pipeline.getSymName() + "_step").str(),
                                      builder.getFunctionType({i64}, {f32}),
                                      /*isPublic=*/true);
-  step->setAttr("hetero.grid", grid);
+  HeteroDialect &dialect = getHeteroDialect(builder.getContext());
+  dialect.getGridAttrHelper().setAttr(step, grid);
   SmallVector<Attribute> table;
   func::FuncOp defaultStep;
   for (auto [plan, schedule] : llvm::zip(steps, schedules)) {
@@ -572,8 +572,9 @@ void PipelineLowering::emitPlanTable(PlanSetOp planSet,
             builder.getI64IntegerAttr(schedule.getMicrobatchCount(pipeline)))};
     table.push_back(builder.getDictionaryAttr(entry));
   }
-  step->setAttr("hetero.plan_table", builder.getArrayAttr(table));
-  step->setAttr("hetero.stages", builder.getI64IntegerAttr(numStages()));
+  dialect.getPlanTableAttrHelper().setAttr(step, builder.getArrayAttr(table));
+  dialect.getStagesAttrHelper().setAttr(step,
+                                        builder.getI64IntegerAttr(numStages()));
   Value loss = func::CallOp::create(builder, loc, defaultStep,
                                     ValueRange{step.getArgument(0)})
                    .getResult(0);

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hetero/Dialect/Hetero.h"
+#include "hetero/Passes/HeteroToRuntime.h"
 #include "hetero/Passes/Passes.h"
 #include "hetero-rt/compress.h"
 #include "hetero-rt/hrt.h"
@@ -17,7 +18,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/TypeSwitch.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace hetero {
 #define GEN_PASS_DEF_HETEROLOWERTORUNTIME
@@ -45,7 +46,7 @@ static_assert(getMaxEnumValForSparseFormat() == HRT_SPARSE_HASH_BITMAP,
               "hrt_sparse_format and hetero::SparseFormat differ in size");
 
 /// hrt_dtype of an element type, or none.
-std::optional<hrt_dtype> runtimeDtype(Type type) {
+static std::optional<hrt_dtype> runtimeDtype(Type type) {
   if (type.isF32())
     return HRT_FLOAT32;
   if (type.isF64())
@@ -63,7 +64,7 @@ std::optional<hrt_dtype> runtimeDtype(Type type) {
   return std::nullopt;
 }
 
-hrt_reduce_op runtimeReduction(Reduction reduction) {
+static hrt_reduce_op runtimeReduction(Reduction reduction) {
   switch (reduction) {
   case Reduction::sum:
     return HRT_SUM;
@@ -79,7 +80,7 @@ hrt_reduce_op runtimeReduction(Reduction reduction) {
   llvm_unreachable("unknown hetero::Reduction");
 }
 
-hrt_compressor runtimeCompressor(Compressor compressor) {
+static hrt_compressor runtimeCompressor(Compressor compressor) {
   switch (compressor) {
   case Compressor::none:
     return HRT_COMPRESS_NONE;
@@ -103,7 +104,7 @@ hrt_compressor runtimeCompressor(Compressor compressor) {
   llvm_unreachable("unknown hetero::Compressor");
 }
 
-hrt_scheme runtimeScheme(CollectiveScheme scheme) {
+static hrt_scheme runtimeScheme(CollectiveScheme scheme) {
   switch (scheme) {
   case CollectiveScheme::allreduce:
     return HRT_SCHEME_ALLREDUCE;
@@ -116,7 +117,7 @@ hrt_scheme runtimeScheme(CollectiveScheme scheme) {
 }
 
 /// The runtime's format of a sparse all-reduce; dense ones do not reach it.
-hrt_sparse_format runtimeSparseFormat(SparseFormat format) {
+static hrt_sparse_format runtimeSparseFormat(SparseFormat format) {
   switch (format) {
   case SparseFormat::coo:
     return HRT_SPARSE_COO;
@@ -128,39 +129,40 @@ hrt_sparse_format runtimeSparseFormat(SparseFormat format) {
   llvm_unreachable("a dense all-reduce has no sparse format");
 }
 
-/// Emits calls to the runtime for one module.
-class RuntimeCalls {
-  ModuleOp module;
-  RewriterBase &rewriter;
+//===----------------------------------------------------------------------===//
+// Runtime calls
+//===----------------------------------------------------------------------===//
 
+/// Builds calls to the runtime at the rewriter's insertion point, declaring
+/// each runtime function in the module on first use.
+class RuntimeCalls {
 public:
-  RuntimeCalls(ModuleOp module, RewriterBase &rewriter)
-      : module(module), rewriter(rewriter),
-        pointer(LLVM::LLVMPointerType::get(module.getContext())),
+  RuntimeCalls(Operation *op, RewriterBase &rewriter)
+      : module(op->getParentOfType<ModuleOp>()), rewriter(rewriter),
+        loc(op->getLoc()),
+        pointer(LLVM::LLVMPointerType::get(op->getContext())),
         i64(rewriter.getI64Type()), i32(rewriter.getI32Type()) {}
 
-  /// Calls `name` (declared on first use) with `arguments`.
-  Value call(Location loc, StringRef name, ValueRange arguments,
-             TypeRange results = {}) {
+  /// Calls `name` with `arguments`; returns its result, if any.
+  Value call(StringRef name, ValueRange arguments, TypeRange results = {}) {
     func::FuncOp callee = declare(name, arguments.getTypes(), results);
     auto op = func::CallOp::create(rewriter, loc, callee, arguments);
     return results.empty() ? Value() : op.getResult(0);
   }
 
-  Value constant64(Location loc, int64_t value) {
+  Value constant64(int64_t value) {
     return arith::ConstantIntOp::create(rewriter, loc, i64, value);
   }
-  Value constant32(Location loc, int64_t value) {
+  Value constant32(int64_t value) {
     return arith::ConstantIntOp::create(rewriter, loc, i32, value);
   }
 
-  /// The communicator of the group of `op`: its grid along its axes, or
-  /// the world.
+  /// The communicator of the ranks of `gridName` along `axes` (all axes
+  /// when empty), or of the world when no grid is named.
   FailureOr<Value> group(Operation *op, FlatSymbolRefAttr gridName,
                          ArrayRef<int16_t> axes) {
-    Location loc = op->getLoc();
     if (!gridName)
-      return call(loc, "hrt_mlir_world", {}, pointer);
+      return call("hrt_mlir_world", {}, pointer);
     auto grid =
         SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
     ArrayRef<int64_t> shape = grid.getShape();
@@ -172,15 +174,19 @@ public:
     int64_t mask = 0;
     for (int16_t axis : axes)
       mask |= int64_t{1} << axis;
-    SmallVector<Value> arguments = {constant64(loc, shape.size())};
+    SmallVector<Value> arguments = {constant64(shape.size())};
     for (size_t i = 0; i < 4; ++i)
-      arguments.push_back(constant64(loc, i < shape.size() ? shape[i] : 1));
-    arguments.push_back(constant64(loc, mask));
-    return call(loc, "hrt_mlir_group", arguments, pointer);
+      arguments.push_back(constant64(i < shape.size() ? shape[i] : 1));
+    arguments.push_back(constant64(mask));
+    return call("hrt_mlir_group", arguments, pointer);
+  }
+  FailureOr<Value> group(CollectiveOpInterface collective) {
+    return group(collective, collective.getGridAttr(),
+                 collective.getGridAxes());
   }
 
   /// A fresh buffer of `type`, holding `tensor` when it is given.
-  Value buffer(Location loc, RankedTensorType type, Value tensor = {}) {
+  Value buffer(RankedTensorType type, Value tensor = {}) {
     auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
     Value memref = memref::AllocOp::create(rewriter, loc, memrefType);
     if (tensor)
@@ -191,7 +197,7 @@ public:
   }
 
   /// The aligned pointer of `memref` as an !llvm.ptr.
-  Value pointerOf(Location loc, Value memref) {
+  Value pointerOf(Value memref) {
     Value index =
         memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, memref);
     Value address = arith::IndexCastOp::create(rewriter, loc, i64, index);
@@ -199,13 +205,11 @@ public:
   }
 
   /// The tensor a buffer holds after the runtime wrote it.
-  Value tensorOf(Location loc, RankedTensorType type, Value memref) {
+  Value tensorOf(RankedTensorType type, Value memref) {
     return bufferization::ToTensorOp::create(rewriter, loc, type, memref,
                                              rewriter.getUnitAttr(),
                                              rewriter.getUnitAttr());
   }
-
-  Type pointer, i64, i32;
 
 private:
   func::FuncOp declare(StringRef name, TypeRange arguments,
@@ -220,23 +224,55 @@ private:
     function.setPrivate();
     return function;
   }
+
+  ModuleOp module;
+  RewriterBase &rewriter;
+  Location loc;
+
+public:
+  Type pointer, i64, i32;
 };
 
-/// Rejects what this lowering does not handle, with the reason.
-LogicalResult checkLowerable(Operation *op, CompressAttr compress) {
-  if (compress && compress.getCompressor() != Compressor::none)
-    return op->emitOpError()
-           << "with compressor '"
-           << stringifyCompressor(compress.getCompressor())
-           << "' cannot be lowered to the runtime yet; only all-reduces "
-              "and buckets are compressed";
-  return success();
+//===----------------------------------------------------------------------===//
+// What the runtime supports
+//===----------------------------------------------------------------------===//
+
+/// The hrt_dtype of the elements of a tensor of `type`, or an error.
+static FailureOr<int64_t> dtypeOf(Operation *op, Type type) {
+  Type element = cast<RankedTensorType>(type).getElementType();
+  std::optional<hrt_dtype> dtype = runtimeDtype(element);
+  if (!dtype)
+    return op->emitOpError() << "moves elements of type " << element
+                             << ", which the runtime does not support "
+                                "(f32, f64, f16, bf16, i8, i32, i64)";
+  return int64_t(*dtype);
+}
+
+/// Only all-reduces and buckets are compressed by the runtime.
+static LogicalResult checkUncompressed(CollectiveOpInterface collective) {
+  if (!collective.isCompressed())
+    return success();
+  return collective->emitOpError()
+         << "with compressor '"
+         << stringifyCompressor(collective.getCompression().getCompressor())
+         << "' cannot be lowered to the runtime yet; only all-reduces "
+            "and buckets are compressed";
+}
+
+/// The runtime splits and concatenates along the outermost dimension only.
+static LogicalResult checkAxisZero(Operation *op, int64_t axis,
+                                   StringRef name) {
+  if (axis == 0)
+    return success();
+  return op->emitOpError() << "along " << name << " " << axis
+                           << " cannot be lowered to the runtime yet; "
+                              "only axis 0 is";
 }
 
 /// What the runtime's compressed all-reduce takes beyond the op verifier's
 /// rules (sums and averages only): float32 gradients, QSGD with at most 127
 /// levels.
-LogicalResult checkCompressible(AllReduceOp reduce) {
+static LogicalResult checkCompressible(AllReduceOp reduce) {
   CompressAttr compress = reduce.getCompressAttr();
   Type element = reduce.getInput().getType().getElementType();
   if (!element.isF32())
@@ -252,7 +288,7 @@ LogicalResult checkCompressible(AllReduceOp reduce) {
 }
 
 /// Zen's sparse all-reduce takes float32 gradients.
-LogicalResult checkSparse(AllReduceOp reduce) {
+static LogicalResult checkSparse(AllReduceOp reduce) {
   Type element = reduce.getInput().getType().getElementType();
   if (!element.isF32())
     return reduce.emitOpError()
@@ -262,19 +298,16 @@ LogicalResult checkSparse(AllReduceOp reduce) {
   return success();
 }
 
-/// The element type and hrt_dtype of a tensor, or an error.
-FailureOr<int64_t> dtypeOf(Operation *op, Type type) {
-  Type element = cast<RankedTensorType>(type).getElementType();
-  std::optional<hrt_dtype> dtype = runtimeDtype(element);
-  if (!dtype)
-    return op->emitOpError() << "moves elements of type " << element
-                             << ", which the runtime does not support "
-                                "(f32, f64, f16, bf16, i8, i32, i64)";
-  return int64_t(*dtype);
+//===----------------------------------------------------------------------===//
+// Shared shapes of a lowering
+//===----------------------------------------------------------------------===//
+
+static int64_t elementCount(Type type) {
+  return cast<RankedTensorType>(type).getNumElements();
 }
 
 /// The reassociation that folds every dimension of `type` into one.
-SmallVector<ReassociationIndices> flattening(RankedTensorType type) {
+static SmallVector<ReassociationIndices> flattening(RankedTensorType type) {
   if (type.getRank() == 0)
     return {};
   ReassociationIndices dims;
@@ -285,7 +318,7 @@ SmallVector<ReassociationIndices> flattening(RankedTensorType type) {
 
 /// The first op of `block` that is or holds a use of `value`; null when
 /// no use is in `block`.
-Operation *firstUseIn(Block *block, Value value) {
+static Operation *firstUseIn(Block *block, Value value) {
   Operation *first = nullptr;
   for (Operation *user : value.getUsers()) {
     Operation *ancestor = block->findAncestorOpInBlock(*user);
@@ -295,435 +328,620 @@ Operation *firstUseIn(Block *block, Value value) {
   return first;
 }
 
-/// hetero.bucket -> one all_reduce of the operands flattened and
-/// concatenated, then sliced and reshaped back.
-void fuseBucket(BucketOp bucket, RewriterBase &rewriter) {
-  Location loc = bucket.getLoc();
-  rewriter.setInsertionPoint(bucket);
-  SmallVector<Value> flat;
-  SmallVector<int64_t> sizes;
-  for (Value input : bucket.getInputs()) {
-    auto type = cast<RankedTensorType>(input.getType());
-    int64_t elements = type.getNumElements();
-    sizes.push_back(elements);
-    auto flatType = RankedTensorType::get({elements}, type.getElementType());
-    flat.push_back(tensor::CollapseShapeOp::create(rewriter, loc, flatType,
-                                                   input, flattening(type)));
-  }
-  Value fused = flat.size() == 1
-                    ? flat.front()
-                    : tensor::ConcatOp::create(rewriter, loc, 0, flat);
-  auto reduced = AllReduceOp::create(
-      rewriter, loc, fused.getType(), bucket.getGridAttr(),
-      bucket.getGridAxesAttr(), fused, bucket.getReductionAttr(),
-      bucket.getCompressAttr(),
-      SparseFormatAttr::get(rewriter.getContext(), SparseFormat::dense));
-  // The results are split off right before the first use of any of them,
-  // so that the all-reduce is waited for only there.
-  Operation *firstUse = nullptr;
-  for (Value result : bucket.getResults())
-    if (Operation *use = firstUseIn(bucket->getBlock(), result))
-      if (!firstUse || use->isBeforeInBlock(firstUse))
-        firstUse = use;
-  if (firstUse)
-    rewriter.setInsertionPoint(firstUse);
-  SmallVector<Value> results;
-  int64_t offset = 0;
-  for (auto [input, elements] : llvm::zip(bucket.getInputs(), sizes)) {
-    auto type = cast<RankedTensorType>(input.getType());
-    Value slice = tensor::ExtractSliceOp::create(
-        rewriter, loc, reduced, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(elements)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
-    offset += elements;
-    results.push_back(tensor::ExpandShapeOp::create(rewriter, loc, type, slice,
-                                                    flattening(type)));
-  }
-  rewriter.replaceOp(bucket, results);
-}
-
-/// A dense all-reduce posted where it stands and waited for right before
-/// the first use of its result (at the end of its block when unused), so
-/// that it overlaps with the work in between.
-LogicalResult startAllReduce(AllReduceOp reduce, Value comm,
-                             RuntimeCalls &calls, IRRewriter &rewriter) {
-  Location loc = reduce.getLoc();
-  FailureOr<int64_t> dtype = dtypeOf(reduce, reduce.getInput().getType());
+/// `callee(comm, buffer, count, dtype, trailing...)` on a copy of `input`,
+/// which the runtime overwrites with the result: all-reduce, broadcast,
+/// reduce.
+static LogicalResult lowerInPlace(Operation *op, Value input, Value comm,
+                                  StringRef callee, ArrayRef<Value> trailing,
+                                  RuntimeCalls &calls, RewriterBase &rewriter) {
+  FailureOr<int64_t> dtype = dtypeOf(op, input.getType());
   if (failed(dtype))
     return failure();
-  auto type = cast<RankedTensorType>(reduce.getInput().getType());
-  Value reduction =
-      calls.constant32(loc, runtimeReduction(reduce.getReduction()));
-  Value memref = calls.buffer(loc, type, reduce.getInput());
-  Value request = calls.call(
-      loc, "hrt_mlir_all_reduce_start",
-      {comm, calls.pointerOf(loc, memref),
-       calls.constant64(loc, type.getNumElements()),
-       calls.constant32(loc, *dtype), reduction},
-      calls.pointer);
-  Block *block = reduce->getBlock();
-  if (Operation *use = firstUseIn(block, reduce.getResult()))
-    rewriter.setInsertionPoint(use);
-  else
-    rewriter.setInsertionPoint(block->getTerminator());
-  calls.call(loc, "hrt_mlir_wait", {request});
-  rewriter.replaceOp(reduce, calls.tensorOf(loc, type, memref));
+  auto type = cast<RankedTensorType>(input.getType());
+  Value memref = calls.buffer(type, input);
+  SmallVector<Value> arguments = {comm, calls.pointerOf(memref),
+                                  calls.constant64(type.getNumElements()),
+                                  calls.constant32(*dtype)};
+  arguments.append(trailing.begin(), trailing.end());
+  calls.call(callee, arguments);
+  rewriter.replaceOp(op, calls.tensorOf(type, memref));
   return success();
 }
+
+/// `callee(comm, send, recv, count, dtype, trailing...)` from a copy of
+/// `input` into a fresh buffer of the result type: all-gather,
+/// reduce-scatter, all-to-all.
+static LogicalResult lowerOutOfPlace(Operation *op, Value input, Value comm,
+                                     StringRef callee, Value count,
+                                     ArrayRef<Value> trailing,
+                                     RuntimeCalls &calls,
+                                     RewriterBase &rewriter) {
+  FailureOr<int64_t> dtype = dtypeOf(op, input.getType());
+  if (failed(dtype))
+    return failure();
+  auto inType = cast<RankedTensorType>(input.getType());
+  auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+  Value send = calls.buffer(inType, input);
+  Value recv = calls.buffer(outType);
+  SmallVector<Value> arguments = {comm, calls.pointerOf(send),
+                                  calls.pointerOf(recv), count,
+                                  calls.constant32(*dtype)};
+  arguments.append(trailing.begin(), trailing.end());
+  calls.call(callee, arguments);
+  rewriter.replaceOp(op, calls.tensorOf(outType, recv));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// hetero.bucket
+//===----------------------------------------------------------------------===//
+
+/// One all-reduce of the operands flattened and concatenated, sliced and
+/// reshaped back right before the first use of any result (so that the
+/// all-reduce is waited for only there): tensor fusion.
+struct BucketLowering : OpConversionPattern<BucketOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(BucketOp bucket, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = bucket.getLoc();
+    SmallVector<Value> flat;
+    for (Value input : adaptor.getInputs()) {
+      auto type = cast<RankedTensorType>(input.getType());
+      auto flatType =
+          RankedTensorType::get({type.getNumElements()}, type.getElementType());
+      flat.push_back(tensor::CollapseShapeOp::create(rewriter, loc, flatType,
+                                                     input, flattening(type)));
+    }
+    Value fused = flat.size() == 1
+                      ? flat.front()
+                      : tensor::ConcatOp::create(rewriter, loc, 0, flat);
+    auto reduced = AllReduceOp::create(
+        rewriter, loc, fused, bucket.getGridAttr(), bucket.getGridAxes(),
+        bucket.getReduction(), bucket.getCompressAttr());
+    Operation *firstUse = nullptr;
+    for (Value result : bucket.getResults())
+      if (Operation *use = firstUseIn(bucket->getBlock(), result))
+        if (!firstUse || use->isBeforeInBlock(firstUse))
+          firstUse = use;
+    if (firstUse)
+      rewriter.setInsertionPoint(firstUse);
+    SmallVector<Value> results;
+    int64_t offset = 0;
+    for (Value input : adaptor.getInputs()) {
+      auto type = cast<RankedTensorType>(input.getType());
+      int64_t elements = type.getNumElements();
+      Value slice = tensor::ExtractSliceOp::create(
+          rewriter, loc, reduced,
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(elements)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+      offset += elements;
+      results.push_back(tensor::ExpandShapeOp::create(rewriter, loc, type,
+                                                      slice, flattening(type)));
+    }
+    rewriter.replaceOp(bucket, results);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// hetero.all_reduce
+//===----------------------------------------------------------------------===//
+
+/// Sparse (Zen), compressed (the runtime's compressors), blocking, or dense
+/// and overlapped: posted where it stands and waited for right before the
+/// first use of its result (at the end of its block when unused), so that it
+/// overlaps with the work in between.
+struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
+  AllReduceLowering(MLIRContext *context, bool blocking,
+                    std::shared_ptr<int64_t> nextCompressedSite)
+      : OpConversionPattern(context), blocking(blocking),
+        nextCompressedSite(std::move(nextCompressedSite)) {}
+
+  LogicalResult
+  matchAndRewrite(AllReduceOp reduce, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    bool compressed = cast<CollectiveOpInterface>(*reduce).isCompressed();
+    bool sparse = reduce.getSparse() != SparseFormat::dense;
+    if ((compressed && failed(checkCompressible(reduce))) ||
+        (sparse && failed(checkSparse(reduce))))
+      return failure();
+    RuntimeCalls calls(reduce, rewriter);
+    FailureOr<Value> comm = calls.group(reduce);
+    if (failed(comm))
+      return failure();
+    Value reduction = calls.constant32(runtimeReduction(reduce.getReduction()));
+    Value input = adaptor.getInput();
+    if (sparse)
+      return lowerInPlace(
+          reduce, input, *comm, "hrt_mlir_sparse_all_reduce",
+          {reduction, calls.constant32(runtimeSparseFormat(reduce.getSparse()))},
+          calls, rewriter);
+    if (compressed) {
+      CompressAttr compress = reduce.getCompressAttr();
+      Value ratio = arith::ConstantFloatOp::create(
+          rewriter, reduce.getLoc(), rewriter.getF64Type(),
+          llvm::APFloat(compress.getRatio().convertToDouble()));
+      SmallVector<Value> trailing = {
+          reduction,
+          calls.constant32(runtimeCompressor(compress.getCompressor())),
+          ratio,
+          calls.constant64(compress.getLevels()),
+          calls.constant32(runtimeScheme(compress.getScheme())),
+          calls.constant32(compress.getErrorFeedback()),
+          calls.constant64(compress.getNodeSize()),
+          calls.constant64(*nextCompressedSite)};
+      if (failed(lowerInPlace(reduce, input, *comm,
+                              "hrt_mlir_compressed_all_reduce", trailing,
+                              calls, rewriter)))
+        return failure();
+      ++*nextCompressedSite;
+      return success();
+    }
+    if (blocking)
+      return lowerInPlace(reduce, input, *comm, "hrt_mlir_all_reduce",
+                          {reduction}, calls, rewriter);
+
+    FailureOr<int64_t> dtype = dtypeOf(reduce, input.getType());
+    if (failed(dtype))
+      return failure();
+    auto type = cast<RankedTensorType>(input.getType());
+    Value memref = calls.buffer(type, input);
+    Value request = calls.call(
+        "hrt_mlir_all_reduce_start",
+        {*comm, calls.pointerOf(memref),
+         calls.constant64(type.getNumElements()), calls.constant32(*dtype),
+         reduction},
+        calls.pointer);
+    Block *block = reduce->getBlock();
+    if (Operation *use = firstUseIn(block, reduce.getResult()))
+      rewriter.setInsertionPoint(use);
+    else
+      rewriter.setInsertionPoint(block->getTerminator());
+    calls.call("hrt_mlir_wait", {request});
+    rewriter.replaceOp(reduce, calls.tensorOf(type, memref));
+    return success();
+  }
+
+private:
+  bool blocking;
+  /// The number of the next compressed all-reduce of the module: the
+  /// runtime keeps the error-feedback residual and random seed of each.
+  std::shared_ptr<int64_t> nextCompressedSite;
+};
+
+//===----------------------------------------------------------------------===//
+// hetero.broadcast, hetero.reduce
+//===----------------------------------------------------------------------===//
+
+struct BroadcastLowering : OpConversionPattern<BroadcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(BroadcastOp broadcast, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(broadcast, rewriter);
+    FailureOr<Value> comm = calls.group(broadcast);
+    if (failed(comm))
+      return failure();
+    return lowerInPlace(broadcast, adaptor.getInput(), *comm,
+                        "hrt_mlir_broadcast",
+                        {calls.constant64(broadcast.getRoot())}, calls,
+                        rewriter);
+  }
+};
+
+struct ReduceLowering : OpConversionPattern<ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ReduceOp reduce, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(reduce, rewriter);
+    FailureOr<Value> comm = calls.group(reduce);
+    if (failed(comm))
+      return failure();
+    return lowerInPlace(
+        reduce, adaptor.getInput(), *comm, "hrt_mlir_reduce",
+        {calls.constant32(runtimeReduction(reduce.getReduction())),
+         calls.constant64(reduce.getRoot())},
+        calls, rewriter);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// hetero.all_gather, hetero.reduce_scatter, hetero.all_to_all
+//===----------------------------------------------------------------------===//
+
+struct AllGatherLowering : OpConversionPattern<AllGatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(AllGatherOp gather, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkUncompressed(gather)) ||
+        failed(checkAxisZero(gather, gather.getAxis(), "axis")))
+      return failure();
+    RuntimeCalls calls(gather, rewriter);
+    FailureOr<Value> comm = calls.group(gather);
+    if (failed(comm))
+      return failure();
+    // count is what each rank contributes.
+    Value count = calls.constant64(elementCount(gather.getInput().getType()));
+    return lowerOutOfPlace(gather, adaptor.getInput(), *comm,
+                           "hrt_mlir_all_gather", count, {}, calls, rewriter);
+  }
+};
+
+struct ReduceScatterLowering : OpConversionPattern<ReduceScatterOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ReduceScatterOp scatter, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkUncompressed(scatter)) ||
+        failed(checkAxisZero(scatter, scatter.getAxis(), "axis")))
+      return failure();
+    RuntimeCalls calls(scatter, rewriter);
+    FailureOr<Value> comm = calls.group(scatter);
+    if (failed(comm))
+      return failure();
+    // count is what each rank receives.
+    Value count = calls.constant64(elementCount(scatter.getResult().getType()));
+    return lowerOutOfPlace(
+        scatter, adaptor.getInput(), *comm, "hrt_mlir_reduce_scatter", count,
+        {calls.constant32(runtimeReduction(scatter.getReduction()))}, calls,
+        rewriter);
+  }
+};
+
+struct AllToAllLowering : OpConversionPattern<AllToAllOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(AllToAllOp exchange, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkUncompressed(exchange)) ||
+        failed(checkAxisZero(exchange, exchange.getSplitAxis(),
+                             "split_axis")) ||
+        failed(checkAxisZero(exchange, exchange.getConcatAxis(),
+                             "concat_axis")))
+      return failure();
+    RuntimeCalls calls(exchange, rewriter);
+    FailureOr<Value> comm = calls.group(exchange);
+    if (failed(comm))
+      return failure();
+    // count is per rank pair: the input splits into group-size blocks, as
+    // many as the concatenated result holds.
+    Value size = calls.call("hrt_mlir_size", {*comm}, calls.i64);
+    Value total = calls.constant64(elementCount(exchange.getInput().getType()));
+    Value count =
+        arith::DivSIOp::create(rewriter, exchange.getLoc(), total, size);
+    return lowerOutOfPlace(exchange, adaptor.getInput(), *comm,
+                           "hrt_mlir_all_to_all", count, {}, calls, rewriter);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// hetero.send, hetero.recv
+//===----------------------------------------------------------------------===//
+
+struct SendLowering : OpConversionPattern<SendOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(SendOp send, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(send, rewriter);
+    FailureOr<Value> comm = calls.group(send);
+    FailureOr<int64_t> dtype = dtypeOf(send, send.getInput().getType());
+    if (failed(comm) || failed(dtype))
+      return failure();
+    auto type = cast<RankedTensorType>(send.getInput().getType());
+    Value memref = calls.buffer(type, adaptor.getInput());
+    calls.call("hrt_mlir_send",
+               {*comm, calls.pointerOf(memref),
+                calls.constant64(type.getNumElements()),
+                calls.constant32(*dtype), calls.constant64(send.getPeer()),
+                calls.constant64(send.getTag())});
+    rewriter.eraseOp(send);
+    return success();
+  }
+};
+
+struct RecvLowering : OpConversionPattern<RecvOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(RecvOp recv, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(recv, rewriter);
+    FailureOr<Value> comm = calls.group(recv);
+    FailureOr<int64_t> dtype = dtypeOf(recv, recv.getResult().getType());
+    if (failed(comm) || failed(dtype))
+      return failure();
+    auto type = cast<RankedTensorType>(recv.getResult().getType());
+    Value memref = calls.buffer(type);
+    calls.call("hrt_mlir_recv",
+               {*comm, calls.pointerOf(memref),
+                calls.constant64(type.getNumElements()),
+                calls.constant32(*dtype), calls.constant64(recv.getPeer()),
+                calls.constant64(recv.getTag())});
+    rewriter.replaceOp(recv, calls.tensorOf(type, memref));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// hetero.task_mark
+//===----------------------------------------------------------------------===//
+
+struct TaskMarkLowering : OpConversionPattern<TaskMarkOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(TaskMarkOp mark, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(mark, rewriter);
+    hrt_timeline_kind kind = mark.getKind() == TaskKind::forward
+                                 ? HRT_TIMELINE_FORWARD
+                                 : HRT_TIMELINE_BACKWARD;
+    // -1: no micro-batch.
+    calls.call("hrt_mlir_task_mark",
+               {calls.constant32(kind),
+                calls.constant64(mark.getMicrobatch().value_or(-1))});
+    rewriter.eraseOp(mark);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// shard.process_multi_index, shard.process_linear_index
+//===----------------------------------------------------------------------===//
+
+/// The grid coordinates of this rank: the row-major digits of its rank in
+/// the whole grid (hrt_mlir_group checks the job's size).
+struct ProcessMultiIndexLowering
+    : OpConversionPattern<shard::ProcessMultiIndexOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(shard::ProcessMultiIndexOp index, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(index, rewriter);
+    FailureOr<Value> comm = calls.group(index, index.getGridAttr(), {});
+    if (failed(comm))
+      return failure();
+    auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+        index, index.getGridAttr());
+    ArrayRef<int64_t> shape = grid.getShape();
+    Location loc = index.getLoc();
+    Value rank = calls.call("hrt_mlir_rank", {*comm}, calls.i64);
+    SmallVector<int16_t> axes(index.getAxes());
+    if (axes.empty())
+      for (int16_t axis = 0; axis < int16_t(shape.size()); ++axis)
+        axes.push_back(axis);
+    SmallVector<Value> coordinates;
+    for (int16_t axis : axes) {
+      int64_t stride = 1;
+      for (size_t inner = axis + 1; inner < shape.size(); ++inner)
+        stride *= shape[inner];
+      Value digit = arith::DivSIOp::create(rewriter, loc, rank,
+                                           calls.constant64(stride));
+      digit = arith::RemSIOp::create(rewriter, loc, digit,
+                                     calls.constant64(shape[axis]));
+      coordinates.push_back(arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getIndexType(), digit));
+    }
+    rewriter.replaceOp(index, coordinates);
+    return success();
+  }
+};
+
+/// The rank in the world.
+struct ProcessLinearIndexLowering
+    : OpConversionPattern<shard::ProcessLinearIndexOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(shard::ProcessLinearIndexOp index, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(index, rewriter);
+    Value world = calls.call("hrt_mlir_world", {}, calls.pointer);
+    Value rank = calls.call("hrt_mlir_rank", {world}, calls.i64);
+    rewriter.replaceOpWithNewOp<arith::IndexCastOp>(
+        index, rewriter.getIndexType(), rank);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// hetero.corpus_batch, hetero.sample_context, hetero.sample_next
+//===----------------------------------------------------------------------===//
+
+struct CorpusBatchLowering : OpConversionPattern<CorpusBatchOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(CorpusBatchOp batch, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(batch, rewriter);
+    RankedTensorType type = batch.getInput().getType();
+    Value input = calls.buffer(type);
+    Value target = calls.buffer(type);
+    calls.call("hrt_mlir_corpus_batch",
+               {calls.pointerOf(input), calls.pointerOf(target),
+                calls.constant64(type.getDimSize(0)),
+                calls.constant64(type.getDimSize(1)), adaptor.getStep(),
+                adaptor.getReplica(), adaptor.getMicrobatch(),
+                calls.constant64(batch.getVocab()),
+                calls.constant64(batch.getReplicas())});
+    rewriter.replaceOp(batch, {calls.tensorOf(type, input),
+                               calls.tensorOf(type, target)});
+    return success();
+  }
+};
+
+struct SampleContextLowering : OpConversionPattern<SampleContextOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(SampleContextOp sample, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(sample, rewriter);
+    RankedTensorType type = sample.getContext().getType();
+    Value context = calls.buffer(type);
+    calls.call("hrt_mlir_sample_context",
+               {calls.pointerOf(context), calls.constant64(type.getDimSize(0)),
+                calls.constant64(type.getDimSize(1)),
+                calls.constant64(sample.getVocab())});
+    rewriter.replaceOp(sample, calls.tensorOf(type, context));
+    return success();
+  }
+};
+
+struct SampleNextLowering : OpConversionPattern<SampleNextOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(SampleNextOp sample, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(sample, rewriter);
+    RankedTensorType type = sample.getLogits().getType();
+    Value logits = calls.buffer(type, adaptor.getLogits());
+    rewriter.replaceOp(
+        sample, calls.call("hrt_mlir_sample_next",
+                           {calls.pointerOf(logits),
+                            calls.constant64(type.getDimSize(0)),
+                            calls.constant64(type.getDimSize(1))},
+                           rewriter.getF32Type()));
+    return success();
+  }
+};
+
+} // namespace
+
+void hetero::populateHeteroToRuntimeConversionPatterns(
+    RewritePatternSet &patterns, const RuntimeLoweringOptions &options) {
+  MLIRContext *context = patterns.getContext();
+  // The dialects of the ops the patterns create (a no-op inside the pass,
+  // which declares them).
+  context->loadDialect<arith::ArithDialect, bufferization::BufferizationDialect,
+                       func::FuncDialect, LLVM::LLVMDialect,
+                       memref::MemRefDialect, tensor::TensorDialect>();
+  patterns.add<AllReduceLowering>(context, options.blockingCollectives,
+                                  std::make_shared<int64_t>(0));
+  patterns.add<BucketLowering, BroadcastLowering, ReduceLowering,
+               AllGatherLowering, ReduceScatterLowering, AllToAllLowering,
+               SendLowering, RecvLowering, TaskMarkLowering,
+               ProcessMultiIndexLowering, ProcessLinearIndexLowering,
+               CorpusBatchLowering, SampleContextLowering, SampleNextLowering>(
+      context);
+}
+
+void hetero::configureHeteroToRuntimeTarget(ConversionTarget &target) {
+  // What the patterns create.
+  target.addLegalDialect<arith::ArithDialect, bufferization::BufferizationDialect,
+                         func::FuncDialect, LLVM::LLVMDialect,
+                         memref::MemRefDialect, tensor::TensorDialect>();
+  target.addIllegalDialect<HeteroDialect>();
+  target.addLegalOp<PipelineOp, StageOp, ScheduleOp, StageProgramOp, FwdOp,
+                    BwdOp, SendTaskOp, RecvTaskOp, PlanSetOp>();
+  target.addIllegalOp<shard::ProcessMultiIndexOp,
+                      shard::ProcessLinearIndexOp>();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
 
 struct HeteroLowerToRuntimePass
     : public hetero::impl::HeteroLowerToRuntimeBase<HeteroLowerToRuntimePass> {
   using Base::Base;
 
   void runOnOperation() override;
-  LogicalResult lower(Operation *op, RuntimeCalls &calls, IRRewriter &rewriter);
-
-  /// Numbers the compressed all-reduces of the module: the runtime keeps
-  /// the error-feedback residual and the random seed of each.
-  int64_t nextCompressedSite = 0;
+  LogicalResult createGroupsOnEntry(ModuleOp module);
 };
 
-/// Lowers one communicating op; returns failure after a diagnostic.
-LogicalResult HeteroLowerToRuntimePass::lower(Operation *op,
-                                              RuntimeCalls &calls,
-                                              IRRewriter &rewriter) {
-  Location loc = op->getLoc();
-  rewriter.setInsertionPoint(op);
-  auto elements = [](Type type) {
-    return cast<RankedTensorType>(type).getNumElements();
-  };
-  // In place on a copy of `input`: all_reduce, broadcast, reduce.
-  auto inPlace = [&](Value input, Value comm, StringRef callee,
-                     ArrayRef<Value> trailing) -> LogicalResult {
-    FailureOr<int64_t> dtype = dtypeOf(op, input.getType());
-    if (failed(dtype))
-      return failure();
-    auto type = cast<RankedTensorType>(input.getType());
-    Value memref = calls.buffer(loc, type, input);
-    SmallVector<Value> arguments = {comm, calls.pointerOf(loc, memref),
-                                    calls.constant64(loc, elements(type)),
-                                    calls.constant32(loc, *dtype)};
-    arguments.append(trailing.begin(), trailing.end());
-    calls.call(loc, callee, arguments);
-    rewriter.replaceOp(op, calls.tensorOf(loc, type, memref));
-    return success();
-  };
-  // From a copy of `input` into a fresh buffer of the result type.
-  auto outOfPlace = [&](Value input, Value comm, StringRef callee,
-                        int64_t count,
-                        ArrayRef<Value> trailing) -> LogicalResult {
-    FailureOr<int64_t> dtype = dtypeOf(op, input.getType());
-    if (failed(dtype))
-      return failure();
-    auto inType = cast<RankedTensorType>(input.getType());
-    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
-    Value send = calls.buffer(loc, inType, input);
-    Value recv = calls.buffer(loc, outType);
-    SmallVector<Value> arguments = {comm, calls.pointerOf(loc, send),
-                                    calls.pointerOf(loc, recv),
-                                    calls.constant64(loc, count),
-                                    calls.constant32(loc, *dtype)};
-    arguments.append(trailing.begin(), trailing.end());
-    calls.call(loc, callee, arguments);
-    rewriter.replaceOp(op, calls.tensorOf(loc, outType, recv));
-    return success();
-  };
-  auto axisZero = [&](int64_t axis, StringRef name) -> LogicalResult {
-    if (axis == 0)
-      return success();
-    return op->emitOpError() << "along " << name << " " << axis
-                             << " cannot be lowered to the runtime yet; "
-                                "only axis 0 is";
-  };
-
-  return TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](AllReduceOp reduce) -> LogicalResult {
-        CompressAttr compress = reduce.getCompressAttr();
-        bool compressed =
-            compress && compress.getCompressor() != Compressor::none;
-        bool sparse = reduce.getSparse() != SparseFormat::dense;
-        if ((compressed && failed(checkCompressible(reduce))) ||
-            (sparse && failed(checkSparse(reduce))))
-          return failure();
-        FailureOr<Value> comm =
-            calls.group(op, reduce.getGridAttr(), reduce.getGridAxes());
-        if (failed(comm))
-          return failure();
-        if (sparse)
-          return inPlace(
-              reduce.getInput(), *comm, "hrt_mlir_sparse_all_reduce",
-              {calls.constant32(loc, runtimeReduction(reduce.getReduction())),
-               calls.constant32(loc, runtimeSparseFormat(reduce.getSparse()))});
-        if (compressed)
-          return inPlace(
-              reduce.getInput(), *comm, "hrt_mlir_compressed_all_reduce",
-              {calls.constant32(loc, runtimeReduction(reduce.getReduction())),
-               calls.constant32(loc, runtimeCompressor(compress.getCompressor())),
-               arith::ConstantFloatOp::create(
-                   rewriter, loc, rewriter.getF64Type(),
-                   llvm::APFloat(compress.getRatio().convertToDouble())),
-               calls.constant64(loc, compress.getLevels()),
-               calls.constant32(loc, runtimeScheme(compress.getScheme())),
-               calls.constant32(loc, compress.getErrorFeedback()),
-               calls.constant64(loc, compress.getNodeSize()),
-               calls.constant64(loc, nextCompressedSite++)});
-        if (blockingCollectives)
-          return inPlace(reduce.getInput(), *comm, "hrt_mlir_all_reduce",
-                         {calls.constant32(
-                             loc, runtimeReduction(reduce.getReduction()))});
-        return startAllReduce(reduce, *comm, calls, rewriter);
-      })
-      .Case([&](BroadcastOp broadcast) -> LogicalResult {
-        FailureOr<Value> comm = calls.group(op, broadcast.getGridAttr(),
-                                            broadcast.getGridAxes());
-        if (failed(comm))
-          return failure();
-        return inPlace(broadcast.getInput(), *comm, "hrt_mlir_broadcast",
-                       {calls.constant64(loc, broadcast.getRoot())});
-      })
-      .Case([&](ReduceOp reduce) -> LogicalResult {
-        FailureOr<Value> comm =
-            calls.group(op, reduce.getGridAttr(), reduce.getGridAxes());
-        if (failed(comm))
-          return failure();
-        return inPlace(
-            reduce.getInput(), *comm, "hrt_mlir_reduce",
-            {calls.constant32(loc, runtimeReduction(reduce.getReduction())),
-             calls.constant64(loc, reduce.getRoot())});
-      })
-      .Case([&](AllGatherOp gather) -> LogicalResult {
-        if (failed(checkLowerable(op, gather.getCompressAttr())) ||
-            failed(axisZero(gather.getAxis(), "axis")))
-          return failure();
-        FailureOr<Value> comm =
-            calls.group(op, gather.getGridAttr(), gather.getGridAxes());
-        if (failed(comm))
-          return failure();
-        return outOfPlace(gather.getInput(), *comm, "hrt_mlir_all_gather",
-                          elements(gather.getInput().getType()), {});
-      })
-      .Case([&](ReduceScatterOp scatter) -> LogicalResult {
-        if (failed(checkLowerable(op, scatter.getCompressAttr())) ||
-            failed(axisZero(scatter.getAxis(), "axis")))
-          return failure();
-        FailureOr<Value> comm =
-            calls.group(op, scatter.getGridAttr(), scatter.getGridAxes());
-        if (failed(comm))
-          return failure();
-        return outOfPlace(
-            scatter.getInput(), *comm, "hrt_mlir_reduce_scatter",
-            elements(scatter.getResult().getType()),
-            {calls.constant32(loc, runtimeReduction(scatter.getReduction()))});
-      })
-      .Case([&](AllToAllOp exchange) -> LogicalResult {
-        if (failed(checkLowerable(op, exchange.getCompressAttr())) ||
-            failed(axisZero(exchange.getSplitAxis(), "split_axis")) ||
-            failed(axisZero(exchange.getConcatAxis(), "concat_axis")))
-          return failure();
-        FailureOr<Value> comm =
-            calls.group(op, exchange.getGridAttr(), exchange.getGridAxes());
-        if (failed(comm))
-          return failure();
-        // count is per rank pair: the input splits into group-size blocks,
-        // as many as the concatenated result holds.
-        auto input = cast<RankedTensorType>(exchange.getInput().getType());
-        auto result = cast<RankedTensorType>(exchange.getResult().getType());
-        Value size = calls.call(loc, "hrt_mlir_size", {*comm}, calls.i64);
-        Value total = calls.constant64(loc, elements(input));
-        Value count = arith::DivSIOp::create(rewriter, loc, total, size);
-        FailureOr<int64_t> dtype = dtypeOf(op, input);
-        if (failed(dtype))
-          return failure();
-        Value send = calls.buffer(loc, input, exchange.getInput());
-        Value recv = calls.buffer(loc, result);
-        calls.call(loc, "hrt_mlir_all_to_all",
-                   {*comm, calls.pointerOf(loc, send),
-                    calls.pointerOf(loc, recv), count,
-                    calls.constant32(loc, *dtype)});
-        rewriter.replaceOp(op, calls.tensorOf(loc, result, recv));
-        return success();
-      })
-      .Case([&](SendOp send) -> LogicalResult {
-        FailureOr<Value> comm =
-            calls.group(op, send.getGridAttr(), send.getGridAxes());
-        FailureOr<int64_t> dtype = dtypeOf(op, send.getInput().getType());
-        if (failed(comm) || failed(dtype))
-          return failure();
-        auto type = cast<RankedTensorType>(send.getInput().getType());
-        Value memref = calls.buffer(loc, type, send.getInput());
-        calls.call(loc, "hrt_mlir_send",
-                   {*comm, calls.pointerOf(loc, memref),
-                    calls.constant64(loc, elements(type)),
-                    calls.constant32(loc, *dtype),
-                    calls.constant64(loc, send.getPeer()),
-                    calls.constant64(loc, send.getTag())});
-        rewriter.eraseOp(op);
-        return success();
-      })
-      .Case([&](RecvOp recv) -> LogicalResult {
-        FailureOr<Value> comm =
-            calls.group(op, recv.getGridAttr(), recv.getGridAxes());
-        FailureOr<int64_t> dtype = dtypeOf(op, recv.getResult().getType());
-        if (failed(comm) || failed(dtype))
-          return failure();
-        auto type = cast<RankedTensorType>(recv.getResult().getType());
-        Value memref = calls.buffer(loc, type);
-        calls.call(loc, "hrt_mlir_recv",
-                   {*comm, calls.pointerOf(loc, memref),
-                    calls.constant64(loc, elements(type)),
-                    calls.constant32(loc, *dtype),
-                    calls.constant64(loc, recv.getPeer()),
-                    calls.constant64(loc, recv.getTag())});
-        rewriter.replaceOp(op, calls.tensorOf(loc, type, memref));
-        return success();
-      })
-      .Case([&](TaskMarkOp mark) -> LogicalResult {
-        // hrt_timeline_kind: 0 forward, 1 backward; -1: no micro-batch.
-        calls.call(
-            loc, "hrt_mlir_task_mark",
-            {calls.constant32(loc, mark.getKind() == TaskKind::forward ? 0 : 1),
-             calls.constant64(loc, mark.getMicrobatch().value_or(-1))});
-        rewriter.eraseOp(op);
-        return success();
-      })
-      .Case([&](shard::ProcessMultiIndexOp index) -> LogicalResult {
-        // The grid coordinates of this rank: the row-major digits of its
-        // rank in the whole grid (hrt_mlir_group checks the job's size).
-        FailureOr<Value> comm = calls.group(op, index.getGridAttr(), {});
-        if (failed(comm))
-          return failure();
-        auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
-            op, index.getGridAttr());
-        ArrayRef<int64_t> shape = grid.getShape();
-        Value rank = calls.call(loc, "hrt_mlir_rank", {*comm}, calls.i64);
-        SmallVector<int16_t> axes(index.getAxes());
-        if (axes.empty())
-          for (int16_t axis = 0; axis < int16_t(shape.size()); ++axis)
-            axes.push_back(axis);
-        SmallVector<Value> coordinates;
-        for (int16_t axis : axes) {
-          int64_t stride = 1;
-          for (size_t inner = axis + 1; inner < shape.size(); ++inner)
-            stride *= shape[inner];
-          Value digit = arith::DivSIOp::create(
-              rewriter, loc, rank, calls.constant64(loc, stride));
-          digit = arith::RemSIOp::create(rewriter, loc, digit,
-                                         calls.constant64(loc, shape[axis]));
-          coordinates.push_back(arith::IndexCastOp::create(
-              rewriter, loc, rewriter.getIndexType(), digit));
-        }
-        rewriter.replaceOp(op, coordinates);
-        return success();
-      })
-      .Case([&](shard::ProcessLinearIndexOp index) -> LogicalResult {
-        Value world = calls.call(loc, "hrt_mlir_world", {}, calls.pointer);
-        Value rank = calls.call(loc, "hrt_mlir_rank", {world}, calls.i64);
-        rewriter.replaceOp(op, arith::IndexCastOp::create(
-                                   rewriter, loc, rewriter.getIndexType(),
-                                   rank));
-        return success();
-      })
-      .Case([&](CorpusBatchOp batch) -> LogicalResult {
-        RankedTensorType type = batch.getInput().getType();
-        Value input = calls.buffer(loc, type);
-        Value target = calls.buffer(loc, type);
-        calls.call(loc, "hrt_mlir_corpus_batch",
-                   {calls.pointerOf(loc, input), calls.pointerOf(loc, target),
-                    calls.constant64(loc, type.getDimSize(0)),
-                    calls.constant64(loc, type.getDimSize(1)), batch.getStep(),
-                    batch.getReplica(), batch.getMicrobatch(),
-                    calls.constant64(loc, batch.getVocab()),
-                    calls.constant64(loc, batch.getReplicas())});
-        rewriter.replaceOp(op, {calls.tensorOf(loc, type, input),
-                                calls.tensorOf(loc, type, target)});
-        return success();
-      })
-      .Case([&](SampleContextOp sample) -> LogicalResult {
-        RankedTensorType type = sample.getContext().getType();
-        Value context = calls.buffer(loc, type);
-        calls.call(loc, "hrt_mlir_sample_context",
-                   {calls.pointerOf(loc, context),
-                    calls.constant64(loc, type.getDimSize(0)),
-                    calls.constant64(loc, type.getDimSize(1)),
-                    calls.constant64(loc, sample.getVocab())});
-        rewriter.replaceOp(op, calls.tensorOf(loc, type, context));
-        return success();
-      })
-      .Case([&](SampleNextOp sample) -> LogicalResult {
-        RankedTensorType type = sample.getLogits().getType();
-        Value logits = calls.buffer(loc, type, sample.getLogits());
-        rewriter.replaceOp(
-            op, calls.call(loc, "hrt_mlir_sample_next",
-                           {calls.pointerOf(loc, logits),
-                            calls.constant64(loc, type.getDimSize(0)),
-                            calls.constant64(loc, type.getDimSize(1))},
-                           rewriter.getF32Type()));
-        return success();
-      })
-      .Case<CheckpointOp, CkptChunkOp, GroupSyncOp, PrunePlanOp,
-            SelectColsOp, ImputeColsOp, PrunableMatmulOp>(
-          [&](Operation *) -> LogicalResult {
-            return op->emitOpError()
-                   << "cannot be lowered to the runtime yet";
-          })
-      .Default([](Operation *) { return success(); });
-}
-
-void HeteroLowerToRuntimePass::runOnOperation() {
-  ModuleOp module = getOperation();
-  IRRewriter rewriter(&getContext());
-  SmallVector<BucketOp> buckets;
-  module.walk([&](BucketOp bucket) { buckets.push_back(bucket); });
-  for (BucketOp bucket : buckets)
-    fuseBucket(bucket, rewriter);
-
-  RuntimeCalls calls(module, rewriter);
-  SmallVector<Operation *> communicating;
-  module.walk([&](Operation *op) {
-    if (isa<HeteroDialect>(op->getDialect()) &&
-        !isa<PipelineOp, StageOp, ScheduleOp, StageProgramOp, FwdOp, BwdOp,
-             SendTaskOp, RecvTaskOp, PlanSetOp>(op))
-      communicating.push_back(op);
-    else if (isa<shard::ProcessLinearIndexOp, shard::ProcessMultiIndexOp>(op))
-      communicating.push_back(op);
-  });
-  bool failedAny = false;
-  for (Operation *op : communicating)
-    failedAny |= failed(lower(op, calls, rewriter));
-  if (failedAny)
-    return signalPassFailure();
-
-  // Creating a grid's groups is collective over the world, and ranks of
-  // different stages reach their first collective at different points of
-  // their programs. So a function every rank of a grid calls (a compiled
-  // training step, `hetero.grid`) creates the groups of every grid of the
-  // module on entry, in module order, on every rank alike.
+/// Creating a grid's groups is collective over the world, and ranks of
+/// different stages reach their first collective at different points of
+/// their programs. So a function every rank of a grid calls (a compiled
+/// training step, `hetero.grid`) creates the groups of every grid of the
+/// module on entry, in module order, on every rank alike.
+LogicalResult HeteroLowerToRuntimePass::createGroupsOnEntry(ModuleOp module) {
   SmallVector<shard::GridOp> grids;
   for (auto grid : module.getOps<shard::GridOp>())
     if (grid.getShape().size() <= 4 &&
         llvm::none_of(grid.getShape(), ShapedType::isDynamic))
       grids.push_back(grid);
-  if (!communicating.empty() && !grids.empty())
-    for (auto function : module.getOps<func::FuncOp>()) {
-      auto gridName = function->getAttrOfType<FlatSymbolRefAttr>("hetero.grid");
-      if (function.isDeclaration() || !gridName)
-        continue;
-      // Grids of another size than the step's cannot cover the job.
-      auto devices = [](shard::GridOp grid) {
-        return ShapedType::getNumElements(grid.getShape());
-      };
-      auto own = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
-          function, gridName);
-      if (!own)
-        continue;
-      rewriter.setInsertionPointToStart(&function.front());
-      for (shard::GridOp grid : grids)
-        if (devices(grid) == devices(own) &&
-            failed(calls.group(function,
-                               FlatSymbolRefAttr::get(grid.getSymNameAttr()),
-                               {})))
-          return signalPassFailure();
+  if (grids.empty())
+    return success();
+  auto gridOf = getHeteroDialect(module.getContext()).getGridAttrHelper();
+  // Grids of another size than the step's cannot cover the job.
+  auto devices = [](shard::GridOp grid) {
+    return ShapedType::getNumElements(grid.getShape());
+  };
+  IRRewriter rewriter(module.getContext());
+  for (auto function : module.getOps<func::FuncOp>()) {
+    FlatSymbolRefAttr gridName = gridOf.getAttr(function);
+    if (function.isDeclaration() || !gridName)
+      continue;
+    auto own =
+        SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(function, gridName);
+    if (!own)
+      continue;
+    rewriter.setInsertionPointToStart(&function.front());
+    RuntimeCalls calls(function, rewriter);
+    for (shard::GridOp grid : grids)
+      if (devices(grid) == devices(own) &&
+          failed(calls.group(function,
+                             FlatSymbolRefAttr::get(grid.getSymNameAttr()),
+                             {})))
+        return failure();
+  }
+  return success();
+}
+
+void HeteroLowerToRuntimePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *context = &getContext();
+  // Whether the module communicates at all: only then do steps create the
+  // groups of the module's grids.
+  bool communicates = false;
+  module.walk([&](Operation *op) {
+    if (isa<CollectiveOpInterface>(op)) {
+      communicates = true;
+      return WalkResult::interrupt();
     }
+    return WalkResult::advance();
+  });
+
+  ConversionTarget target(*context);
+  configureHeteroToRuntimeTarget(target);
+  RewritePatternSet patterns(context);
+  populateHeteroToRuntimeConversionPatterns(patterns, {blockingCollectives});
+  // A pattern that rejects its op says why; the driver's "failed to
+  // legalize" that follows would only repeat it. Ops without a pattern get
+  // the driver's message alone.
+  bool explained = false;
+  ScopedDiagnosticHandler handler(context, [&](Diagnostic &diagnostic) {
+    if (diagnostic.getSeverity() != DiagnosticSeverity::Error)
+      return failure();
+    if (explained &&
+        StringRef(diagnostic.str()).starts_with("failed to legalize"))
+      return success();
+    explained = true;
+    return failure();
+  });
+  if (failed(applyPartialConversion(module, target, std::move(patterns))))
+    return signalPassFailure();
+
+  if (communicates && failed(createGroupsOnEntry(module)))
+    return signalPassFailure();
 
   // The module now holds only functions.
   for (Operation &op : llvm::make_early_inc_range(module.getOps()))

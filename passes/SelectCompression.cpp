@@ -6,6 +6,7 @@
 
 #include "hetero/Compression/Espresso.h"
 #include "hetero/Dialect/Hetero.h"
+#include "hetero/Dialect/Utils.h"
 #include "hetero/Passes/Passes.h"
 #include "hetero/Profile/EspressoProfile.h"
 #include "hetero/Support/WireSize.h"
@@ -26,35 +27,25 @@ namespace {
 
 /// The collectives the pass decides for: f32 all-reduces and buckets.
 bool isCandidate(Operation *op) {
-  auto f32 = [](Value value) {
-    return cast<RankedTensorType>(value.getType()).getElementType().isF32();
-  };
-  if (auto reduce = dyn_cast<AllReduceOp>(op))
-    return f32(reduce.getInput());
-  if (auto bucket = dyn_cast<BucketOp>(op))
-    return !bucket.getInputs().empty() && f32(bucket.getInputs().front());
-  return false;
+  if (!isa<AllReduceOp, BucketOp>(op) || op->getNumOperands() == 0)
+    return false;
+  return getElementTypeOrSelf(op->getOperand(0)).isF32();
 }
 
-int64_t inputBytes(Operation *op) {
-  int64_t bytes = 0;
+/// Elements the collective reduces over all its operands.
+int64_t inputElements(Operation *op) {
+  int64_t elements = 0;
   for (Value input : op->getOperands())
-    bytes += cast<RankedTensorType>(input.getType()).getNumElements() * 4;
-  return bytes;
+    elements += cast<RankedTensorType>(input.getType()).getNumElements();
+  return elements;
 }
 
-/// Ranks in the collective's group: its grid along its axes.
+/// Ranks in the collective's group: its grid along its axes; `worldRanks`
+/// for the world and for a dynamic grid, whose size is known at run time
+/// only.
 int64_t groupSize(Operation *op, int64_t worldRanks) {
-  auto gridName = op->getAttrOfType<FlatSymbolRefAttr>("grid");
-  if (!gridName)
-    return worldRanks;
-  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
-  if (!grid)
-    return worldRanks;
-  auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
-  // A dynamic grid's group size is known at run time only: assume `ranks`.
-  std::optional<int64_t> size = gridGroupSize(
-      grid.getShape(), axes ? axes.asArrayRef() : ArrayRef<int16_t>());
+  std::optional<int64_t> size =
+      cast<CollectiveOpInterface>(op).getStaticGroupSize();
   return size ? std::max<int64_t>(*size, 1) : worldRanks;
 }
 
@@ -66,7 +57,7 @@ struct HeteroSelectCompressionPass
   /// Zen's bytes per rank (push, then the cheaper pull) against the dense
   /// ring all-reduce's; the sparse format when Zen sends fewer.
   std::optional<SparseFormat> sparseFormat(Operation *op) {
-    int64_t elements = inputBytes(op) / 4;
+    int64_t elements = inputElements(op);
     double ranksHere = double(groupSize(op, ranks));
     double nonZeros = density * double(elements);
     double unionSize = std::min(double(elements), ranksHere * nonZeros);
@@ -85,7 +76,7 @@ struct HeteroSelectCompressionPass
     problem.ranks = groupSize(ops.front(), ranks);
     problem.wireFraction = wireFraction;
     for (Operation *op : ops) {
-      int64_t bytes = inputBytes(op);
+      int64_t bytes = 4 * inputElements(op);
       problem.tensors.push_back(
           {"", bytes, backwardMsPerMb * double(bytes) / fusion::kBytesPerMB});
     }
@@ -101,12 +92,12 @@ struct HeteroSelectCompressionPass
   void apply(Operation *op, const espresso::Decision &decision,
              CompressAttr compress, int64_t ranksPerNode) {
     MLIRContext *context = op->getContext();
+    auto collective = cast<CollectiveOpInterface>(op);
     if (decision.scheme == espresso::Scheme::Dense) {
-      op->removeAttr("compress");
+      collective.setCompression({});
       return;
     }
-    op->setAttr("compress",
-                CompressAttr::get(
+    collective.setCompression(CompressAttr::get(
                     context, compress.getCompressor(), compress.getRatio(),
                     compress.getLevels(), compress.getErrorFeedback(),
                     decision.device == espresso::Device::Gpu
@@ -143,18 +134,15 @@ struct HeteroSelectCompressionPass
         context, *kind, llvm::APFloat(double(ratio)),
         *kind == Compressor::qsgd ? 16 : 256, lossy, Placement::gpu,
         CollectiveScheme::allgather, 1);
-    constexpr int64_t kElements = 1 << 20;
     double wireFraction =
-        double(wire::compressedBytes(kElements, 4,
-                                     compress.getWireCompression())) /
-        double(4 * kElements);
+        hetero::wireFraction(compress, Float32Type::get(context));
 
     // The candidate collectives of each block, in block order.
     llvm::MapVector<Block *, SmallVector<Operation *>> blocks;
     // A tensor the compressor cannot shrink (a scalar loss, say) stays
     // dense.
     auto shrinks = [&](Operation *op) {
-      int64_t elements = inputBytes(op) / 4;
+      int64_t elements = inputElements(op);
       return wire::compressedBytes(elements, 4,
                                    compress.getWireCompression()) <
              4 * elements;
@@ -188,7 +176,7 @@ struct HeteroSelectCompressionPass
         if (reduce && density > 0.0)
           format = sparseFormat(op);
         if (format) {
-          op->removeAttr("compress");
+          reduce.removeCompressAttr();
           reduce.setSparse(*format);
         } else if (!reduce || reduce.getSparse() == SparseFormat::dense) {
           dense.push_back(op);

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hetero/Dialect/Hetero.h"
+#include "hetero/Dialect/Utils.h"
 #include "hetero/Passes/Passes.h"
 #include "hetero/Support/WireSize.h"
 
@@ -15,7 +16,6 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -28,26 +28,6 @@ using namespace mlir;
 using namespace hetero;
 
 namespace {
-
-/// Bytes of a statically shaped tensor; 0 for dynamic shapes.
-int64_t tensorBytes(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
-    return 0;
-  int64_t bits = tensor.getElementTypeBitWidth();
-  return tensor.getNumElements() * ((bits + 7) / 8);
-}
-
-/// What the wire carries for `type` under `compress` (which may be null).
-int64_t wireBytes(Type type, CompressAttr compress) {
-  int64_t bytes = tensorBytes(type);
-  if (!compress || bytes == 0)
-    return bytes;
-  auto tensor = cast<RankedTensorType>(type);
-  int64_t elementBytes = (tensor.getElementTypeBitWidth() + 7) / 8;
-  return wire::compressedBytes(tensor.getNumElements(), elementBytes,
-                               compress.getWireCompression());
-}
 
 /// Calls `visit(op, times)` for every op of `function` and, through
 /// func.call, of the functions it calls that are not in `summarized` (those
@@ -138,9 +118,9 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
     functions.push_back(symbols.lookup<func::FuncOp>(stage.getBackward()));
   }
   auto module = pipeline->getParentOfType<ModuleOp>();
+  auto pipelineOf = getHeteroDialect(module.getContext()).getPipelineAttrHelper();
   for (auto function : module.getOps<func::FuncOp>())
-    if (auto owner =
-            function->getAttrOfType<FlatSymbolRefAttr>("hetero.pipeline");
+    if (FlatSymbolRefAttr owner = pipelineOf.getAttr(function);
         owner && owner.getValue() == pipeline.getSymName())
       functions.push_back(function);
   llvm::DenseSet<Operation *> summarized = functionSet(functions);
@@ -187,38 +167,35 @@ void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
   int64_t colMatmuls = 0, rowMatmuls = 0, maxTp = 1;
   llvm::StringSet<> layerKeys;
   SmallVector<CheckpointOp> checkpoints;
-  auto tally = [&](Operation *op, ValueRange tensors, CompressAttr compress,
-                   int64_t times) {
-    CollectiveTally &entry = collectives[op->getName().stripDialect()];
+  // What a collective sends from this rank; a receive is counted by its
+  // sender.
+  auto tally = [&](CollectiveOpInterface collective, int64_t times) {
+    if (collective->getNumOperands() == 0)
+      return;
+    CollectiveTally &entry =
+        collectives[collective->getName().stripDialect()];
     entry.count += times;
-    for (Value tensor : tensors) {
-      entry.bytes += times * tensorBytes(tensor.getType());
-      entry.wire += times * wireBytes(tensor.getType(), compress);
+    CompressAttr compress = collective.getCompression();
+    for (Type type : collective->getOperandTypes()) {
+      entry.bytes += times * tensorBytes(type);
+      entry.wire += times * wireBytes(type, compress);
     }
-    if (compress && compress.getCompressor() != Compressor::none)
+    if (collective.isCompressed())
       entry.compressed += times;
   };
   for (func::FuncOp function : functions) {
     walkThroughCalls(function, symbols, summarized,
                      [&](Operation *op, int64_t times) {
-      TypeSwitch<Operation *>(op)
-          .Case([&](PrunableMatmulOp matmul) {
-            (matmul.getMode() == PruneMode::col ? colMatmuls : rowMatmuls) +=
-                times;
-            maxTp = std::max(maxTp, matmul.getTp());
-            layerKeys.insert(matmul.getLayer());
-          })
-          .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp>(
-              [&](auto op) {
-                tally(op, op.getInput(), op.getCompressAttr(), times);
-              })
-          .Case([&](BucketOp op) {
-            tally(op, op.getInputs(), op.getCompressAttr(), times);
-          })
-          .Case<BroadcastOp, ReduceOp, SendOp>([&](Operation *op) {
-            tally(op, op->getOperands(), nullptr, times);
-          })
-          .Case([&](CheckpointOp op) { checkpoints.push_back(op); });
+      if (auto matmul = dyn_cast<PrunableMatmulOp>(op)) {
+        (matmul.getMode() == PruneMode::col ? colMatmuls : rowMatmuls) +=
+            times;
+        maxTp = std::max(maxTp, matmul.getTp());
+        layerKeys.insert(matmul.getLayer());
+      } else if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
+        tally(collective, times);
+      } else if (auto checkpoint = dyn_cast<CheckpointOp>(op)) {
+        checkpoints.push_back(checkpoint);
+      }
     });
   }
   int64_t layers = prunableLayers.value_or(int64_t(layerKeys.size()));

@@ -113,8 +113,6 @@ std::string describe(const Action &action) {
   return "?";
 }
 
-namespace {
-
 bool isSend(Action::Kind kind) {
   return kind == Action::SendActivation || kind == Action::SendGradient;
 }
@@ -124,6 +122,8 @@ bool isReceive(Action::Kind kind) {
 bool carriesActivation(Action::Kind kind) {
   return kind == Action::SendActivation || kind == Action::RecvActivation;
 }
+
+namespace {
 
 /// Per-stage checks: each compute task once, in a valid order, with its
 /// inputs received before and its outputs sent after.

@@ -127,8 +127,7 @@ Result simulate(const std::vector<std::vector<Action>> &programs,
   std::vector<double> deviceFree(stages, 0.0), lastProduced(stages, 0.0);
   std::vector<int64_t> inFlight(stages, 0);
   runBlocking(programs, [&](int64_t s, const Action &action) {
-    bool activation = action.kind == Action::SendActivation ||
-                      action.kind == Action::RecvActivation;
+    bool activation = carriesActivation(action.kind);
     switch (action.kind) {
     case Action::Forward:
     case Action::Backward: {

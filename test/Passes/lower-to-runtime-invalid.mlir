@@ -1,6 +1,6 @@
 // RUN: hetero-opt %s --hetero-lower-to-runtime -split-input-file -verify-diagnostics
 
-func.func @f(%g: tensor<64xf32>) -> tensor<128xf32> {
+func.func @all_gather_is_not_compressed(%g: tensor<64xf32>) -> tensor<128xf32> {
   // expected-error @+1 {{'hetero.all_gather' op with compressor 'fp16' cannot be lowered to the runtime yet; only all-reduces and buckets are compressed}}
   %0 = hetero.all_gather %g axis = 0 compress <fp16> : tensor<64xf32> -> tensor<128xf32>
   return %0 : tensor<128xf32>
@@ -8,7 +8,7 @@ func.func @f(%g: tensor<64xf32>) -> tensor<128xf32> {
 
 // -----
 
-func.func @f(%g: tensor<64xf64>) -> tensor<64xf64> {
+func.func @compressed_all_reduce_needs_f32(%g: tensor<64xf64>) -> tensor<64xf64> {
   // expected-error @+1 {{'hetero.all_reduce' op compresses 'f64' gradients, but the runtime compresses f32 only}}
   %0 = hetero.all_reduce %g compress <topk, ratio = 0.1, scheme = allgather> : tensor<64xf64>
   return %0 : tensor<64xf64>
@@ -16,7 +16,7 @@ func.func @f(%g: tensor<64xf64>) -> tensor<64xf64> {
 
 // -----
 
-func.func @f(%g: tensor<64xf32>) -> tensor<64xf32> {
+func.func @qsgd_levels_fit_the_runtime(%g: tensor<64xf32>) -> tensor<64xf32> {
   // expected-error @+1 {{'hetero.all_reduce' op uses qsgd with 256 levels; the runtime quantises to 1..127 levels}}
   %0 = hetero.all_reduce %g compress <qsgd, scheme = allgather> : tensor<64xf32>
   return %0 : tensor<64xf32>
@@ -24,7 +24,7 @@ func.func @f(%g: tensor<64xf32>) -> tensor<64xf32> {
 
 // -----
 
-func.func @f(%g: tensor<64xf64>) -> tensor<64xf64> {
+func.func @sparse_all_reduce_needs_f32(%g: tensor<64xf64>) -> tensor<64xf64> {
   // expected-error @+1 {{'hetero.all_reduce' op synchronises 'f64' gradients sparsely, but the runtime's sparse all-reduce takes f32 only}}
   %0 = hetero.all_reduce %g sparse = coo : tensor<64xf64>
   return %0 : tensor<64xf64>
@@ -32,7 +32,7 @@ func.func @f(%g: tensor<64xf64>) -> tensor<64xf64> {
 
 // -----
 
-func.func @f(%g: tensor<4x8xf32>) -> tensor<4x16xf32> {
+func.func @all_gather_along_axis_zero_only(%g: tensor<4x8xf32>) -> tensor<4x16xf32> {
   // expected-error @+1 {{'hetero.all_gather' op along axis 1 cannot be lowered to the runtime yet; only axis 0 is}}
   %0 = hetero.all_gather %g axis = 1 : tensor<4x8xf32> -> tensor<4x16xf32>
   return %0 : tensor<4x16xf32>
@@ -40,7 +40,7 @@ func.func @f(%g: tensor<4x8xf32>) -> tensor<4x16xf32> {
 
 // -----
 
-func.func @f(%g: tensor<16x8xf32>) -> tensor<8x16xf32> {
+func.func @all_to_all_concatenates_along_axis_zero_only(%g: tensor<16x8xf32>) -> tensor<8x16xf32> {
   // expected-error @+1 {{'hetero.all_to_all' op along concat_axis 1 cannot be lowered to the runtime yet; only axis 0 is}}
   %0 = hetero.all_to_all %g split_axis = 0 concat_axis = 1 : tensor<16x8xf32> -> tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
@@ -48,7 +48,7 @@ func.func @f(%g: tensor<16x8xf32>) -> tensor<8x16xf32> {
 
 // -----
 
-func.func @f(%g: tensor<4xi16>) -> tensor<4xi16> {
+func.func @element_type_of_the_runtime(%g: tensor<4xi16>) -> tensor<4xi16> {
   // expected-error @+1 {{'hetero.all_reduce' op moves elements of type 'i16', which the runtime does not support (f32, f64, f16, bf16, i8, i32, i64)}}
   %0 = hetero.all_reduce %g : tensor<4xi16>
   return %0 : tensor<4xi16>
@@ -57,7 +57,7 @@ func.func @f(%g: tensor<4xi16>) -> tensor<4xi16> {
 // -----
 
 shard.grid @dynamic(shape = 2x?)
-func.func @f(%g: tensor<4xf32>) -> tensor<4xf32> {
+func.func @grid_is_static(%g: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'hetero.all_reduce' op needs a static device grid of at most 4 dimensions to be lowered to the runtime, 'dynamic' is not}}
   %0 = hetero.all_reduce %g on @dynamic : tensor<4xf32>
   return %0 : tensor<4xf32>
@@ -65,8 +65,61 @@ func.func @f(%g: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @f(%w: tensor<4xf32>) {
-  // expected-error @+1 {{'hetero.checkpoint' op cannot be lowered to the runtime yet}}
+// The ops without a runtime lowering fail to legalize at their location.
+
+func.func @checkpoint_has_no_lowering(%w: tensor<4xf32>) {
+  // expected-error @+1 {{failed to legalize operation 'hetero.checkpoint' that was explicitly marked illegal}}
   hetero.checkpoint %w replicas = 1 of 2 placement = ring : tensor<4xf32>
   return
+}
+
+// -----
+
+func.func @checkpoint_chunk_has_no_lowering(%w: tensor<64x64xf32>) {
+  // expected-error @+1 {{failed to legalize operation 'hetero.ckpt_chunk' that was explicitly marked illegal}}
+  hetero.ckpt_chunk %w chunk 3 of 4 to 5 : tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @group_sync_has_no_lowering(%w: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{failed to legalize operation 'hetero.group_sync' that was explicitly marked illegal}}
+  %s = hetero.group_sync %w policy = allreduce window = 0 period = 1 : tensor<64xf32>
+  return %s : tensor<64xf32>
+}
+
+// -----
+
+func.func @prunable_matmul_is_expanded_first(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>) -> tensor<16x256xf32> {
+  // expected-error @+1 {{failed to legalize operation 'hetero.prunable_matmul' that was explicitly marked illegal}}
+  %y = hetero.prunable_matmul col %x, %w layer "l0.fc1" tp = 4
+      : tensor<16x64xf32>, tensor<64x256xf32> -> tensor<16x256xf32>
+  return %y : tensor<16x256xf32>
+}
+
+// -----
+
+func.func @prune_plan_has_no_lowering() -> tensor<?xindex> {
+  // expected-error @+1 {{failed to legalize operation 'hetero.prune_plan' that was explicitly marked illegal}}
+  %kept = hetero.prune_plan layer "l0.fc1" columns = 256 : tensor<?xindex>
+  return %kept : tensor<?xindex>
+}
+
+// -----
+
+func.func @select_cols_has_no_lowering(%w: tensor<64x256xf32>, %kept: tensor<?xindex>) -> tensor<64x?xf32> {
+  // expected-error @+1 {{failed to legalize operation 'hetero.select_cols' that was explicitly marked illegal}}
+  %ws = hetero.select_cols %w[%kept] axis = 1
+      : tensor<64x256xf32>, tensor<?xindex> -> tensor<64x?xf32>
+  return %ws : tensor<64x?xf32>
+}
+
+// -----
+
+func.func @impute_cols_has_no_lowering(%part: tensor<16x?xf32>, %kept: tensor<?xindex>) -> tensor<16x256xf32> {
+  // expected-error @+1 {{failed to legalize operation 'hetero.impute_cols' that was explicitly marked illegal}}
+  %full = hetero.impute_cols zero %part[%kept] axis = 1
+      : tensor<16x?xf32>, tensor<?xindex> -> tensor<16x256xf32>
+  return %full : tensor<16x256xf32>
 }

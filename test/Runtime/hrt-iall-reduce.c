@@ -79,7 +79,9 @@ int main(int argc, char **argv) {
   CHECK_OK(hrt_all_reduce(sum, sum, N, HRT_FLOAT32, HRT_SUM, world));
   double blocking = hrt_wtime() - blockingStart;
   if (emulated && rank == 0) {
-    printf("rank 0: posted %s\n", posted < 0.05 ? "at once" : "SLOWLY");
+    /* Well under the 135 ms a blocking post would take, with room for a
+       loaded machine. */
+    printf("rank 0: posted %s\n", posted < 0.1 ? "at once" : "SLOWLY");
     printf("rank 0: the first completed %s its 135 ms, the second %s 270 ms\n",
            firstDone >= 0.135 ? "after" : "BEFORE",
            secondDone >= 0.270 ? "after" : "BEFORE");

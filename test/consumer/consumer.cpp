@@ -2,12 +2,14 @@
 
 #include "hetero/Dialect/Hetero.h"
 #include "hetero/InitAll.h"
+#include "hetero/Passes/HeteroToRuntime.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "llvm/Support/raw_ostream.h"
 
 int main() {
@@ -29,6 +31,21 @@ int main() {
   llvm::outs() << "consumer: " << collectives << " hetero.all_reduce\n";
   if (collectives != 1)
     return 1;
+  // hetero's runtime patterns inside a conversion of the consumer's own.
+  auto own = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  mlir::ConversionTarget target(context);
+  hetero::configureHeteroToRuntimeTarget(target);
+  mlir::RewritePatternSet patterns(&context);
+  hetero::populateHeteroToRuntimeConversionPatterns(
+      patterns, {/*blockingCollectives=*/true});
+  if (!own || mlir::failed(mlir::applyPartialConversion(*own, target,
+                                                       std::move(patterns))))
+    return 1;
+  llvm::outs() << "consumer: own conversion calls";
+  own->walk([&](mlir::func::CallOp call) {
+    llvm::outs() << " " << call.getCallee();
+  });
+  llvm::outs() << "\n";
   // hetero's CPU pipeline by its registered name; no upstream pass is
   // registered in this program.
   mlir::PassManager pm(&context);

@@ -390,12 +390,13 @@ int run() {
   // A step of the pipeline (the default one or a plan's) runs on the grid;
   // its reference runs anywhere.
   bool isStep = false;
+  hetero::HeteroDialect &dialect = hetero::getHeteroDialect(&context);
   if (*pipeline)
     if (auto candidate = module->lookupSymbol<func::FuncOp>(entry))
-      if (auto owner =
-              candidate->getAttrOfType<FlatSymbolRefAttr>("hetero.pipeline"))
+      if (FlatSymbolRefAttr owner =
+              dialect.getPipelineAttrHelper().getAttr(candidate))
         isStep = owner.getValue() == (*pipeline)->name &&
-                 candidate->hasAttr("hetero.grid");
+                 dialect.getGridAttrHelper().isAttrPresent(candidate);
   if (isStep) {
     int size = 0;
     hrt_comm_size(world, &size);
@@ -424,8 +425,8 @@ int run() {
   std::vector<std::string> planSteps;
   int64_t stages = 0, microbatches = 0;
   if (adaptive) {
-    auto table = function->getAttrOfType<ArrayAttr>("hetero.plan_table");
-    auto stagesAttr = function->getAttrOfType<IntegerAttr>("hetero.stages");
+    ArrayAttr table = dialect.getPlanTableAttrHelper().getAttr(function);
+    IntegerAttr stagesAttr = dialect.getStagesAttrHelper().getAttr(function);
     if (!table || table.empty() || !stagesAttr) {
       llvm::errs() << "hetero-run: --adaptive needs an entry with a plan "
                       "table: a pipeline with a hetero.plan_set (for example "

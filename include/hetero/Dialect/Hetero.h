@@ -22,7 +22,10 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "hetero/Schedule/Kfkb.h"
 #include "hetero/Support/WireSize.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 #include "hetero/Dialect/HeteroDialect.h.inc"
 #include "hetero/Dialect/HeteroEnums.h.inc"
@@ -33,6 +36,12 @@
 namespace hetero {
 class StageOp;
 
+/// The hetero dialect of `context`, loaded if it is not yet: the accessors
+/// of its discardable attributes (`hetero.grid`, ...) hang off it.
+inline HeteroDialect &getHeteroDialect(mlir::MLIRContext *context) {
+  return *context->getOrLoadDialect<HeteroDialect>();
+}
+
 /// Bounds on a pipeline's shape. Schedules, their verification and the
 /// lowered step grow with stages x micro-batches; values past these bounds
 /// are mistakes (a stray digit), not pipelines, and are rejected before any
@@ -42,37 +51,47 @@ inline constexpr int64_t kMaxMicrobatches = 65536;
 /// Character-level vocabularies hold at most one token id per byte value.
 inline constexpr int64_t kMaxVocabulary = 256;
 
-/// The number of ranks of a grid of `shape` along `axes` (all axes when
-/// `axes` is empty), or std::nullopt when a dimension it spans is dynamic.
-/// The axes must be valid (the collectives' verifiers check them).
-std::optional<int64_t> gridGroupSize(llvm::ArrayRef<int64_t> shape,
-                                     llvm::ArrayRef<int16_t> axes);
+namespace detail {
+template <typename OpTy>
+using ReductionAccessor = decltype(std::declval<OpTy &>().getReduction());
+template <typename OpTy>
+using CompressAccessor = decltype(std::declval<OpTy &>().getCompressAttr());
 
-/// Whether a stage's backward function returns the gradient of its input of
-/// `type` (a tensor): floating-point activations have one, integer inputs
-/// such as token ids do not.
-bool hasInputGradient(mlir::Type type);
-
-/// The names of the cases of an ODS enum whose values run from 0 to `max`,
-/// without those in `skip`, joined by ", " and by `lastSeparator` before the
-/// last: the "expected one of ..." of a diagnostic, from the enum itself.
-template <typename Enum>
-std::string enumCaseNames(llvm::StringRef (*stringify)(Enum), unsigned max,
-                          llvm::ArrayRef<Enum> skip = {},
-                          llvm::StringRef lastSeparator = ", ") {
-  llvm::SmallVector<llvm::StringRef> names;
-  for (unsigned value = 0; value <= max; ++value)
-    if (!llvm::is_contained(skip, Enum(value)))
-      names.push_back(stringify(Enum(value)));
-  std::string joined;
-  for (auto [index, name] : llvm::enumerate(names)) {
-    if (index > 0)
-      joined += index + 1 == names.size() ? lastSeparator.str() : ", ";
-    joined += name.str();
-  }
-  return joined;
+/// The reduction of a collective that has one (the collective interface's
+/// default).
+template <typename OpTy>
+std::optional<Reduction> reductionOf(OpTy op) {
+  if constexpr (llvm::is_detected<ReductionAccessor, OpTy>::value)
+    return op.getReduction();
+  else
+    return std::nullopt;
 }
+
+/// The compressor of a collective that can carry one.
+template <typename OpTy>
+CompressAttr compressionOf(OpTy op) {
+  if constexpr (llvm::is_detected<CompressAccessor, OpTy>::value)
+    return op.getCompressAttr();
+  else
+    return {};
+}
+
+/// Sets or (null) removes the compressor of a collective that can carry one.
+template <typename OpTy>
+void setCompressionOf(OpTy op, CompressAttr compress) {
+  if constexpr (llvm::is_detected<CompressAccessor, OpTy>::value) {
+    if (compress)
+      op.setCompressAttr(compress);
+    else
+      op.removeCompressAttr();
+  } else {
+    assert(!compress && "the op cannot carry a compressor");
+  }
+}
+} // namespace detail
 } // namespace hetero
+
+#include "hetero/Dialect/HeteroInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "hetero/Dialect/HeteroOps.h.inc"

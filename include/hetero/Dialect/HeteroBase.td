@@ -40,6 +40,22 @@ def Hetero_Dialect : Dialect {
     `linalg`, `tensor` and `arith`.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  // What hetero-lower-pipeline states on the functions it emits and
+  // hetero-lower-to-runtime, the summary and hetero-run read back: the grid
+  // a step runs on (its collectives' groups are created on entry), the
+  // pipeline a function belongs to and the schedule a step runs, a plan-set
+  // step's table of candidates and stage count, the stage a stage program
+  // runs and its peak number of stashed activations.
+  let discardableAttrs = (ins
+    "::mlir::FlatSymbolRefAttr":$grid,
+    "::mlir::FlatSymbolRefAttr":$pipeline,
+    "::mlir::FlatSymbolRefAttr":$schedule,
+    "::mlir::ArrayAttr":$plan_table,
+    "::mlir::IntegerAttr":$stage,
+    "::mlir::IntegerAttr":$stages,
+    "::mlir::IntegerAttr":$peak_stash
+  );
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::shard::ShardDialect",
                            "::mlir::tensor::TensorDialect"];

@@ -9,6 +9,7 @@
 
 include "hetero/Dialect/HeteroBase.td"
 include "hetero/Dialect/HeteroAttrs.td"
+include "hetero/Dialect/HeteroInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
@@ -216,8 +217,12 @@ def Hetero_StageProgramOp : Hetero_Op<"stage_program", [
   let hasRegionVerifier = 1;
 }
 
+class Hetero_TaskOp<string mnemonic>
+    : Hetero_Op<mnemonic, [HasParent<"StageProgramOp">,
+                           DeclareOpInterfaceMethods<Hetero_TaskOpInterface>]>;
+
 class Hetero_ComputeTaskOp<string mnemonic, string what>
-    : Hetero_Op<mnemonic, [HasParent<"StageProgramOp">]> {
+    : Hetero_TaskOp<mnemonic> {
   let summary = "Runs the " # what # " pass of one micro-batch";
   let description = [{
     A task of a stage program: the }] # what # [{ pass of micro-batch
@@ -236,7 +241,7 @@ class Hetero_ComputeTaskOp<string mnemonic, string what>
 def Hetero_FwdOp : Hetero_ComputeTaskOp<"fwd", "forward">;
 def Hetero_BwdOp : Hetero_ComputeTaskOp<"bwd", "backward">;
 
-def Hetero_SendTaskOp : Hetero_Op<"send_task", [HasParent<"StageProgramOp">]> {
+def Hetero_SendTaskOp : Hetero_TaskOp<"send_task"> {
   let summary = "Sends an activation or a gradient to a neighbouring stage";
   let description = [{
     Sends the activation (forward) or input gradient (backward) of one
@@ -255,7 +260,7 @@ def Hetero_SendTaskOp : Hetero_Op<"send_task", [HasParent<"StageProgramOp">]> {
   let assemblyFormat = "$payload $microbatch `to` $peer attr-dict";
 }
 
-def Hetero_RecvTaskOp : Hetero_Op<"recv_task", [HasParent<"StageProgramOp">]> {
+def Hetero_RecvTaskOp : Hetero_TaskOp<"recv_task"> {
   let summary = "Receives an activation or a gradient from a neighbouring stage";
   let description = [{
     Blocks until the activation or gradient of one micro-batch arrives from
@@ -448,7 +453,8 @@ def Hetero_ImputeColsOp : Hetero_Op<"impute_cols", [
 
 class Hetero_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : Hetero_Op<mnemonic, !listconcat(traits, [
-        DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+        Hetero_CollectiveOpInterface])> {
   // The process group: the ranks of `grid` along `grid_axes`, or the whole
   // world when no grid is named.
   dag groupArgs = (ins
@@ -486,6 +492,18 @@ def Hetero_AllReduceOp : Hetero_CollectiveOp<"all_reduce", [
         :$sparse
   ));
   let results = (outs AnyRankedTensor:$result);
+  let builders = [
+    // A dense all-reduce of `input` over the ranks of `grid` along
+    // `gridAxes` (the world when `grid` is null).
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::FlatSymbolRefAttr":$grid,
+                   "::llvm::ArrayRef<int16_t>":$gridAxes,
+                   CArg<"::hetero::Reduction", "::hetero::Reduction::sum">
+                       :$reduction,
+                   CArg<"::hetero::CompressAttr", "{}">:$compress), [{
+      build($_builder, $_state, input.getType(), grid, gridAxes, input,
+            reduction, compress, ::hetero::SparseFormat::dense);
+    }]>
+  ];
   let assemblyFormat = "$input " # groupFormat # [{
     (`reduction` `=` $reduction^)? (`compress` $compress^)?
     (`sparse` `=` $sparse^)? attr-dict `:` type($result)

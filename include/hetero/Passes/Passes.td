@@ -337,7 +337,10 @@ def HeteroLowerToRuntime : Pass<"hetero-lower-to-runtime",
   let summary = "Lower collectives and transfers to libhetero_rt calls";
   let description = [{
     Rewrites the communication of a module into calls to the `hrt_mlir_*`
-    entry points of libhetero_rt, on buffers:
+    entry points of libhetero_rt, on buffers, by a dialect conversion with one
+    pattern per op (`populateHeteroToRuntimeConversionPatterns` and
+    `configureHeteroToRuntimeTarget` in hetero/Passes/HeteroToRuntime.h, for
+    embedders):
 
     * `hetero.bucket` first becomes one all-reduce of its operands
       flattened and concatenated, split back afterwards (tensor fusion);
@@ -360,9 +363,31 @@ def HeteroLowerToRuntime : Pass<"hetero-lower-to-runtime",
     waits at once instead (the baseline of overlap measurements).
     `shard.process_multi_index` becomes the rank's grid coordinates.
 
-    Checkpoints, sync groups and tensor-parallel pruning are reported as not
-    yet lowered; all-gather and reduce-scatter lower along axis 0 and
-    all-to-all with split and concat axis 0.
+    Every other hetero op except the structural ones is illegal: checkpoints,
+    sync groups and tensor-parallel pruning fail to legalize at their
+    location. An op the runtime cannot take says why: all-gather and
+    reduce-scatter lower along axis 0 and all-to-all with split and concat
+    axis 0, only all-reduces and buckets are compressed (f32, QSGD with at
+    most 127 levels), and the grid must be static with at most 4 dimensions.
+
+    Example (`--hetero-lower-to-runtime`, abridged):
+
+    ```mlir
+    %r = hetero.all_reduce %g reduction = avg : tensor<8xf32>
+    %y = arith.addf %r, %r : tensor<8xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %world = call @hrt_mlir_world() : () -> !llvm.ptr
+    %buf = memref.alloc() : memref<8xf32>
+    bufferization.materialize_in_destination %g in writable %buf
+    %request = call @hrt_mlir_all_reduce_start(%world, %ptr, %c8, %f32, %avg)
+    call @hrt_mlir_wait(%request) : (!llvm.ptr) -> ()
+    %r = bufferization.to_tensor %buf restrict writable
+    %y = arith.addf %r, %r : tensor<8xf32>
+    ```
   }];
   let options = [
     Option<"blockingCollectives", "blocking-collectives", "bool",

@@ -54,6 +54,12 @@ struct Action {
   int64_t peer = -1; // transfers only
 };
 
+/// Kinds of transfer: sends and receives, of activations (forward) or of
+/// gradients (backward).
+bool isSend(Action::Kind kind);
+bool isReceive(Action::Kind kind);
+bool carriesActivation(Action::Kind kind);
+
 /// `program` with its transfers: the activation of micro-batch i is received
 /// from stage s-1 right before F(i) and sent to s+1 right after it; the
 /// gradient is received from s+1 right before B(i) and sent to s-1 right

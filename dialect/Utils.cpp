@@ -1,0 +1,57 @@
+//===- Utils.cpp - helpers over hetero ops and types ----------------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero/Dialect/Utils.h"
+
+using namespace mlir;
+using namespace hetero;
+
+std::optional<int64_t> hetero::gridGroupSize(ArrayRef<int64_t> shape,
+                                             ArrayRef<int16_t> axes) {
+  SmallVector<shard::GridAxis> spanned(axes);
+  if (spanned.empty())
+    for (size_t axis = 0; axis < shape.size(); ++axis)
+      spanned.push_back(shard::GridAxis(axis));
+  int64_t size = shard::collectiveProcessGroupSize(spanned, shape);
+  if (ShapedType::isDynamic(size))
+    return std::nullopt;
+  return size;
+}
+
+/// Bytes of one element of `type`, sub-byte types rounded up.
+static int64_t elementBytes(Type type) {
+  return (type.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+int64_t hetero::tensorBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  return tensor.getNumElements() * elementBytes(tensor.getElementType());
+}
+
+int64_t hetero::wireBytes(Type type, CompressAttr compress) {
+  int64_t bytes = tensorBytes(type);
+  if (!compress || bytes == 0)
+    return bytes;
+  auto tensor = cast<RankedTensorType>(type);
+  return wire::compressedBytes(tensor.getNumElements(), elementBytes(tensor.getElementType()),
+                               compress.getWireCompression());
+}
+
+double hetero::wireFraction(CompressAttr compress, Type elementType) {
+  if (!compress)
+    return 1.0;
+  constexpr int64_t kElements = 1 << 20;
+  int64_t bytes = elementBytes(elementType);
+  return double(wire::compressedBytes(kElements, bytes,
+                                      compress.getWireCompression())) /
+         double(kElements * bytes);
+}
+
+bool hetero::hasInputGradient(Type type) {
+  return isa<FloatType>(cast<ShapedType>(type).getElementType());
+}

@@ -1,0 +1,48 @@
+// RUN: hetero-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{'hetero.grid' expects a flat symbol reference, got "grid"}}
+func.func @grid_is_a_symbol() attributes {hetero.grid = "grid"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'hetero.schedule' expects a flat symbol reference, got @a::@b}}
+func.func @schedule_is_a_flat_symbol() attributes {hetero.schedule = @a::@b} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'hetero.stages' expects a non-negative i64 integer, got -2 : i64}}
+func.func @stages_are_counted() attributes {hetero.stages = -2 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'hetero.peak_stash' expects a non-negative i64 integer, got 3 : i32}}
+func.func @peak_stash_is_i64() attributes {hetero.peak_stash = 3 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'hetero.plan_table' expects an array of dictionaries (one per plan), got [1]}}
+func.func @plan_table_of_dictionaries() attributes {hetero.plan_table = [1]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown hetero attribute 'hetero.gird'; expected one of hetero.grid, hetero.pipeline, hetero.schedule, hetero.plan_table, hetero.stage, hetero.stages, hetero.peak_stash}}
+func.func @misspelt() attributes {hetero.gird = @grid} {
+  return
+}
+
+// -----
+
+// The attributes hetero-lower-pipeline states verify.
+func.func @valid() attributes {hetero.grid = @g, hetero.pipeline = @p, hetero.schedule = @s, hetero.plan_table = [{step = @a}], hetero.stage = 0 : i64, hetero.stages = 2 : i64, hetero.peak_stash = 1 : i64} {
+  return
+}
