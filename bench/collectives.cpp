@@ -129,9 +129,8 @@ int main(int argc, char **argv) {
   std::vector<float> send(capacity, 1.0f), recv(capacity, 0.0f);
 
   if (rank == 0)
-    std::printf("%-14s %10s %12s %12s %10s %10s %8s\n", "collective",
-                "bytes", "raw_us", "hetero_us", "raw_GB/s", "busbw_GB/s",
-                "ratio");
+    std::printf("%-14s %10s %12s %12s %10s %10s %8s\n", "collective", "bytes",
+                "raw_us", "hetero_us", "raw_GB/s", "busbw_GB/s", "ratio");
   for (const Collective &collective : collectives) {
     for (size_t bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
       size_t count = bytes / sizeof(float);

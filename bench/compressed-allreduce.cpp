@@ -63,21 +63,19 @@ int main(int argc, char **argv) {
     hrt_compression spec;
   } cases[] = {
       {"fp16", {HRT_COMPRESS_FP16, 1.0, 0, HRT_SCHEME_ALLREDUCE, 1, nullptr}},
-      {"topk_1%", {HRT_COMPRESS_TOPK, 0.01, 0, HRT_SCHEME_ALLGATHER, 1,
-                   nullptr}},
-      {"dgc_1%", {HRT_COMPRESS_DGC, 0.01, 0, HRT_SCHEME_ALLGATHER, 1,
-                  nullptr}},
-      {"randomk_1%", {HRT_COMPRESS_RANDOMK, 0.01, 0, HRT_SCHEME_ALLTOALL, 1,
-                      nullptr}},
-      {"efsignsgd", {HRT_COMPRESS_EFSIGNSGD, 1.0, 0, HRT_SCHEME_ALLGATHER, 1,
-                     nullptr}},
-      {"qsgd_16", {HRT_COMPRESS_QSGD, 1.0, 16, HRT_SCHEME_ALLGATHER, 1,
-                   nullptr}},
+      {"topk_1%",
+       {HRT_COMPRESS_TOPK, 0.01, 0, HRT_SCHEME_ALLGATHER, 1, nullptr}},
+      {"dgc_1%", {HRT_COMPRESS_DGC, 0.01, 0, HRT_SCHEME_ALLGATHER, 1, nullptr}},
+      {"randomk_1%",
+       {HRT_COMPRESS_RANDOMK, 0.01, 0, HRT_SCHEME_ALLTOALL, 1, nullptr}},
+      {"efsignsgd",
+       {HRT_COMPRESS_EFSIGNSGD, 1.0, 0, HRT_SCHEME_ALLGATHER, 1, nullptr}},
+      {"qsgd_16",
+       {HRT_COMPRESS_QSGD, 1.0, 16, HRT_SCHEME_ALLGATHER, 1, nullptr}},
   };
   if (rank == 0)
-    std::printf("%d ranks\n%-10s %-11s %12s %10s %10s %8s\n", size,
-                "elements", "compressor", "wire_bytes", "dense_ms", "ms",
-                "ratio");
+    std::printf("%d ranks\n%-10s %-11s %12s %10s %10s %8s\n", size, "elements",
+                "compressor", "wire_bytes", "dense_ms", "ms", "ratio");
   for (size_t n : sizes) {
     std::vector<float> g(n), buffer(n);
     for (size_t i = 0; i < n; ++i)
@@ -94,8 +92,8 @@ int main(int argc, char **argv) {
       });
       if (rank == 0)
         std::printf("%-10zu %-11s %12zu %10.3f %10.3f %8.2f\n", n, c.name,
-                    hrt_compressed_size(&c.spec, n), dense * 1e3,
-                    seconds * 1e3, seconds / dense);
+                    hrt_compressed_size(&c.spec, n), dense * 1e3, seconds * 1e3,
+                    seconds / dense);
     }
   }
   CHECK(hrt_finalize());

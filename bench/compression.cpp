@@ -44,8 +44,8 @@ int main(int argc, char **argv) {
     sizes.push_back(std::strtoull(argv[i], nullptr, 10));
   if (sizes.empty())
     sizes = {size_t(1) << 20, size_t(1) << 24};
-  std::printf("%-10s %-10s %10s %10s %12s\n", "elements", "kernel",
-              "ms", "GB/s", "vs_memcpy");
+  std::printf("%-10s %-10s %10s %10s %12s\n", "elements", "kernel", "ms",
+              "GB/s", "vs_memcpy");
   for (size_t n : sizes) {
     std::vector<float> g(n), copy(n), out(n);
     for (size_t i = 0; i < n; ++i)
@@ -55,8 +55,8 @@ int main(int argc, char **argv) {
     std::vector<float> values(2 * k + 1);
     std::vector<uint16_t> halves(n);
     std::vector<int8_t> steps(n);
-    double memcpySeconds = fastest(
-        [&] { std::memcpy(copy.data(), g.data(), n * sizeof(float)); });
+    double memcpySeconds =
+        fastest([&] { std::memcpy(copy.data(), g.data(), n * sizeof(float)); });
     struct Kernel {
       const char *name;
       std::function<void()> run;
@@ -65,21 +65,22 @@ int main(int argc, char **argv) {
         {"fp16", [&] { hrt_to_fp16(g.data(), n, halves.data()); }},
         {"bf16", [&] { hrt_to_bf16(g.data(), n, halves.data()); }},
         {"efsignsgd", [&] { hrt_efsignsgd(g.data(), n, words.data()); }},
-        {"unpack", [&] {
-           hrt_unpack_signs(words.data(), n, 0.5f, out.data());
-         }},
+        {"unpack",
+         [&] { hrt_unpack_signs(words.data(), n, 0.5f, out.data()); }},
         {"qsgd", [&] { hrt_qsgd(g.data(), n, 16, 7, steps.data()); }},
-        {"topk_1%", [&] {
-           hrt_topk(g.data(), n, k, indices.data(), values.data());
-         }},
-        {"dgc_1%", [&] {
+        {"topk_1%",
+         [&] { hrt_topk(g.data(), n, k, indices.data(), values.data()); }},
+        {"dgc_1%",
+         [&] {
            hrt_dgc(g.data(), n, 0.01, n / 100, 7, 2 * k, indices.data(),
                    values.data());
          }},
-        {"randomk_1%", [&] {
+        {"randomk_1%",
+         [&] {
            hrt_randomk(g.data(), n, k, 7, indices.data(), values.data());
          }},
-        {"scatter_add", [&] {
+        {"scatter_add",
+         [&] {
            hrt_scatter_add(indices.data(), values.data(), k, out.data());
          }},
     };

@@ -69,12 +69,12 @@ LogicalResult HeteroDialect::verifyOperationAttribute(Operation *op,
   return op->emitError()
          << "unknown hetero attribute '" << name << "'; expected one of "
          << llvm::join(ArrayRef<StringRef>{GridAttrHelper::getNameStr(),
-                                            PipelineAttrHelper::getNameStr(),
-                                            ScheduleAttrHelper::getNameStr(),
-                                            PlanTableAttrHelper::getNameStr(),
-                                            StageAttrHelper::getNameStr(),
-                                            StagesAttrHelper::getNameStr(),
-                                            PeakStashAttrHelper::getNameStr()},
+                                           PipelineAttrHelper::getNameStr(),
+                                           ScheduleAttrHelper::getNameStr(),
+                                           PlanTableAttrHelper::getNameStr(),
+                                           StageAttrHelper::getNameStr(),
+                                           StagesAttrHelper::getNameStr(),
+                                           PeakStashAttrHelper::getNameStr()},
                        ", ");
 }
 
@@ -112,16 +112,14 @@ wire::Compression CompressAttr::getWireCompression() const {
           getLevels()};
 }
 
-LogicalResult
-CompressAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     Compressor compressor, llvm::APFloat ratioValue,
-                     int64_t levels,
-                     bool errorFeedback, Placement placement,
-                     CollectiveScheme scheme, int64_t nodeSize) {
+LogicalResult CompressAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   Compressor compressor,
+                                   llvm::APFloat ratioValue, int64_t levels,
+                                   bool errorFeedback, Placement placement,
+                                   CollectiveScheme scheme, int64_t nodeSize) {
   double ratio = ratioValue.convertToDouble();
   if (!(ratio > 0.0 && ratio <= 1.0))
-    return emitError() << "compression ratio must be in (0, 1], got "
-                       << ratio;
+    return emitError() << "compression ratio must be in (0, 1], got " << ratio;
   if (ratio != 1.0 && !wire::isSparsifier(toWireCompressor(compressor)))
     return emitError() << "'ratio' applies only to topk, dgc and randomk, "
                           "not to '"
@@ -199,7 +197,8 @@ Attribute CompressAttr::parse(AsmParser &parser, Type) {
         }
         placement = *parsed;
       } else {
-        std::optional<CollectiveScheme> parsed = symbolizeCollectiveScheme(value);
+        std::optional<CollectiveScheme> parsed =
+            symbolizeCollectiveScheme(value);
         if (!parsed) {
           parser.emitError(valueLoc)
               << "unknown scheme '" << value
@@ -218,10 +217,9 @@ Attribute CompressAttr::parse(AsmParser &parser, Type) {
   }
   if (parser.parseGreater())
     return {};
-  return parser.getChecked<CompressAttr>(loc, context, *compressor,
-                                         llvm::APFloat(ratio),
-                                         levels, errorFeedback, placement,
-                                         scheme, nodeSize);
+  return parser.getChecked<CompressAttr>(
+      loc, context, *compressor, llvm::APFloat(ratio), levels, errorFeedback,
+      placement, scheme, nodeSize);
 }
 
 void CompressAttr::print(AsmPrinter &printer) const {
@@ -249,10 +247,10 @@ void CompressAttr::print(AsmPrinter &printer) const {
 
 /// Checks that the optional float parameter `name` lies in [low, high) (or
 /// (low, high) when `openLow`).
-static LogicalResult
-verifyInRange(function_ref<InFlightDiagnostic()> emitError, StringRef owner,
-              StringRef name, FloatAttr value, double low, double high,
-              bool openLow) {
+static LogicalResult verifyInRange(function_ref<InFlightDiagnostic()> emitError,
+                                   StringRef owner, StringRef name,
+                                   FloatAttr value, double low, double high,
+                                   bool openLow) {
   if (!value)
     return success();
   double v = value.getValueAsDouble();
@@ -260,8 +258,8 @@ verifyInRange(function_ref<InFlightDiagnostic()> emitError, StringRef owner,
   if (above && v < high)
     return success();
   std::ostringstream message;
-  message << owner.str() << " " << name.str() << " must be in " << (openLow ? "(" : "[")
-          << low << ", " << high << "), got " << v;
+  message << owner.str() << " " << name.str() << " must be in "
+          << (openLow ? "(" : "[") << low << ", " << high << "), got " << v;
   return emitError() << message.str();
 }
 
@@ -317,10 +315,9 @@ parseOptimizerParameters(AsmParser &parser, StringRef optimizer,
       return failure();
     const StringRef *found = llvm::find(keys, key);
     if (found == keys.end()) {
-      InFlightDiagnostic diagnostic = parser.emitError(loc)
-                                      << "unknown " << optimizer
-                                      << " parameter '" << key
-                                      << "', expected one of ";
+      InFlightDiagnostic diagnostic =
+          parser.emitError(loc) << "unknown " << optimizer << " parameter '"
+                                << key << "', expected one of ";
       llvm::interleaveComma(keys, diagnostic);
       return diagnostic;
     }
@@ -359,8 +356,8 @@ static void printOptimizerParameters(AsmPrinter &printer,
 Attribute SgdAttr::parse(AsmParser &parser, Type) {
   SmallVector<FloatAttr> values;
   SMLoc loc = parser.getCurrentLocation();
-  if (failed(parseOptimizerParameters(parser, "sgd", {"lr", "momentum"},
-                                      values)))
+  if (failed(
+          parseOptimizerParameters(parser, "sgd", {"lr", "momentum"}, values)))
     return {};
   return parser.getChecked<SgdAttr>(loc, parser.getContext(), values[0],
                                     values[1]);

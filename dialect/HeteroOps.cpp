@@ -32,7 +32,7 @@ static LogicalResult verifyStageInRange(Operation *op, StringRef what,
 }
 
 /// Checks that the ops of `region` have one stage id each, covering
-/// 0..numStages-1 exactly once. `getId` returns the id of an op.
+/// 0..numStages-1 exactly once; `StageLikeOp` has a `getStageId()`.
 template <typename StageLikeOp>
 static LogicalResult verifyStageCover(Operation *owner, Region &region,
                                       int64_t numStages, StringRef kind) {
@@ -48,9 +48,8 @@ static LogicalResult verifyStageCover(Operation *owner, Region &region,
   }
   for (int64_t id = 0; id < numStages; ++id)
     if (!byId.count(id))
-      return owner->emitOpError()
-             << "stage " << id << " of " << numStages << " has no '" << kind
-             << "'";
+      return owner->emitOpError() << "stage " << id << " of " << numStages
+                                  << " has no '" << kind << "'";
   return success();
 }
 
@@ -90,8 +89,8 @@ static LogicalResult verifyAxis(Operation *op, StringRef name, int64_t axis,
                                 RankedTensorType type) {
   if (axis >= 0 && axis < type.getRank())
     return success();
-  return op->emitOpError() << name << " " << axis
-                           << " is not a dimension of " << type;
+  return op->emitOpError() << name << " " << axis << " is not a dimension of "
+                           << type;
 }
 
 /// Checks that `a` and `b` agree on every static dimension except the
@@ -100,15 +99,15 @@ static LogicalResult verifySameDimsExcept(Operation *op, RankedTensorType a,
                                           RankedTensorType b,
                                           ArrayRef<int64_t> except) {
   if (a.getRank() != b.getRank())
-    return op->emitOpError() << "expects " << a << " and " << b
-                             << " to have the same rank";
+    return op->emitOpError()
+           << "expects " << a << " and " << b << " to have the same rank";
   for (int64_t dim = 0; dim < a.getRank(); ++dim) {
     if (llvm::is_contained(except, dim))
       continue;
     int64_t x = a.getDimSize(dim), y = b.getDimSize(dim);
     if (!ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y)
-      return op->emitOpError() << "dimension " << dim << " differs: " << a
-                               << " vs " << b;
+      return op->emitOpError()
+             << "dimension " << dim << " differs: " << a << " vs " << b;
   }
   return success();
 }
@@ -121,8 +120,8 @@ static LogicalResult verifySameDimsExcept(Operation *op, RankedTensorType a,
 /// number of ranks in the group, or std::nullopt when it is only known at run
 /// time (no grid: the whole world; or a dynamic grid dimension).
 static FailureOr<std::optional<int64_t>>
-verifyGroup(Operation *op, FlatSymbolRefAttr gridName,
-            ArrayRef<int16_t> axes, SymbolTableCollection &symbolTable) {
+verifyGroup(Operation *op, FlatSymbolRefAttr gridName, ArrayRef<int16_t> axes,
+            SymbolTableCollection &symbolTable) {
   if (!gridName) {
     if (!axes.empty())
       return op->emitOpError() << "names grid axes but no grid";
@@ -130,15 +129,15 @@ verifyGroup(Operation *op, FlatSymbolRefAttr gridName,
   }
   auto grid = symbolTable.lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
   if (!grid)
-    return op->emitOpError() << "'" << gridName.getValue()
-                             << "' does not name a shard.grid";
+    return op->emitOpError()
+           << "'" << gridName.getValue() << "' does not name a shard.grid";
   ArrayRef<int64_t> shape = grid.getShape();
   llvm::SmallSet<int16_t, 4> seen;
   for (int16_t axis : axes) {
     if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
-      return op->emitOpError() << "grid axis " << axis << " is outside grid '"
-                               << gridName.getValue() << "' of rank "
-                               << shape.size();
+      return op->emitOpError()
+             << "grid axis " << axis << " is outside grid '"
+             << gridName.getValue() << "' of rank " << shape.size();
     if (!seen.insert(axis).second)
       return op->emitOpError() << "grid axis " << axis << " is named twice";
   }
@@ -152,9 +151,9 @@ static LogicalResult verifyRankInGroup(Operation *op, StringRef what,
   if (rank < 0)
     return op->emitOpError() << what << " must be a rank >= 0, got " << rank;
   if (groupSize && rank >= *groupSize)
-    return op->emitOpError() << what << " " << rank
-                             << " is outside the group of " << *groupSize
-                             << " ranks";
+    return op->emitOpError()
+           << what << " " << rank << " is outside the group of " << *groupSize
+           << " ranks";
   return success();
 }
 
@@ -166,9 +165,9 @@ verifyGroupOf(OpTy op, SymbolTableCollection &symbolTable) {
 
 /// Checks a root or peer rank against the static size of the op's group.
 template <typename OpTy>
-static LogicalResult verifyRankAgainstGroup(OpTy op, StringRef what,
-                                            int64_t rank,
-                                            SymbolTableCollection &symbolTable) {
+static LogicalResult
+verifyRankAgainstGroup(OpTy op, StringRef what, int64_t rank,
+                       SymbolTableCollection &symbolTable) {
   FailureOr<std::optional<int64_t>> size = verifyGroupOf(op, symbolTable);
   if (failed(size))
     return failure();
@@ -196,11 +195,6 @@ static LogicalResult verifyMicrobatchLimit(Operation *op, int64_t count) {
 }
 
 LogicalResult PipelineOp::verify() {
-  if (getNumStages() < 1)
-    return emitOpError() << "needs at least 1 stage, got " << getNumStages();
-  if (getNumMicrobatches() < 1)
-    return emitOpError() << "needs at least 1 micro-batch, got "
-                         << getNumMicrobatches();
   if (getNumStages() > kMaxPipelineStages)
     return emitOpError() << "has " << getNumStages()
                          << " stages, above the limit of "
@@ -272,9 +266,9 @@ static LogicalResult verifySignature(Operation *owner, StringRef what,
   for (auto [index, slot] : llvm::enumerate(inputs))
     if (type.getInput(index) != slot.type)
       return owner->emitOpError()
-             << what << " '" << function.getSymName() << "' argument "
-             << index << " (" << slot.role << ") has type "
-             << type.getInput(index) << ", expected " << slot.type;
+             << what << " '" << function.getSymName() << "' argument " << index
+             << " (" << slot.role << ") has type " << type.getInput(index)
+             << ", expected " << slot.type;
   for (auto [index, slot] : llvm::enumerate(results))
     if (type.getResult(index) != slot.type)
       return owner->emitOpError()
@@ -301,8 +295,8 @@ lookupParameter(StageOp stage, FlatSymbolRefAttr name,
            << "parameter '" << name.getValue() << "' has type " << type
            << ", expected a memref of static shape with the identity layout";
   if (global.isExternal() || global.isUninitialized())
-    return stage.emitOpError() << "parameter '" << name.getValue()
-                               << "' needs an initial value";
+    return stage.emitOpError()
+           << "parameter '" << name.getValue() << "' needs an initial value";
   if (global.getConstant())
     return stage.emitOpError() << "parameter '" << name.getValue()
                                << "' is a constant global; training writes it";
@@ -322,11 +316,12 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
     if (llvm::any_of(shape, ShapedType::isDynamic))
       return pipeline.emitOpError() << "runs on grid '" << gridName.getValue()
                                     << "', which has a dynamic size";
-    if (shape.empty() || shape.size() > 2 || shape[0] != pipeline.getNumStages())
+    if (shape.empty() || shape.size() > 2 ||
+        shape[0] != pipeline.getNumStages())
       return pipeline.emitOpError()
              << "runs on grid '" << gridName.getValue() << "' of shape "
-             << llvm::interleaved(shape, "x")
-             << ", expected axis 0 of size " << pipeline.getNumStages()
+             << llvm::interleaved(shape, "x") << ", expected axis 0 of size "
+             << pipeline.getNumStages()
              << " (the stages) and optionally axis 1 (the data-parallel "
                 "replicas)";
   }
@@ -370,8 +365,9 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
   for (int64_t s = 0; s <= last; ++s) {
     StageOp stage = pipeline.getStage(s);
     SmallVector<Slot> inputs = {
-        {activation, s == 0 ? "the micro-batch input"
-                            : "the activation of stage " + std::to_string(s - 1)}};
+        {activation, s == 0
+                         ? "the micro-batch input"
+                         : "the activation of stage " + std::to_string(s - 1)}};
     SmallVector<Slot> gradients;
     if (hasInputGradient(activation))
       gradients.push_back({activation, "the input gradient"});
@@ -380,9 +376,9 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
       if (!inserted)
         return stage.emitOpError()
                << "parameter '" << param.getValue() << "' is already "
-               << (it->second == s ? "listed by this stage"
-                                   : "a parameter of stage " +
-                                         std::to_string(it->second));
+               << (it->second == s
+                       ? "listed by this stage"
+                       : "a parameter of stage " + std::to_string(it->second));
       FailureOr<RankedTensorType> type =
           lookupParameter(stage, param, symbolTable);
       if (failed(type))
@@ -403,7 +399,8 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
                << "' returns " << forwardType.getNumResults()
                << " values, expected 1 (the activation for stage " << s + 1
                << ")";
-      auto activationType = dyn_cast<RankedTensorType>(forwardType.getResult(0));
+      auto activationType =
+          dyn_cast<RankedTensorType>(forwardType.getResult(0));
       if (!activationType || !activationType.hasStaticShape())
         return stage.emitOpError()
                << "forward function '" << forwards[s].getSymName()
@@ -437,15 +434,14 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
   return success();
 }
 
-LogicalResult
-PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (FlatSymbolRefAttr grid = getGridAttr())
     if (!symbolTable.lookupNearestSymbolFrom<shard::GridOp>(*this, grid))
       return emitOpError() << "'" << grid.getValue()
                            << "' does not name a shard.grid";
   if (bool(getDataAttr()) != bool(getOptimizerAttr()))
-    return emitOpError() << "names " << (getDataAttr() ? "a data function"
-                                                        : "an optimizer")
+    return emitOpError() << "names "
+                         << (getDataAttr() ? "a data function" : "an optimizer")
                          << " but no "
                          << (getDataAttr() ? "optimizer" : "data function")
                          << "; an executable pipeline names both";
@@ -453,12 +449,10 @@ PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   SmallVector<func::FuncOp> forwards(getNumStages());
   SmallVector<func::FuncOp> backwards(getNumStages());
   for (auto stage : getBody().getOps<StageOp>()) {
-    func::FuncOp forward = lookupStageFunction(stage, "forward",
-                                               stage.getForwardAttr(),
-                                               symbolTable);
-    func::FuncOp backward = lookupStageFunction(stage, "backward",
-                                                stage.getBackwardAttr(),
-                                                symbolTable);
+    func::FuncOp forward = lookupStageFunction(
+        stage, "forward", stage.getForwardAttr(), symbolTable);
+    func::FuncOp backward = lookupStageFunction(
+        stage, "backward", stage.getBackwardAttr(), symbolTable);
     if (!forward || !backward)
       return failure();
     forwards[stage.getStageId()] = forward;
@@ -486,8 +480,7 @@ PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     if (producer.getResult(0) != consumer.getInput(0))
       return getStage(s + 1).emitOpError()
              << "takes an activation of type " << consumer.getInput(0)
-             << ", but stage " << s << " produces "
-             << producer.getResult(0);
+             << ", but stage " << s << " produces " << producer.getResult(0);
   }
   return success();
 }
@@ -497,14 +490,6 @@ PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ScheduleOp::verify() {
-  if (getGroupSize() < 1)
-    return emitOpError() << "group_size must be at least 1, got "
-                         << getGroupSize();
-  if (std::optional<int64_t> size = getMicrobatchSize(); size && *size < 1)
-    return emitOpError() << "microbatch_size must be at least 1, got "
-                         << *size;
-  if (std::optional<int64_t> count = getMicrobatches(); count && *count < 1)
-    return emitOpError() << "microbatches must be at least 1, got " << *count;
   if (std::optional<int64_t> count = getMicrobatches())
     return verifyMicrobatchLimit(*this, *count);
   return success();
@@ -538,24 +523,21 @@ schedule::Action BwdOp::getAction() {
 }
 
 schedule::Action SendTaskOp::getAction() {
-  return {getPayload() == Payload::activation
-              ? schedule::Action::SendActivation
-              : schedule::Action::SendGradient,
+  return {getPayload() == Payload::activation ? schedule::Action::SendActivation
+                                              : schedule::Action::SendGradient,
           getMicrobatch(), getPeer()};
 }
 
 schedule::Action RecvTaskOp::getAction() {
-  return {getPayload() == Payload::activation
-              ? schedule::Action::RecvActivation
-              : schedule::Action::RecvGradient,
+  return {getPayload() == Payload::activation ? schedule::Action::RecvActivation
+                                              : schedule::Action::RecvGradient,
           getMicrobatch(), getPeer()};
 }
 
 /// Checks that a transfer task of stage `stage` moves its payload in the
 /// direction of the data flow; other tasks pass.
 static LogicalResult verifyTransferDirection(TaskOpInterface task,
-                                             int64_t stage,
-                                             int64_t numStages) {
+                                             int64_t stage, int64_t numStages) {
   schedule::Action action = task.getAction();
   bool isSend = schedule::isSend(action.kind);
   if (!isSend && !schedule::isReceive(action.kind))
@@ -569,15 +551,14 @@ static LogicalResult verifyTransferDirection(TaskOpInterface task,
   int64_t expected = isSend ? stage + downstream : stage - downstream;
   if (peer != expected)
     return task->emitOpError()
-           << "stage " << stage << " " << (isSend ? "sends" : "receives")
-           << " " << (activation ? "activations" : "gradients") << " "
+           << "stage " << stage << " " << (isSend ? "sends" : "receives") << " "
+           << (activation ? "activations" : "gradients") << " "
            << (isSend ? "to" : "from") << " stage " << expected
            << ", not stage " << peer;
   return success();
 }
 
-LogicalResult
-ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto pipeline =
       symbolTable.lookupNearestSymbolFrom<PipelineOp>(*this, getPipelineAttr());
   if (!pipeline)
@@ -596,9 +577,9 @@ ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       if (microbatch >= numMicrobatches)
         return task->emitOpError()
                << "names micro-batch " << microbatch << ", but "
-               << (getMicrobatches() ? "the schedule runs "
-                                     : "pipeline '" + getPipeline().str() +
-                                           "' has ")
+               << (getMicrobatches()
+                       ? "the schedule runs "
+                       : "pipeline '" + getPipeline().str() + "' has ")
                << numMicrobatches << " micro-batches";
       if (failed(verifyTransferDirection(task, stage, numStages)))
         return failure();
@@ -617,8 +598,8 @@ LogicalResult PlanSetOp::verify() {
   llvm::SmallDenseSet<Attribute> seen;
   for (Attribute plan : getPlans())
     if (!seen.insert(plan).second)
-      return emitOpError() << "lists plan "
-                           << cast<FlatSymbolRefAttr>(plan) << " twice";
+      return emitOpError() << "lists plan " << cast<FlatSymbolRefAttr>(plan)
+                           << " twice";
   if (!seen.contains(getDefaultPlanAttr()))
     return emitOpError() << "default plan " << getDefaultPlanAttr()
                          << " is not one of its plans";
@@ -643,9 +624,8 @@ LogicalResult PlanSetOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                            << "' does not name a hetero.schedule";
     if (schedule.getPipeline() != getPipeline())
       return emitOpError() << "plan '" << plan.getValue()
-                           << "' schedules pipeline '"
-                           << schedule.getPipeline() << "', not '"
-                           << getPipeline() << "'";
+                           << "' schedules pipeline '" << schedule.getPipeline()
+                           << "', not '" << getPipeline() << "'";
     std::optional<int64_t> size = schedule.getMicrobatchSize();
     if (!size)
       continue;
@@ -669,9 +649,6 @@ LogicalResult PlanSetOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 LogicalResult PrunableMatmulOp::verify() {
   RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
   RankedTensorType result = getResult().getType();
-  if (getTp() < 1)
-    return emitOpError() << "tensor-parallel degree must be at least 1, got "
-                         << getTp();
   if (getLayer().empty())
     return emitOpError() << "needs a non-empty layer key";
   if (lhs.getRank() < 2 || rhs.getRank() != 2)
@@ -681,14 +658,14 @@ LogicalResult PrunableMatmulOp::verify() {
   int64_t k = lhs.getShape().back();
   if (!ShapedType::isDynamic(k) && !ShapedType::isDynamic(rhs.getDimSize(0)) &&
       k != rhs.getDimSize(0))
-    return emitOpError() << "contraction sizes differ: lhs " << lhs
-                         << " has " << k << ", rhs " << rhs << " has "
+    return emitOpError() << "contraction sizes differ: lhs " << lhs << " has "
+                         << k << ", rhs " << rhs << " has "
                          << rhs.getDimSize(0);
   SmallVector<int64_t> expected(lhs.getShape().drop_back());
   expected.push_back(rhs.getDimSize(1));
   if (failed(verifyCompatibleShape(result.getShape(), expected)))
-    return emitOpError() << "result " << result << " does not match "
-                         << lhs << " x " << rhs;
+    return emitOpError() << "result " << result << " does not match " << lhs
+                         << " x " << rhs;
   bool byColumns = getMode() == PruneMode::col;
   int64_t sharded = byColumns ? rhs.getDimSize(1) : rhs.getDimSize(0);
   if (!ShapedType::isDynamic(sharded) && sharded % getTp() != 0)
@@ -701,10 +678,6 @@ LogicalResult PrunableMatmulOp::verify() {
 }
 
 LogicalResult PrunePlanOp::verify() {
-  if (getColumns() < 1)
-    return emitOpError() << "layer '" << getLayer()
-                         << "' must have at least 1 column, got "
-                         << getColumns();
   int64_t kept = getKept().getType().getDimSize(0);
   if (!ShapedType::isDynamic(kept) && kept > getColumns())
     return emitOpError() << "keeps " << kept << " of only " << getColumns()
@@ -725,14 +698,13 @@ static LogicalResult verifyColumnMove(Operation *op, RankedTensorType narrow,
   int64_t slices = narrow.getDimSize(axis);
   if (!ShapedType::isDynamic(count) && !ShapedType::isDynamic(slices) &&
       count != slices)
-    return op->emitOpError() << "has " << count << " indices but "
-                             << slices << " slices along axis " << axis;
+    return op->emitOpError() << "has " << count << " indices but " << slices
+                             << " slices along axis " << axis;
   int64_t width = wide.getDimSize(axis);
   if (!ShapedType::isDynamic(width) && !ShapedType::isDynamic(slices) &&
       slices > width)
     return op->emitOpError() << "moves " << slices << " slices along axis "
-                             << axis << " of a tensor that has only "
-                             << width;
+                             << axis << " of a tensor that has only " << width;
   return success();
 }
 
@@ -751,8 +723,8 @@ LogicalResult ImputeColsOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AllReduceOp::verify() {
-  if (failed(verifyCompressedReduction(*this, getCompressAttr(),
-                                       getReduction())))
+  if (failed(
+          verifyCompressedReduction(*this, getCompressAttr(), getReduction())))
     return failure();
   if (getSparse() != SparseFormat::dense) {
     if (getCompressAttr() &&
@@ -790,8 +762,7 @@ AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 namespace {
 /// `compress #hetero.compress<none>` says nothing: drop it.
-template <typename OpTy>
-struct DropNoneCompression : OpRewritePattern<OpTy> {
+template <typename OpTy> struct DropNoneCompression : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -805,8 +776,7 @@ struct DropNoneCompression : OpRewritePattern<OpTy> {
 
 /// A collective over a group of one rank returns its input, unless a
 /// compressor would still change the values on their way through.
-template <typename OpTy>
-struct SingleRankCollective : OpRewritePattern<OpTy> {
+template <typename OpTy> struct SingleRankCollective : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -837,8 +807,9 @@ struct SingleTensorBucket : OpRewritePattern<BucketOp> {
 
 void AllReduceOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                               MLIRContext *context) {
-  patterns.add<DropNoneCompression<AllReduceOp>,
-               SingleRankCollective<AllReduceOp>>(context);
+  patterns
+      .add<DropNoneCompression<AllReduceOp>, SingleRankCollective<AllReduceOp>>(
+          context);
 }
 
 //===----------------------------------------------------------------------===//
@@ -882,19 +853,19 @@ static LogicalResult verifyConcatenation(Operation *op, RankedTensorType small,
   if (ShapedType::isDynamic(part) || ShapedType::isDynamic(whole))
     return success();
   if (factor && whole != part * *factor)
-    return op->emitOpError() << "expects dimension " << axis << " to be "
-                             << part << " x " << *factor << " ranks = "
-                             << part * *factor << ", got " << whole;
+    return op->emitOpError()
+           << "expects dimension " << axis << " to be " << part << " x "
+           << *factor << " ranks = " << part * *factor << ", got " << whole;
   if (part == 0 ? whole != 0 : whole % part != 0)
-    return op->emitOpError() << "dimension " << axis << " of " << large
-                             << " is not a multiple of the " << part
-                             << " of " << small;
+    return op->emitOpError()
+           << "dimension " << axis << " of " << large
+           << " is not a multiple of the " << part << " of " << small;
   return success();
 }
 
 LogicalResult AllGatherOp::verify() {
-  return verifyConcatenation(*this, getInput().getType(),
-                             getResult().getType(), getAxis(), std::nullopt);
+  return verifyConcatenation(*this, getInput().getType(), getResult().getType(),
+                             getAxis(), std::nullopt);
 }
 
 LogicalResult
@@ -902,16 +873,16 @@ AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<std::optional<int64_t>> size = verifyGroupOf(*this, symbolTable);
   if (failed(size))
     return failure();
-  return verifyConcatenation(*this, getInput().getType(),
-                             getResult().getType(), getAxis(), *size);
+  return verifyConcatenation(*this, getInput().getType(), getResult().getType(),
+                             getAxis(), *size);
 }
 
 LogicalResult ReduceScatterOp::verify() {
-  if (failed(verifyCompressedReduction(*this, getCompressAttr(),
-                                       getReduction())))
+  if (failed(
+          verifyCompressedReduction(*this, getCompressAttr(), getReduction())))
     return failure();
-  return verifyConcatenation(*this, getResult().getType(),
-                             getInput().getType(), getAxis(), std::nullopt);
+  return verifyConcatenation(*this, getResult().getType(), getInput().getType(),
+                             getAxis(), std::nullopt);
 }
 
 LogicalResult
@@ -919,8 +890,8 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<std::optional<int64_t>> size = verifyGroupOf(*this, symbolTable);
   if (failed(size))
     return failure();
-  return verifyConcatenation(*this, getResult().getType(),
-                             getInput().getType(), getAxis(), *size);
+  return verifyConcatenation(*this, getResult().getType(), getInput().getType(),
+                             getAxis(), *size);
 }
 
 /// The result of an all-to-all over `factor` ranks: the split dimension is
@@ -936,7 +907,8 @@ static LogicalResult verifyAllToAllShapes(AllToAllOp op,
     return failure();
   if (split == concat)
     return verifySameDimsExcept(op, input, result, {});
-  int64_t inSplit = input.getDimSize(split), outSplit = result.getDimSize(split);
+  int64_t inSplit = input.getDimSize(split),
+          outSplit = result.getDimSize(split);
   int64_t inConcat = input.getDimSize(concat);
   int64_t outConcat = result.getDimSize(concat);
   if (llvm::any_of(ArrayRef<int64_t>{inSplit, outSplit, inConcat, outConcat},
@@ -947,14 +919,13 @@ static LogicalResult verifyAllToAllShapes(AllToAllOp op,
                             << " is not a multiple of " << inConcat;
   int64_t ranks = outConcat / inConcat;
   if (factor && ranks != *factor)
-    return op.emitOpError() << "concatenates " << ranks
-                            << " slices, but the group has " << *factor
-                            << " ranks";
+    return op.emitOpError()
+           << "concatenates " << ranks << " slices, but the group has "
+           << *factor << " ranks";
   if (inSplit != outSplit * ranks)
-    return op.emitOpError() << "splits dimension " << split << " of size "
-                            << inSplit << " into " << ranks
-                            << " slices of " << outSplit
-                            << ", which do not add up";
+    return op.emitOpError()
+           << "splits dimension " << split << " of size " << inSplit << " into "
+           << ranks << " slices of " << outSplit << ", which do not add up";
   return success();
 }
 
@@ -986,8 +957,7 @@ LogicalResult ReduceOp::verify() {
   return verifyRankInGroup(*this, "root", getRoot(), std::nullopt);
 }
 
-LogicalResult
-ReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult ReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyRankAgainstGroup(*this, "root", getRoot(), symbolTable);
 }
 
@@ -995,8 +965,7 @@ LogicalResult SendOp::verify() {
   return verifyRankInGroup(*this, "peer", getPeer(), std::nullopt);
 }
 
-LogicalResult
-SendOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyRankAgainstGroup(*this, "peer", getPeer(), symbolTable);
 }
 
@@ -1004,8 +973,7 @@ LogicalResult RecvOp::verify() {
   return verifyRankInGroup(*this, "peer", getPeer(), std::nullopt);
 }
 
-LogicalResult
-RecvOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyRankAgainstGroup(*this, "peer", getPeer(), symbolTable);
 }
 
@@ -1014,9 +982,8 @@ RecvOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult BucketOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferredReturnTypes) {
+    MLIRContext *, std::optional<Location>, ValueRange operands, DictionaryAttr,
+    OpaqueProperties, RegionRange, SmallVectorImpl<Type> &inferredReturnTypes) {
   llvm::append_range(inferredReturnTypes, operands.getTypes());
   return success();
 }
@@ -1057,11 +1024,6 @@ void BucketOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 LogicalResult CheckpointOp::verify() {
   if (getTensors().empty())
     return emitOpError() << "needs at least one tensor to checkpoint";
-  if (getWorld() < 1)
-    return emitOpError() << "world size must be at least 1, got "
-                         << getWorld();
-  if (getReplicas() < 1)
-    return emitOpError() << "needs at least 1 replica, got " << getReplicas();
   if (getReplicas() > getWorld())
     return emitOpError() << "asks for " << getReplicas()
                          << " replicas, but the world has only " << getWorld()
@@ -1071,16 +1033,10 @@ LogicalResult CheckpointOp::verify() {
     return emitOpError() << "group placement splits " << getWorld()
                          << " machines into groups of " << getReplicas()
                          << ", which does not divide them; use ring or mixed";
-  if (getEvery() < 1)
-    return emitOpError() << "checkpoint interval must be at least 1 "
-                            "iteration, got "
-                         << getEvery();
   return success();
 }
 
 LogicalResult CkptChunkOp::verify() {
-  if (getChunks() < 1)
-    return emitOpError() << "needs at least 1 chunk, got " << getChunks();
   if (getChunk() >= getChunks())
     return emitOpError() << "chunk " << getChunk() << " is outside 0.."
                          << getChunks() - 1;
@@ -1095,9 +1051,8 @@ LogicalResult CkptChunkOp::verify() {
 /// byte value.
 static LogicalResult verifyVocabulary(Operation *op, int64_t vocab) {
   if (vocab < 2 || vocab > kMaxVocabulary)
-    return op->emitOpError()
-           << "vocab must be between 2 and " << kMaxVocabulary
-           << " (character-level token ids), got " << vocab;
+    return op->emitOpError() << "vocab must be between 2 and " << kMaxVocabulary
+                             << " (character-level token ids), got " << vocab;
   return success();
 }
 
@@ -1114,9 +1069,6 @@ static LogicalResult verifyTokenBatch(Operation *op, RankedTensorType type,
 LogicalResult CorpusBatchOp::verify() {
   if (failed(verifyVocabulary(*this, getVocab())))
     return failure();
-  if (getReplicas() < 1)
-    return emitOpError() << "replicas must be at least 1, got "
-                         << getReplicas();
   return verifyTokenBatch(*this, getInput().getType(), "the batch");
 }
 
@@ -1141,9 +1093,8 @@ LogicalResult SampleNextOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult GroupSyncOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferredReturnTypes) {
+    MLIRContext *, std::optional<Location>, ValueRange operands, DictionaryAttr,
+    OpaqueProperties, RegionRange, SmallVectorImpl<Type> &inferredReturnTypes) {
   llvm::append_range(inferredReturnTypes, operands.getTypes());
   return success();
 }
@@ -1151,13 +1102,6 @@ LogicalResult GroupSyncOp::inferReturnTypes(
 LogicalResult GroupSyncOp::verify() {
   if (getParams().empty())
     return emitOpError() << "needs at least one parameter tensor";
-  if (getWindow() < 0)
-    return emitOpError() << "window must be >= 0 iterations, got "
-                         << getWindow();
-  if (getPeriod() < 1)
-    return emitOpError() << "connectivity period must be at least 1 "
-                            "iteration, got "
-                         << getPeriod();
   return success();
 }
 

@@ -6,7 +6,6 @@
 
 #include "hetero/Dialect/Schedule.h"
 
-
 using namespace mlir;
 using namespace hetero;
 using schedule::Action;
@@ -51,8 +50,8 @@ LogicalResult hetero::verifyStagePrograms(ScheduleOp scheduleOp,
                                     << "schedule '" << scheduleOp.getSymName()
                                     << "': " << problem.message;
     if (digest.more[i])
-      diagnostic.attachNote() << digest.more[i]
-                              << " more problems of this kind not shown";
+      diagnostic.attachNote()
+          << digest.more[i] << " more problems of this kind not shown";
   }
   return success(problems.empty());
 }

@@ -38,7 +38,8 @@ int64_t hetero::wireBytes(Type type, CompressAttr compress) {
   if (!compress || bytes == 0)
     return bytes;
   auto tensor = cast<RankedTensorType>(type);
-  return wire::compressedBytes(tensor.getNumElements(), elementBytes(tensor.getElementType()),
+  return wire::compressedBytes(tensor.getNumElements(),
+                               elementBytes(tensor.getElementType()),
                                compress.getWireCompression());
 }
 

@@ -48,8 +48,8 @@ struct FusionSet {
 
 /// What a fusion set has in common: group, reduction, compression and
 /// element type.
-using SetKey = std::tuple<Block *, Attribute, Attribute, Attribute,
-                          Attribute, Type>;
+using SetKey =
+    std::tuple<Block *, Attribute, Attribute, Attribute, Attribute, Type>;
 
 /// The position of the op defining `value` in `block` (-1: before it).
 int64_t readyPosition(Value value, Block *block,
@@ -93,9 +93,8 @@ struct HeteroFuseGradientsPass
       } else if (auto bucket = dyn_cast<BucketOp>(op)) {
         if (!bucket.getInputs().empty())
           add(bucket.getInputsMutable(), bucket.getResults(),
-              bucket.getGridAttr(),
-              bucket.getGridAxesAttr(), bucket.getReductionAttr(),
-              bucket.getCompressAttr());
+              bucket.getGridAttr(), bucket.getGridAxesAttr(),
+              bucket.getReductionAttr(), bucket.getCompressAttr());
       }
     });
     SmallVector<FusionSet> result;
@@ -149,8 +148,8 @@ struct HeteroFuseGradientsPass
         Operation *collective =
             block->findAncestorOpInBlock(*member.reduced.getDefiningOp());
         if (collective &&
-            (!firstCollective || positions.lookup(collective) <
-                                     positions.lookup(firstCollective)))
+            (!firstCollective ||
+             positions.lookup(collective) < positions.lookup(firstCollective)))
           firstCollective = collective;
         int64_t ready = readyPosition(member.input(), block, positions);
         if (ready > lastInput) {
@@ -190,9 +189,8 @@ struct HeteroFuseGradientsPass
       Location loc = set.collectives.front()->getLoc();
       ValueRange results;
       if (inputs.size() == 1) {
-        auto single =
-            AllReduceOp::create(builder, loc, inputs.front(), grid, axes,
-                                reduction.getValue(), compress);
+        auto single = AllReduceOp::create(builder, loc, inputs.front(), grid,
+                                          axes, reduction.getValue(), compress);
         results = single->getResults();
         placedLast = single;
       } else {
@@ -239,17 +237,18 @@ struct HeteroFuseGradientsPass
       for (Operation &op : *block)
         positions[&op] = index++;
       // Gradient-ready order: the order the block produces them.
-      llvm::stable_sort(set.gradients, [&](const Gradient &a,
-                                           const Gradient &b) {
-        return readyPosition(a.input(), block, positions) <
-               readyPosition(b.input(), block, positions);
-      });
+      llvm::stable_sort(set.gradients,
+                        [&](const Gradient &a, const Gradient &b) {
+                          return readyPosition(a.input(), block, positions) <
+                                 readyPosition(b.input(), block, positions);
+                        });
       fusion::Problem problem = profiled ? *profiled : builtinProblem(set);
       if (problem.tensors.size() != set.gradients.size()) {
-        set.collectives.front()->emitError() << "hetero-fuse-gradients: the profile lists "
-                           << problem.tensors.size()
-                           << " tensors, but this fusion set reduces "
-                           << set.gradients.size() << " gradients";
+        set.collectives.front()->emitError()
+            << "hetero-fuse-gradients: the profile lists "
+            << problem.tensors.size()
+            << " tensors, but this fusion set reduces " << set.gradients.size()
+            << " gradients";
         return signalPassFailure();
       }
       if (failed(rewrite(set, fusion::optimalPlan(problem), positions)))

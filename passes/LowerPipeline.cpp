@@ -81,9 +81,8 @@ class PipelineLowering {
 public:
   PipelineLowering(PipelineOp pipeline, SymbolTable &symbols,
                    bool lateGradientSync)
-      : pipeline(pipeline), symbols(symbols),
-        builder(pipeline.getContext()), loc(pipeline.getLoc()),
-        lateGradientSync(lateGradientSync) {}
+      : pipeline(pipeline), symbols(symbols), builder(pipeline.getContext()),
+        loc(pipeline.getLoc()), lateGradientSync(lateGradientSync) {}
 
   /// Resolves the pipeline's functions, globals and grid; false after a
   /// diagnostic.
@@ -106,15 +105,13 @@ public:
   int64_t numStages() const { return stages.size(); }
 
 private:
-  func::FuncOp createFunction(StringRef name, FunctionType type,
-                              bool isPublic);
+  func::FuncOp createFunction(StringRef name, FunctionType type, bool isPublic);
   /// The private function @<p>_stage<s>_<suffix>.
   func::FuncOp createStageFunction(int64_t s, StringRef suffix,
                                    FunctionType type) {
-    return createFunction((pipeline.getSymName() + "_stage" + Twine(s) + "_" +
-                           suffix)
-                              .str(),
-                          type, /*isPublic=*/false);
+    return createFunction(
+        (pipeline.getSymName() + "_stage" + Twine(s) + "_" + suffix).str(),
+        type, /*isPublic=*/false);
   }
   Value indexConstant(int64_t value) {
     return arith::ConstantIndexOp::create(builder, loc, value);
@@ -149,8 +146,8 @@ private:
   Value addLoss(Value total, Value loss);
   /// What stage `s`'s forward takes (and its backward first): the
   /// activation, the parameters, and on the last stage the target.
-  SmallVector<Value> forwardArguments(int64_t s, Value input,
-                                      ValueRange params, Value target) {
+  SmallVector<Value> forwardArguments(int64_t s, Value input, ValueRange params,
+                                      Value target) {
     SmallVector<Value> arguments = {input};
     arguments.append(params.begin(), params.end());
     if (s == numStages() - 1)
@@ -227,8 +224,7 @@ LogicalResult PipelineLowering::prepare() {
   return success();
 }
 
-func::FuncOp PipelineLowering::createFunction(StringRef name,
-                                              FunctionType type,
+func::FuncOp PipelineLowering::createFunction(StringRef name, FunctionType type,
                                               bool isPublic) {
   builder.setInsertionPointAfter(pipeline);
   auto function = func::FuncOp::create(builder, loc, name, type);
@@ -271,10 +267,10 @@ func::FuncOp PipelineLowering::emitForwardTask(int64_t s) {
   func::FuncOp function = createStageFunction(
       s, "forward_task", builder.getFunctionType(inputs, type.getResults()));
   ValueRange arguments = function.getArguments();
-  auto call = func::CallOp::create(
-      builder, loc, stage.forward,
-      forwardArguments(s, arguments[0], readParams(s),
-                       last ? arguments[1] : Value()));
+  auto call =
+      func::CallOp::create(builder, loc, stage.forward,
+                           forwardArguments(s, arguments[0], readParams(s),
+                                            last ? arguments[1] : Value()));
   func::ReturnOp::create(builder, loc, call.getResults());
   return function;
 }
@@ -282,8 +278,7 @@ func::FuncOp PipelineLowering::emitForwardTask(int64_t s) {
 func::FuncOp PipelineLowering::emitBackwardTask(int64_t s) {
   Stage &stage = stages[s];
   for (memref::GlobalOp param : stage.params)
-    stage.gradientSums.push_back(
-        createStateGlobal(param, "grad_sum", symbols));
+    stage.gradientSums.push_back(createStateGlobal(param, "grad_sum", symbols));
   FunctionType type = stage.backward.getFunctionType();
   bool last = s == numStages() - 1;
   size_t count = stage.params.size();
@@ -302,8 +297,8 @@ func::FuncOp PipelineLowering::emitBackwardTask(int64_t s) {
   // The parameter gradients come last; each is added into its sum.
   for (auto [sum, gradient] : llvm::zip_equal(
            stage.gradientSums, call.getResults().take_back(count))) {
-    Value buffer =
-        memref::GetGlobalOp::create(builder, loc, sum.getType(), sum.getSymName());
+    Value buffer = memref::GetGlobalOp::create(builder, loc, sum.getType(),
+                                               sum.getSymName());
     Value term = bufferization::ToBufferOp::create(
         builder, loc, sum.getType(), gradient, /*read_only=*/true);
     linalg::AddOp::create(builder, loc, ValueRange{buffer, term},
@@ -340,8 +335,7 @@ Value PipelineLowering::addLoss(Value total, Value loss) {
   return arith::AddFOp::create(builder, loc, total, scalar);
 }
 
-void PipelineLowering::emitUpdates(int64_t stage,
-                                   ArrayRef<Value> gradients) {
+void PipelineLowering::emitUpdates(int64_t stage, ArrayRef<Value> gradients) {
   double scale = 1.0 / double(microbatches * replicas);
   for (auto [param, gradient] : llvm::zip(stages[stage].params, gradients))
     optimizer->update(builder, loc, param, gradient, scale);
@@ -420,9 +414,8 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
     case Action::Forward: {
       Stashed entry;
       if (s == 0 || s == last) {
-        auto batch = func::CallOp::create(builder, loc, data,
-                                          ValueRange{step, replica,
-                                                     i64Constant(mb)});
+        auto batch = func::CallOp::create(
+            builder, loc, data, ValueRange{step, replica, i64Constant(mb)});
         if (s == 0)
           entry.input = batch.getResult(0);
         if (s == last)
@@ -493,8 +486,9 @@ PipelineLowering::emitStep(StringRef name,
   std::reverse(stageFunctions.begin(), stageFunctions.end());
 
   Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
-  func::FuncOp step = createFunction(name, builder.getFunctionType({i64}, {f32}),
-                                     /*isPublic=*/true);
+  func::FuncOp step =
+      createFunction(name, builder.getFunctionType({i64}, {f32}),
+                     /*isPublic=*/true);
   // Every rank of this grid calls the step.
   HeteroDialect &dialect = getHeteroDialect(builder.getContext());
   dialect.getGridAttrHelper().setAttr(step, grid);
@@ -523,10 +517,9 @@ PipelineLowering::emitStep(StringRef name,
   for (int64_t s = 0; s < numStages(); ++s) {
     builder.setInsertionPointToStart(
         &dispatch.getCaseRegions()[s].emplaceBlock());
-    Value localLoss =
-        func::CallOp::create(builder, loc, stageFunctions[s],
-                             ValueRange{stepArgument, replica})
-            .getResult(0);
+    Value localLoss = func::CallOp::create(builder, loc, stageFunctions[s],
+                                           ValueRange{stepArgument, replica})
+                          .getResult(0);
     scf::YieldOp::create(builder, loc, localLoss);
   }
   // Every rank of the grid has a stage; the default is never taken.
@@ -564,8 +557,8 @@ void PipelineLowering::emitPlanTable(PlanSetOp planSet,
     SmallVector<NamedAttribute> entry = {
         builder.getNamedAttr("step",
                              FlatSymbolRefAttr::get(plan.getSymNameAttr())),
-        builder.getNamedAttr(
-            "schedule", FlatSymbolRefAttr::get(schedule.getSymNameAttr())),
+        builder.getNamedAttr("schedule",
+                             FlatSymbolRefAttr::get(schedule.getSymNameAttr())),
         builder.getNamedAttr("group_size", schedule.getGroupSizeAttr()),
         builder.getNamedAttr(
             "microbatches",
@@ -583,9 +576,9 @@ void PipelineLowering::emitPlanTable(PlanSetOp planSet,
 
 void PipelineLowering::emitReference() {
   Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
-  func::FuncOp function = createFunction(
-      (pipeline.getSymName() + "_step_reference").str(),
-      builder.getFunctionType({i64}, {f32}), /*isPublic=*/true);
+  func::FuncOp function =
+      createFunction((pipeline.getSymName() + "_step_reference").str(),
+                     builder.getFunctionType({i64}, {f32}), /*isPublic=*/true);
   Value step = function.getArgument(0);
   int64_t last = numStages() - 1;
 
@@ -599,10 +592,10 @@ void PipelineLowering::emitReference() {
       auto type = cast<RankedTensorType>(current.getType());
       Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
                                             type.getElementType());
-      initial.push_back(
-          linalg::FillOp::create(builder, loc, ValueRange{f32Constant(0.0)},
-                                 ValueRange{empty})
-              .getResult(0));
+      initial.push_back(linalg::FillOp::create(builder, loc,
+                                               ValueRange{f32Constant(0.0)},
+                                               ValueRange{empty})
+                            .getResult(0));
     }
 
   // One micro-batch of one replica through every stage and back.
@@ -767,9 +760,9 @@ struct HeteroLowerPipelinePass
             programsOf(pipeline, scheduleOp);
         if (failed(programs))
           return signalPassFailure();
-        steps.push_back(lowering.emitStep(
-            (step + "_" + scheduleOp.getSymName()).str(), *programs,
-            scheduleOp.getSymNameAttr()));
+        steps.push_back(
+            lowering.emitStep((step + "_" + scheduleOp.getSymName()).str(),
+                              *programs, scheduleOp.getSymNameAttr()));
         schedules.push_back(scheduleOp);
       }
       lowering.emitPlanTable(planSet, steps, schedules);
@@ -778,8 +771,8 @@ struct HeteroLowerPipelinePass
 
   /// The stage programs of `schedule` (1F1B when it is null), verified;
   /// failure after a diagnostic.
-  FailureOr<std::vector<std::vector<Action>>>
-  programsOf(PipelineOp pipeline, ScheduleOp schedule) {
+  FailureOr<std::vector<std::vector<Action>>> programsOf(PipelineOp pipeline,
+                                                         ScheduleOp schedule) {
     if (!schedule)
       return schedule::kfkbPrograms(pipeline.getNumStages(),
                                     pipeline.getNumMicrobatches(),

@@ -4,11 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hetero-rt/compress.h"
+#include "hetero-rt/hrt.h"
 #include "hetero/Dialect/Hetero.h"
 #include "hetero/Passes/HeteroToRuntime.h"
 #include "hetero/Passes/Passes.h"
-#include "hetero-rt/compress.h"
-#include "hetero-rt/hrt.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -212,15 +212,14 @@ public:
   }
 
 private:
-  func::FuncOp declare(StringRef name, TypeRange arguments,
-                       TypeRange results) {
+  func::FuncOp declare(StringRef name, TypeRange arguments, TypeRange results) {
     if (auto existing = module.lookupSymbol<func::FuncOp>(name))
       return existing;
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(module.getBody());
-    auto function = func::FuncOp::create(
-        rewriter, module.getLoc(), name,
-        rewriter.getFunctionType(arguments, results));
+    auto function =
+        func::FuncOp::create(rewriter, module.getLoc(), name,
+                             rewriter.getFunctionType(arguments, results));
     function.setPrivate();
     return function;
   }
@@ -455,10 +454,10 @@ struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
     Value reduction = calls.constant32(runtimeReduction(reduce.getReduction()));
     Value input = adaptor.getInput();
     if (sparse)
-      return lowerInPlace(
-          reduce, input, *comm, "hrt_mlir_sparse_all_reduce",
-          {reduction, calls.constant32(runtimeSparseFormat(reduce.getSparse()))},
-          calls, rewriter);
+      return lowerInPlace(reduce, input, *comm, "hrt_mlir_sparse_all_reduce",
+                          {reduction, calls.constant32(runtimeSparseFormat(
+                                          reduce.getSparse()))},
+                          calls, rewriter);
     if (compressed) {
       CompressAttr compress = reduce.getCompressAttr();
       Value ratio = arith::ConstantFloatOp::create(
@@ -474,8 +473,8 @@ struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
           calls.constant64(compress.getNodeSize()),
           calls.constant64(*nextCompressedSite)};
       if (failed(lowerInPlace(reduce, input, *comm,
-                              "hrt_mlir_compressed_all_reduce", trailing,
-                              calls, rewriter)))
+                              "hrt_mlir_compressed_all_reduce", trailing, calls,
+                              rewriter)))
         return failure();
       ++*nextCompressedSite;
       return success();
@@ -489,12 +488,11 @@ struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
       return failure();
     auto type = cast<RankedTensorType>(input.getType());
     Value memref = calls.buffer(type, input);
-    Value request = calls.call(
-        "hrt_mlir_all_reduce_start",
-        {*comm, calls.pointerOf(memref),
-         calls.constant64(type.getNumElements()), calls.constant32(*dtype),
-         reduction},
-        calls.pointer);
+    Value request = calls.call("hrt_mlir_all_reduce_start",
+                               {*comm, calls.pointerOf(memref),
+                                calls.constant64(type.getNumElements()),
+                                calls.constant32(*dtype), reduction},
+                               calls.pointer);
     Block *block = reduce->getBlock();
     if (Operation *use = firstUseIn(block, reduce.getResult()))
       rewriter.setInsertionPoint(use);
@@ -526,10 +524,9 @@ struct BroadcastLowering : OpConversionPattern<BroadcastOp> {
     FailureOr<Value> comm = calls.group(broadcast);
     if (failed(comm))
       return failure();
-    return lowerInPlace(broadcast, adaptor.getInput(), *comm,
-                        "hrt_mlir_broadcast",
-                        {calls.constant64(broadcast.getRoot())}, calls,
-                        rewriter);
+    return lowerInPlace(
+        broadcast, adaptor.getInput(), *comm, "hrt_mlir_broadcast",
+        {calls.constant64(broadcast.getRoot())}, calls, rewriter);
   }
 };
 
@@ -604,10 +601,10 @@ struct AllToAllLowering : OpConversionPattern<AllToAllOp> {
   matchAndRewrite(AllToAllOp exchange, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     if (failed(checkUncompressed(exchange)) ||
-        failed(checkAxisZero(exchange, exchange.getSplitAxis(),
-                             "split_axis")) ||
-        failed(checkAxisZero(exchange, exchange.getConcatAxis(),
-                             "concat_axis")))
+        failed(
+            checkAxisZero(exchange, exchange.getSplitAxis(), "split_axis")) ||
+        failed(
+            checkAxisZero(exchange, exchange.getConcatAxis(), "concat_axis")))
       return failure();
     RuntimeCalls calls(exchange, rewriter);
     FailureOr<Value> comm = calls.group(exchange);
@@ -728,8 +725,8 @@ struct ProcessMultiIndexLowering
       int64_t stride = 1;
       for (size_t inner = axis + 1; inner < shape.size(); ++inner)
         stride *= shape[inner];
-      Value digit = arith::DivSIOp::create(rewriter, loc, rank,
-                                           calls.constant64(stride));
+      Value digit =
+          arith::DivSIOp::create(rewriter, loc, rank, calls.constant64(stride));
       digit = arith::RemSIOp::create(rewriter, loc, digit,
                                      calls.constant64(shape[axis]));
       coordinates.push_back(arith::IndexCastOp::create(
@@ -778,8 +775,8 @@ struct CorpusBatchLowering : OpConversionPattern<CorpusBatchOp> {
                 adaptor.getReplica(), adaptor.getMicrobatch(),
                 calls.constant64(batch.getVocab()),
                 calls.constant64(batch.getReplicas())});
-    rewriter.replaceOp(batch, {calls.tensorOf(type, input),
-                               calls.tensorOf(type, target)});
+    rewriter.replaceOp(
+        batch, {calls.tensorOf(type, input), calls.tensorOf(type, target)});
     return success();
   }
 };
@@ -811,12 +808,12 @@ struct SampleNextLowering : OpConversionPattern<SampleNextOp> {
     RuntimeCalls calls(sample, rewriter);
     RankedTensorType type = sample.getLogits().getType();
     Value logits = calls.buffer(type, adaptor.getLogits());
-    rewriter.replaceOp(
-        sample, calls.call("hrt_mlir_sample_next",
-                           {calls.pointerOf(logits),
-                            calls.constant64(type.getDimSize(0)),
-                            calls.constant64(type.getDimSize(1))},
-                           rewriter.getF32Type()));
+    rewriter.replaceOp(sample,
+                       calls.call("hrt_mlir_sample_next",
+                                  {calls.pointerOf(logits),
+                                   calls.constant64(type.getDimSize(0)),
+                                   calls.constant64(type.getDimSize(1))},
+                                  rewriter.getF32Type()));
     return success();
   }
 };
@@ -843,14 +840,15 @@ void hetero::populateHeteroToRuntimeConversionPatterns(
 
 void hetero::configureHeteroToRuntimeTarget(ConversionTarget &target) {
   // What the patterns create.
-  target.addLegalDialect<arith::ArithDialect, bufferization::BufferizationDialect,
-                         func::FuncDialect, LLVM::LLVMDialect,
-                         memref::MemRefDialect, tensor::TensorDialect>();
+  target
+      .addLegalDialect<arith::ArithDialect, bufferization::BufferizationDialect,
+                       func::FuncDialect, LLVM::LLVMDialect,
+                       memref::MemRefDialect, tensor::TensorDialect>();
   target.addIllegalDialect<HeteroDialect>();
   target.addLegalOp<PipelineOp, StageOp, ScheduleOp, StageProgramOp, FwdOp,
                     BwdOp, SendTaskOp, RecvTaskOp, PlanSetOp>();
-  target.addIllegalOp<shard::ProcessMultiIndexOp,
-                      shard::ProcessLinearIndexOp>();
+  target
+      .addIllegalOp<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>();
 }
 
 //===----------------------------------------------------------------------===//
@@ -898,9 +896,8 @@ LogicalResult HeteroLowerToRuntimePass::createGroupsOnEntry(ModuleOp module) {
     RuntimeCalls calls(function, rewriter);
     for (shard::GridOp grid : grids)
       if (devices(grid) == devices(own) &&
-          failed(calls.group(function,
-                             FlatSymbolRefAttr::get(grid.getSymNameAttr()),
-                             {})))
+          failed(calls.group(
+              function, FlatSymbolRefAttr::get(grid.getSymNameAttr()), {})))
         return failure();
   }
   return success();

@@ -19,8 +19,8 @@ using namespace hetero;
 Value hetero::readGlobal(OpBuilder &builder, Location loc,
                          memref::GlobalOp global) {
   MemRefType type = global.getType();
-  Value memref = memref::GetGlobalOp::create(builder, loc, type,
-                                             global.getSymName());
+  Value memref =
+      memref::GetGlobalOp::create(builder, loc, type, global.getSymName());
   auto tensorType =
       RankedTensorType::get(type.getShape(), type.getElementType());
   return bufferization::ToTensorOp::create(builder, loc, tensorType, memref,
@@ -95,10 +95,9 @@ OptimizerUpdate::OptimizerUpdate(Attribute optimizer,
   if (isa<AdamAttr>(optimizer) && !params.empty()) {
     memref::GlobalOp first = params.front();
     OpBuilder builder(first);
-    steps = createZeroGlobal(builder, first.getLoc(),
-                             (counterPrefix + "_optimizer_steps").str(),
-                             MemRefType::get({}, builder.getI64Type()),
-                             symbols);
+    steps = createZeroGlobal(
+        builder, first.getLoc(), (counterPrefix + "_optimizer_steps").str(),
+        MemRefType::get({}, builder.getI64Type()), symbols);
   }
 }
 
@@ -110,17 +109,18 @@ void OptimizerUpdate::beginStep(OpBuilder &builder, Location loc) {
   Value counter = memref::GetGlobalOp::create(builder, loc, steps.getType(),
                                               steps.getSymName());
   Value previous = memref::LoadOp::create(builder, loc, counter);
-  Value one = arith::ConstantIntOp::create(builder, loc, builder.getI64Type(), 1);
+  Value one =
+      arith::ConstantIntOp::create(builder, loc, builder.getI64Type(), 1);
   Value step = arith::AddIOp::create(builder, loc, previous, one);
   memref::StoreOp::create(builder, loc, step, counter);
   Type f64 = builder.getF64Type(), f32 = builder.getF32Type();
   Value t = arith::SIToFPOp::create(builder, loc, f64, step);
   auto correction = [&](double beta) -> Value {
-    Value base = arith::ConstantFloatOp::create(builder, loc, cast<FloatType>(f64),
-                                                llvm::APFloat(beta));
+    Value base = arith::ConstantFloatOp::create(
+        builder, loc, cast<FloatType>(f64), llvm::APFloat(beta));
     Value power = math::PowFOp::create(builder, loc, base, t);
-    Value unit = arith::ConstantFloatOp::create(builder, loc, cast<FloatType>(f64),
-                                                llvm::APFloat(1.0));
+    Value unit = arith::ConstantFloatOp::create(
+        builder, loc, cast<FloatType>(f64), llvm::APFloat(1.0));
     Value difference = arith::SubFOp::create(builder, loc, unit, power);
     return arith::TruncFOp::create(builder, loc, f32, difference);
   };

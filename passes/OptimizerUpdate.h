@@ -43,7 +43,8 @@ public:
 
 private:
   mlir::Attribute optimizer;
-  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::memref::GlobalOp, 2>>
+  llvm::DenseMap<mlir::Operation *,
+                 llvm::SmallVector<mlir::memref::GlobalOp, 2>>
       state;
   mlir::memref::GlobalOp steps;
   // Adam's bias corrections 1 - beta^t of the step being built.

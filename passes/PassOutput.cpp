@@ -1,4 +1,5 @@
-//===- PassOutput.cpp - the files passes read and write --------------------===//
+//===- PassOutput.cpp - the files passes read and write
+//--------------------===//
 //
 // Part of the hetero project.
 //

@@ -54,9 +54,11 @@ static void addHeteroAndBufferization(OpPassManager &pm,
   // The buffer-deallocation pipeline, with its per-function passes nested:
   // the deallocation helper the lowering may need is a module-level symbol.
   OpPassManager &deallocation = pm.nest<func::FuncOp>();
-  deallocation.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
+  deallocation.addPass(
+      bufferization::createOwnershipBasedBufferDeallocationPass());
   deallocation.addPass(createCanonicalizerPass());
-  deallocation.addPass(bufferization::createBufferDeallocationSimplificationPass());
+  deallocation.addPass(
+      bufferization::createBufferDeallocationSimplificationPass());
   pm.addPass(bufferization::createLowerDeallocationsPass());
   OpPassManager &cleanup = pm.nest<func::FuncOp>();
   cleanup.addPass(createCSEPass());
@@ -102,8 +104,9 @@ static void useCudaToolkit(const std::string &toolkit) {
 #endif
 }
 
-LogicalResult hetero::buildLowerToGpuPipeline(OpPassManager &pm,
-                                              const GpuPipelineOptions &options) {
+LogicalResult
+hetero::buildLowerToGpuPipeline(OpPassManager &pm,
+                                const GpuPipelineOptions &options) {
   useCudaToolkit(options.toolkit);
   addHeteroAndBufferization(pm, /*blockingCollectives=*/false);
   // Every parallel loop nest becomes a kernel; reductions stay sequential

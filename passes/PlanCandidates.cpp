@@ -53,10 +53,10 @@ struct HeteroPlanCandidatesPass
       SmallVector<Attribute> plans;
       // Created right after the pipeline, so add them last to first.
       for (const schedule::Candidate &c : llvm::reverse(candidates)) {
-        std::string name = (pipeline.getSymName() + "_k" +
-                            std::to_string(c.groupSize) + "_b" +
-                            std::to_string(c.microbatchSize))
-                               .str();
+        std::string name =
+            (pipeline.getSymName() + "_k" + std::to_string(c.groupSize) + "_b" +
+             std::to_string(c.microbatchSize))
+                .str();
         ScheduleOp created = createSchedule(
             symbols, pipeline, name, c.groupSize,
             schedule::kfkbPrograms(stages, c.microbatches, c.groupSize),

@@ -55,10 +55,10 @@ struct LowerPrunableMatmul : OpRewritePattern<PrunableMatmulOp> {
                                            rewriter.getZeroAttr(elementType));
     Value filled =
         linalg::FillOp::create(rewriter, loc, zero, init).getResult(0);
-    Value product = linalg::MatmulOp::create(rewriter, loc,
-                                             ValueRange{lhs, op.getRhs()},
-                                             ValueRange{filled})
-                        .getResult(0);
+    Value product =
+        linalg::MatmulOp::create(rewriter, loc, ValueRange{lhs, op.getRhs()},
+                                 ValueRange{filled})
+            .getResult(0);
     if (rank > 2)
       product = tensor::ExpandShapeOp::create(rewriter, loc, resultType,
                                               product, reassociation);

@@ -98,15 +98,14 @@ struct HeteroSelectCompressionPass
       return;
     }
     collective.setCompression(CompressAttr::get(
-                    context, compress.getCompressor(), compress.getRatio(),
-                    compress.getLevels(), compress.getErrorFeedback(),
-                    decision.device == espresso::Device::Gpu
-                        ? Placement::gpu
-                        : Placement::cpu,
-                    decision.scheme == espresso::Scheme::AllGather
-                        ? CollectiveScheme::allgather
-                        : CollectiveScheme::alltoall,
-                    decision.hierarchical ? ranksPerNode : 1));
+        context, compress.getCompressor(), compress.getRatio(),
+        compress.getLevels(), compress.getErrorFeedback(),
+        decision.device == espresso::Device::Gpu ? Placement::gpu
+                                                 : Placement::cpu,
+        decision.scheme == espresso::Scheme::AllGather
+            ? CollectiveScheme::allgather
+            : CollectiveScheme::alltoall,
+        decision.hierarchical ? ranksPerNode : 1));
   }
 
   void runOnOperation() override {
@@ -130,10 +129,10 @@ struct HeteroSelectCompressionPass
     }
     // Error feedback keeps what a lossy compressor drops.
     bool lossy = *kind != Compressor::fp16 && *kind != Compressor::bf16;
-    auto compress = CompressAttr::get(
-        context, *kind, llvm::APFloat(double(ratio)),
-        *kind == Compressor::qsgd ? 16 : 256, lossy, Placement::gpu,
-        CollectiveScheme::allgather, 1);
+    auto compress =
+        CompressAttr::get(context, *kind, llvm::APFloat(double(ratio)),
+                          *kind == Compressor::qsgd ? 16 : 256, lossy,
+                          Placement::gpu, CollectiveScheme::allgather, 1);
     double wireFraction =
         hetero::wireFraction(compress, Float32Type::get(context));
 
@@ -143,8 +142,7 @@ struct HeteroSelectCompressionPass
     // dense.
     auto shrinks = [&](Operation *op) {
       int64_t elements = inputElements(op);
-      return wire::compressedBytes(elements, 4,
-                                   compress.getWireCompression()) <
+      return wire::compressedBytes(elements, 4, compress.getWireCompression()) <
              4 * elements;
     };
     module.walk([&](Operation *op) {
@@ -154,11 +152,11 @@ struct HeteroSelectCompressionPass
     std::optional<espresso::Problem> profiled;
     if (!profile.empty()) {
       profiled.emplace();
-      if (failed(readPassProfile(
-              module, "hetero-select-compression", profile,
-              [&](const std::string &text) {
-                return profile::parseEspressoProfile(text, *profiled);
-              })))
+      if (failed(readPassProfile(module, "hetero-select-compression", profile,
+                                 [&](const std::string &text) {
+                                   return profile::parseEspressoProfile(
+                                       text, *profiled);
+                                 })))
         return signalPassFailure();
       if (blocks.size() != 1) {
         module.emitError() << "hetero-select-compression: a profile "

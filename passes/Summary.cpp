@@ -95,9 +95,8 @@ struct HeteroSummaryPass
 void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
                                           SymbolTable &symbols,
                                           raw_ostream &os) {
-  os << "pipeline @" << pipeline.getSymName() << ": "
-     << pipeline.getNumStages() << " stages, "
-     << pipeline.getNumMicrobatches() << " micro-batches";
+  os << "pipeline @" << pipeline.getSymName() << ": " << pipeline.getNumStages()
+     << " stages, " << pipeline.getNumMicrobatches() << " micro-batches";
   if (FlatSymbolRefAttr gridName = pipeline.getGridAttr()) {
     os << ", grid " << gridName;
     if (auto grid = symbols.lookup<shard::GridOp>(gridName.getValue())) {
@@ -118,7 +117,8 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
     functions.push_back(symbols.lookup<func::FuncOp>(stage.getBackward()));
   }
   auto module = pipeline->getParentOfType<ModuleOp>();
-  auto pipelineOf = getHeteroDialect(module.getContext()).getPipelineAttrHelper();
+  auto pipelineOf =
+      getHeteroDialect(module.getContext()).getPipelineAttrHelper();
   for (auto function : module.getOps<func::FuncOp>())
     if (FlatSymbolRefAttr owner = pipelineOf.getAttr(function);
         owner && owner.getValue() == pipeline.getSymName())
@@ -149,8 +149,10 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
        << " prunable matmuls";
     bool last = s + 1 == pipeline.getNumStages();
     if (forward.getNumResults() > 0)
-      os << (last ? ", returns " : ", sends ") << forward.getFunctionType().getResult(0) << " ("
-         << wire::formatBytes(tensorBytes(forward.getFunctionType().getResult(0)))
+      os << (last ? ", returns " : ", sends ")
+         << forward.getFunctionType().getResult(0) << " ("
+         << wire::formatBytes(
+                tensorBytes(forward.getFunctionType().getResult(0)))
          << ")" << (last ? "" : " per micro-batch");
     os << "\n";
     prunableLayers += layers;
@@ -158,11 +160,11 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
   summarizeFunctions(functions, summarized, prunableLayers, symbols, os);
 }
 
-void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
-                                           const llvm::DenseSet<Operation *> &summarized,
-                                           std::optional<int64_t> prunableLayers,
-                                           SymbolTable &symbols,
-                                           raw_ostream &os) {
+void HeteroSummaryPass::summarizeFunctions(
+    ArrayRef<func::FuncOp> functions,
+    const llvm::DenseSet<Operation *> &summarized,
+    std::optional<int64_t> prunableLayers, SymbolTable &symbols,
+    raw_ostream &os) {
   llvm::MapVector<StringRef, CollectiveTally> collectives;
   int64_t colMatmuls = 0, rowMatmuls = 0, maxTp = 1;
   llvm::StringSet<> layerKeys;
@@ -172,8 +174,7 @@ void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
   auto tally = [&](CollectiveOpInterface collective, int64_t times) {
     if (collective->getNumOperands() == 0)
       return;
-    CollectiveTally &entry =
-        collectives[collective->getName().stripDialect()];
+    CollectiveTally &entry = collectives[collective->getName().stripDialect()];
     entry.count += times;
     CompressAttr compress = collective.getCompression();
     for (Type type : collective->getOperandTypes()) {
@@ -184,24 +185,24 @@ void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
       entry.compressed += times;
   };
   for (func::FuncOp function : functions) {
-    walkThroughCalls(function, symbols, summarized,
-                     [&](Operation *op, int64_t times) {
-      if (auto matmul = dyn_cast<PrunableMatmulOp>(op)) {
-        (matmul.getMode() == PruneMode::col ? colMatmuls : rowMatmuls) +=
-            times;
-        maxTp = std::max(maxTp, matmul.getTp());
-        layerKeys.insert(matmul.getLayer());
-      } else if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
-        tally(collective, times);
-      } else if (auto checkpoint = dyn_cast<CheckpointOp>(op)) {
-        checkpoints.push_back(checkpoint);
-      }
-    });
+    walkThroughCalls(
+        function, symbols, summarized, [&](Operation *op, int64_t times) {
+          if (auto matmul = dyn_cast<PrunableMatmulOp>(op)) {
+            (matmul.getMode() == PruneMode::col ? colMatmuls : rowMatmuls) +=
+                times;
+            maxTp = std::max(maxTp, matmul.getTp());
+            layerKeys.insert(matmul.getLayer());
+          } else if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
+            tally(collective, times);
+          } else if (auto checkpoint = dyn_cast<CheckpointOp>(op)) {
+            checkpoints.push_back(checkpoint);
+          }
+        });
   }
   int64_t layers = prunableLayers.value_or(int64_t(layerKeys.size()));
   os << "  tensor parallel: " << layers << " prunable layers, "
-     << colMatmuls + rowMatmuls << " prunable matmuls (" << colMatmuls << " col, " << rowMatmuls
-     << " row), tp = " << maxTp << "\n";
+     << colMatmuls + rowMatmuls << " prunable matmuls (" << colMatmuls
+     << " col, " << rowMatmuls << " row), tp = " << maxTp << "\n";
   if (collectives.empty())
     os << "  collectives: none\n";
   for (auto &[name, entry] : collectives) {
@@ -210,8 +211,8 @@ void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
        << wire::formatBytes(entry.wire) << " on the wire";
     if (entry.compressed)
       os << " (" << entry.compressed << " compressed, "
-         << llvm::format("%.1f", entry.wire ? double(entry.bytes) / entry.wire
-                                             : 0.0)
+         << llvm::format("%.1f",
+                         entry.wire ? double(entry.bytes) / entry.wire : 0.0)
          << "x smaller)";
     os << "\n";
   }
@@ -220,9 +221,9 @@ void HeteroSummaryPass::summarizeFunctions(ArrayRef<func::FuncOp> functions,
     for (Value tensor : checkpoint.getTensors())
       checkpointBytes += tensorBytes(tensor.getType());
     os << "  checkpoint: " << checkpoint.getTensors().size() << " tensors, "
-       << wire::formatBytes(checkpointBytes) << ", "
-       << checkpoint.getReplicas() << " replicas of " << checkpoint.getWorld()
-       << " machines, " << stringifyReplicaPlacement(checkpoint.getPlacement())
+       << wire::formatBytes(checkpointBytes) << ", " << checkpoint.getReplicas()
+       << " replicas of " << checkpoint.getWorld() << " machines, "
+       << stringifyReplicaPlacement(checkpoint.getPlacement())
        << " placement, every " << checkpoint.getEvery() << " iterations\n";
   }
 }
@@ -244,8 +245,8 @@ void HeteroSummaryPass::runOnOperation() {
     os << "module without a pipeline\n";
     SmallVector<func::FuncOp> functions =
         llvm::to_vector(module.getOps<func::FuncOp>());
-    summarizeFunctions(functions, functionSet(functions), std::nullopt,
-                       symbols, os);
+    summarizeFunctions(functions, functionSet(functions), std::nullopt, symbols,
+                       os);
   }
   for (auto schedule : module.getOps<ScheduleOp>()) {
     int64_t tasks = 0;

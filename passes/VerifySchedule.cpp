@@ -34,8 +34,8 @@ struct HeteroVerifySchedulePass
         continue;
       StagePrograms programs =
           getStagePrograms(scheduleOp, pipeline.getNumStages());
-      if (failed(verifyStagePrograms(scheduleOp, pipeline, programs,
-                                     memoryCap)))
+      if (failed(
+              verifyStagePrograms(scheduleOp, pipeline, programs, memoryCap)))
         sound = false;
     }
     if (!sound)

@@ -24,8 +24,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -56,20 +56,17 @@ size_t alignedSlot(size_t bytes) {
          kPayloadAlignment;
 }
 
-template <typename T>
-T *at(char *payload, size_t offset) {
+template <typename T> T *at(char *payload, size_t offset) {
   return reinterpret_cast<T *>(payload + offset);
 }
 
-template <typename T>
-const T *at(const char *payload, size_t offset) {
+template <typename T> const T *at(const char *payload, size_t offset) {
   return reinterpret_cast<const T *>(payload + offset);
 }
 
 /// out[i] += values[i] over [0, n), with `decode(begin, length, values)`
 /// filling a cache-sized block of values at a time.
-template <typename Decode>
-void forChunks(size_t n, Decode decode, float *out) {
+template <typename Decode> void forChunks(size_t n, Decode decode, float *out) {
   constexpr size_t kBlock = 4096;
   float values[kBlock];
   for (size_t begin = 0; begin < n; begin += kBlock) {
@@ -104,9 +101,9 @@ void compress(const hrt_compression &spec, const float *g, size_t n, int rank,
   case HRT_COMPRESS_DGC: {
     size_t capacity = std::min(n, 2 * k);
     size_t sample = std::min<size_t>(n, std::max<size_t>(1000, n / 100));
-    *at<uint32_t>(payload, 0) = uint32_t(
-        hrt_dgc(g, n, spec.ratio, sample, seed, capacity,
-                at<uint32_t>(payload, 4), at<float>(payload, 4 + 4 * capacity)));
+    *at<uint32_t>(payload, 0) = uint32_t(hrt_dgc(
+        g, n, spec.ratio, sample, seed, capacity, at<uint32_t>(payload, 4),
+        at<float>(payload, 4 + 4 * capacity)));
     return;
   }
   case HRT_COMPRESS_EFSIGNSGD:
@@ -147,9 +144,12 @@ void decompressAdd(const hrt_compression &spec, const char *payload, size_t n,
     auto convert =
         spec.compressor == HRT_COMPRESS_FP16 ? hrt_from_fp16 : hrt_from_bf16;
     const uint16_t *halves = at<uint16_t>(payload, 0);
-    forChunks(n, [&](size_t begin, size_t length, float *values) {
-      convert(halves + begin, length, values);
-    }, out);
+    forChunks(
+        n,
+        [&](size_t begin, size_t length, float *values) {
+          convert(halves + begin, length, values);
+        },
+        out);
     return;
   }
   case HRT_COMPRESS_TOPK:
@@ -177,17 +177,20 @@ void decompressAdd(const hrt_compression &spec, const char *payload, size_t n,
   case HRT_COMPRESS_QSGD: {
     const int8_t *steps = at<int8_t>(payload, 4);
     float norm = *at<float>(payload, 0);
-    forChunks(n, [&](size_t begin, size_t length, float *values) {
-      hrt_qsgd_decompress(steps + begin, length, spec.levels, norm, values);
-    }, out);
+    forChunks(
+        n,
+        [&](size_t begin, size_t length, float *values) {
+          hrt_qsgd_decompress(steps + begin, length, spec.levels, norm, values);
+        },
+        out);
     return;
   }
   }
 }
 
 /// Compresses g (plus the residual, which keeps what was not sent).
-void compressWithFeedback(const hrt_compression &spec, const float *g,
-                          size_t n, int rank, std::vector<char> &payload) {
+void compressWithFeedback(const hrt_compression &spec, const float *g, size_t n,
+                          int rank, std::vector<char> &payload) {
   payload.assign(hrt_compressed_size(&spec, n), 0);
   if (!spec.residual) {
     compress(spec, g, n, rank, payload.data());
@@ -222,8 +225,7 @@ hrt_status nodeComms(hrt_comm comm, int rank, int nodeSize, hrt_comm &node,
   }
   if (hrt_status status = hrt_comm_split(comm, rank / nodeSize, rank, &node))
     return status;
-  if (hrt_status status =
-          hrt_comm_split(comm, rank % nodeSize, rank, &cross)) {
+  if (hrt_status status = hrt_comm_split(comm, rank % nodeSize, rank, &cross)) {
     hrt_comm_free(node);
     return status;
   }
@@ -243,8 +245,8 @@ static hrt_status hierarchicalAllReduce(float *data, size_t n,
   if (hrt_status status = nodeComms(comm, rank, nodeSize, node, cross))
     return status;
   std::vector<float> sum(n);
-  if (hrt_status status = hrt_reduce(data, sum.data(), n, HRT_FLOAT32,
-                                     HRT_SUM, 0, node))
+  if (hrt_status status =
+          hrt_reduce(data, sum.data(), n, HRT_FLOAT32, HRT_SUM, 0, node))
     return status;
   if (rank % nodeSize == 0) {
     hrt_compression flat = spec;
@@ -322,7 +324,8 @@ extern "C" hrt_status hrt_compressed_all_reduce(float *data, size_t n,
     return invalid("unknown scheme " + std::to_string(spec->scheme));
   if (op != HRT_SUM && op != HRT_AVG)
     return invalid("compressed gradients are summed or averaged, not "
-                   "reduced with operation " + std::to_string(int(op)));
+                   "reduced with operation " +
+                   std::to_string(int(op)));
   if (n > size_t(UINT32_MAX))
     return invalid("sparse payloads index at most 2^32 elements");
   int rank = 0, size = 1;
@@ -340,8 +343,8 @@ extern "C" hrt_status hrt_compressed_all_reduce(float *data, size_t n,
     compressWithFeedback(*spec, data, n, rank, mine);
     mine.resize(alignedSlot(mine.size()), 0);
     std::vector<char> all(mine.size() * size);
-    if (hrt_status status = hrt_all_gather(mine.data(), all.data(),
-                                           mine.size(), HRT_UINT8, comm))
+    if (hrt_status status = hrt_all_gather(mine.data(), all.data(), mine.size(),
+                                           HRT_UINT8, comm))
       return status;
     for (int r = 0; r < size; ++r)
       decompressAdd(*spec, all.data() + r * mine.size(), n, result.data());
@@ -380,13 +383,13 @@ extern "C" hrt_status hrt_compressed_all_reduce(float *data, size_t n,
       decompressAdd(own, incoming.data() + r * slot, length, aggregate.data());
     std::vector<char> summed(slot, 0), gathered(slot * size, 0);
     compress(own, aggregate.data(), length, rank, summed.data());
-    if (hrt_status status = hrt_all_gather(summed.data(), gathered.data(),
-                                           slot, HRT_UINT8, comm))
+    if (hrt_status status = hrt_all_gather(summed.data(), gathered.data(), slot,
+                                           HRT_UINT8, comm))
       return status;
     for (int c = 0; c < size; ++c) {
       hrt_compression chunk = chunkSpec(*spec, c);
-      decompressAdd(chunk, gathered.data() + c * slot,
-                    begin(c + 1) - begin(c), result.data() + begin(c));
+      decompressAdd(chunk, gathered.data() + c * slot, begin(c + 1) - begin(c),
+                    result.data() + begin(c));
     }
   }
   float scale = op == HRT_AVG ? 1.0f / float(size) : 1.0f;

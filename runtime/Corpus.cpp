@@ -86,10 +86,9 @@ hrt_status load(const char *operation, const std::string &path) {
   for (int value = 0; value < 256; ++value)
     if (counts[value])
       order.push_back(static_cast<unsigned char>(value));
-  std::stable_sort(order.begin(), order.end(),
-                   [&](unsigned char a, unsigned char b) {
-                     return counts[a] > counts[b];
-                   });
+  std::stable_sort(
+      order.begin(), order.end(),
+      [&](unsigned char a, unsigned char b) { return counts[a] > counts[b]; });
   text = Corpus{path, std::move(bytes), std::move(order), {}};
   return HRT_SUCCESS;
 }
@@ -172,15 +171,13 @@ extern "C" hrt_status hrt_data_batch(long long step, long long replica,
     return invalid(operation, "an output is null");
   if (replicas < 1 || replica < 0 || replica >= replicas)
     return invalid(operation, "replica " + std::to_string(replica) +
-                                  " is not one of " +
-                                  std::to_string(replicas));
+                                  " is not one of " + std::to_string(replicas));
   if (sequences < 1 || tokens < 1 || step < 0 || microbatch < 0)
-    return invalid(operation, "a batch of " + std::to_string(sequences) +
-                                  " x " + std::to_string(tokens) +
-                                  " tokens at step " + std::to_string(step) +
-                                  ", micro-batch " +
-                                  std::to_string(microbatch) +
-                                  " is not a batch");
+    return invalid(operation,
+                   "a batch of " + std::to_string(sequences) + " x " +
+                       std::to_string(tokens) + " tokens at step " +
+                       std::to_string(step) + ", micro-batch " +
+                       std::to_string(microbatch) + " is not a batch");
   const Corpus &text = corpus();
   long long size = static_cast<long long>(text.bytes.size());
   // Replica r reads the r-th of `replicas` contiguous shards.
@@ -196,11 +193,10 @@ extern "C" hrt_status hrt_data_batch(long long step, long long replica,
   const std::array<int32_t, 256> &ids = encoding(vocab);
   long long windows = end - begin - tokens;
   for (long long s = 0; s < sequences; ++s) {
-    uint64_t key = splitMix64(
-        splitMix64(splitMix64(splitMix64(uint64_t(step)) ^
-                              uint64_t(microbatch)) ^
-                   uint64_t(s)) ^
-        uint64_t(replica));
+    uint64_t key = splitMix64(splitMix64(splitMix64(splitMix64(uint64_t(step)) ^
+                                                    uint64_t(microbatch)) ^
+                                         uint64_t(s)) ^
+                              uint64_t(replica));
     long long offset = begin + static_cast<long long>(key % uint64_t(windows));
     for (long long t = 0; t < tokens; ++t) {
       input[s * tokens + t] = ids[text.bytes[size_t(offset + t)]];
@@ -241,12 +237,11 @@ extern "C" hrt_status hrt_sample_context(long long vocab, long long streams,
   }
   if (static_cast<long long>(state.streams.size()) != streams ||
       state.vocab != vocab)
-    return invalid(operation,
-                   "the context has " + std::to_string(streams) +
-                       " streams over " + std::to_string(vocab) +
-                       " token ids, the generation began with " +
-                       std::to_string(state.streams.size()) + " over " +
-                       std::to_string(state.vocab));
+    return invalid(operation, "the context has " + std::to_string(streams) +
+                                  " streams over " + std::to_string(vocab) +
+                                  " token ids, the generation began with " +
+                                  std::to_string(state.streams.size()) +
+                                  " over " + std::to_string(state.vocab));
   const std::array<int32_t, 256> &ids = encoding(vocab);
   state.lastRow.assign(size_t(streams), 0);
   state.contextTokens = tokens;
@@ -254,8 +249,8 @@ extern "C" hrt_status hrt_sample_context(long long vocab, long long streams,
     const std::string &text = state.streams[size_t(s)];
     // The last `tokens` characters, left-aligned; an empty stream starts
     // from the most frequent character.
-    long long length = std::min<long long>(
-        static_cast<long long>(text.size()), tokens);
+    long long length =
+        std::min<long long>(static_cast<long long>(text.size()), tokens);
     long long first = static_cast<long long>(text.size()) - length;
     std::fill(context + s * tokens, context + (s + 1) * tokens, 0);
     for (long long t = 0; t < length; ++t)
@@ -267,8 +262,7 @@ extern "C" hrt_status hrt_sample_context(long long vocab, long long streams,
 }
 
 extern "C" hrt_status hrt_sample_next(const float *logits, long long rows,
-                                      long long vocab,
-                                      float *log_probability) {
+                                      long long vocab, float *log_probability) {
   const char *operation = "hrt_sample_next";
   Generation &state = generation();
   if (!logits || !log_probability)
@@ -276,12 +270,12 @@ extern "C" hrt_status hrt_sample_next(const float *logits, long long rows,
   long long expected =
       static_cast<long long>(state.streams.size()) * state.contextTokens;
   if (state.lastRow.empty() || rows != expected || vocab != state.vocab)
-    return invalid(operation,
-                   "the logits are " + std::to_string(rows) + " x " +
-                       std::to_string(vocab) + ", expected one row per "
-                       "position of the last context (" +
-                       std::to_string(expected) + " x " +
-                       std::to_string(state.vocab) + ")");
+    return invalid(operation, "the logits are " + std::to_string(rows) + " x " +
+                                  std::to_string(vocab) +
+                                  ", expected one row per "
+                                  "position of the last context (" +
+                                  std::to_string(expected) + " x " +
+                                  std::to_string(state.vocab) + ")");
   double sum = 0.0;
   std::vector<double> weights(static_cast<size_t>(vocab));
   for (size_t s = 0; s < state.streams.size(); ++s) {

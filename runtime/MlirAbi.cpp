@@ -67,8 +67,7 @@ using GroupKey = std::array<long long, 6>;
 
 /// Splits the world into the groups of `mask` over a grid of `ndims`
 /// extents.
-hrt_comm splitGroup(long long ndims, const long long *extents,
-                    long long mask) {
+hrt_comm splitGroup(long long ndims, const long long *extents, long long mask) {
   hrt_comm all = world();
   int rank = 0;
   orAbort(hrt_comm_rank(all, &rank));
@@ -152,8 +151,8 @@ extern "C" long long hrt_mlir_size(hrt_comm comm) {
   return size;
 }
 
-extern "C" void hrt_mlir_all_reduce(hrt_comm comm, void *data,
-                                    long long count, int dtype, int op) {
+extern "C" void hrt_mlir_all_reduce(hrt_comm comm, void *data, long long count,
+                                    int dtype, int op) {
   CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
   orAbort(hrt_all_reduce(data, data, countOf("hrt_mlir_all_reduce", count),
                          hrt_dtype(dtype), hrt_reduce_op(op), comm));
@@ -165,8 +164,7 @@ extern "C" hrt_request hrt_mlir_all_reduce_start(hrt_comm comm, void *data,
   hrt_request request = nullptr;
   orAbort(hrt_iall_reduce(data, data,
                           countOf("hrt_mlir_all_reduce_start", count),
-                          hrt_dtype(dtype), hrt_reduce_op(op), comm,
-                          &request));
+                          hrt_dtype(dtype), hrt_reduce_op(op), comm, &request));
   return request;
 }
 
@@ -175,16 +173,16 @@ extern "C" void hrt_mlir_wait(hrt_request request) {
   orAbort(hrt_wait(&request));
 }
 
-extern "C" void hrt_mlir_all_gather(hrt_comm comm, const void *send,
-                                    void *recv, long long count, int dtype) {
+extern "C" void hrt_mlir_all_gather(hrt_comm comm, const void *send, void *recv,
+                                    long long count, int dtype) {
   CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
   orAbort(hrt_all_gather(send, recv, countOf("hrt_mlir_all_gather", count),
                          hrt_dtype(dtype), comm));
 }
 
 extern "C" void hrt_mlir_reduce_scatter(hrt_comm comm, const void *send,
-                                        void *recv, long long count,
-                                        int dtype, int op) {
+                                        void *recv, long long count, int dtype,
+                                        int op) {
   CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
   orAbort(hrt_reduce_scatter(send, recv,
                              countOf("hrt_mlir_reduce_scatter", count),
@@ -207,16 +205,15 @@ extern "C" void hrt_mlir_reduce(hrt_comm comm, void *data, long long count,
                      intOf("hrt_mlir_reduce", "root", root), comm));
 }
 
-extern "C" void hrt_mlir_all_to_all(hrt_comm comm, const void *send,
-                                    void *recv, long long count, int dtype) {
+extern "C" void hrt_mlir_all_to_all(hrt_comm comm, const void *send, void *recv,
+                                    long long count, int dtype) {
   CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
   orAbort(hrt_all_to_all(send, recv, countOf("hrt_mlir_all_to_all", count),
                          hrt_dtype(dtype), comm));
 }
 
-extern "C" void hrt_mlir_send(hrt_comm comm, const void *data,
-                              long long count, int dtype, long long peer,
-                              long long tag) {
+extern "C" void hrt_mlir_send(hrt_comm comm, const void *data, long long count,
+                              int dtype, long long peer, long long tag) {
   // Buffered: a pipeline stage never waits for the receiver to be ready.
   CommunicationScope timed(HRT_TIMELINE_SEND);
   orAbort(hrt_bsend(data, countOf("hrt_mlir_send", count), hrt_dtype(dtype),
@@ -232,10 +229,11 @@ extern "C" void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
                    intOf("hrt_mlir_recv", "tag", tag), comm));
 }
 
-extern "C" void hrt_mlir_compressed_all_reduce(
-    hrt_comm comm, void *data, long long count, int dtype, int op,
-    int compressor, double ratio, long long levels, int scheme,
-    int errorFeedback, long long nodeSize, long long site) {
+extern "C" void
+hrt_mlir_compressed_all_reduce(hrt_comm comm, void *data, long long count,
+                               int dtype, int op, int compressor, double ratio,
+                               long long levels, int scheme, int errorFeedback,
+                               long long nodeSize, long long site) {
   CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
   if (dtype != HRT_FLOAT32)
     abortWith("a compressed all-reduce needs float32 data, got hrt_dtype " +
@@ -254,15 +252,15 @@ extern "C" void hrt_mlir_compressed_all_reduce(
   hrt_compression spec;
   spec.compressor = hrt_compressor(compressor);
   spec.ratio = ratio;
-  spec.levels = intOf("hrt_mlir_compressed_all_reduce", "QSGD level count",
-                      levels);
+  spec.levels =
+      intOf("hrt_mlir_compressed_all_reduce", "QSGD level count", levels);
   spec.scheme = hrt_scheme(scheme);
   spec.seed = (unsigned long long)site * 0x100000001b3ULL + state.calls++;
   spec.residual = errorFeedback ? state.residual.data() : nullptr;
   spec.node_size =
       intOf("hrt_mlir_compressed_all_reduce", "node size", nodeSize);
-  orAbort(hrt_compressed_all_reduce(static_cast<float *>(data), n,
-                                    &spec, hrt_reduce_op(op), comm));
+  orAbort(hrt_compressed_all_reduce(static_cast<float *>(data), n, &spec,
+                                    hrt_reduce_op(op), comm));
 }
 
 extern "C" void hrt_mlir_sparse_all_reduce(hrt_comm comm, void *data,
@@ -272,10 +270,9 @@ extern "C" void hrt_mlir_sparse_all_reduce(hrt_comm comm, void *data,
   if (dtype != HRT_FLOAT32)
     abortWith("a sparse all-reduce needs float32 data, got hrt_dtype " +
               std::to_string(dtype));
-  orAbort(hrt_sparse_all_reduce(static_cast<float *>(data),
-                                countOf("hrt_mlir_sparse_all_reduce", count),
-                                hrt_sparse_format(format), hrt_reduce_op(op),
-                                comm));
+  orAbort(hrt_sparse_all_reduce(
+      static_cast<float *>(data), countOf("hrt_mlir_sparse_all_reduce", count),
+      hrt_sparse_format(format), hrt_reduce_op(op), comm));
 }
 
 extern "C" void hrt_mlir_corpus_batch(int *input, int *target,

@@ -72,12 +72,9 @@ extern "C" hrt_status hrt_planner_create(int stages, int microbatches,
                 "the period and the window must be at least 1");
   if (!planner)
     return fail(HRT_ERROR_INVALID_ARGUMENT, here, "the output is null");
-  *planner = new hrt_planner_impl{stages,
-                                  microbatches,
-                                  std::vector<int>(group_sizes,
-                                                   group_sizes + count),
-                                  period,
-                                  size_t(window)};
+  *planner = new hrt_planner_impl{
+      stages, microbatches, std::vector<int>(group_sizes, group_sizes + count),
+      period, size_t(window)};
   return HRT_SUCCESS;
 }
 
@@ -128,12 +125,12 @@ extern "C" hrt_status hrt_planner_end_iteration(hrt_planner planner,
   int best = planner->current;
   double bestMs = 0.0, currentMs = 0.0;
   for (int i = 0; i < int(planner->candidates.size()); ++i) {
-    double ms = hetero::sim::simulate(
-                    hetero::sim::kfkbPrograms(planner->stages,
-                                              planner->microbatches,
-                                              planner->candidates[i]),
-                    simulated)
-                    .iterationMs;
+    double ms =
+        hetero::sim::simulate(hetero::sim::kfkbPrograms(planner->stages,
+                                                        planner->microbatches,
+                                                        planner->candidates[i]),
+                              simulated)
+            .iterationMs;
     if (i == planner->current)
       currentMs = ms;
     if (i == 0 || ms < bestMs) {

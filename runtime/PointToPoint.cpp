@@ -206,8 +206,8 @@ throughLinkModel(std::unique_ptr<PendingOperation> pending,
   double &free = p2p().linkFree[{site.comm, -1}];
   double start = std::max(hrt_wtime(), free);
   free = start + seconds;
-  auto emulated = std::make_unique<EmulatedCollective>(std::move(pending),
-                                                       start + seconds);
+  auto emulated =
+      std::make_unique<EmulatedCollective>(std::move(pending), start + seconds);
   emulated->site = site;
   return emulated;
 }
@@ -226,9 +226,9 @@ hrt_status postSend(Backend &backend, const void *buffer, size_t count,
   if (link.active()) {
     double &free = p2p().linkFree[{site.comm, site.peer}];
     double start = std::max(hrt_wtime(), free);
-    free = start + (link.bytesPerSecond > 0.0
-                        ? double(bytes) / link.bytesPerSecond
-                        : 0.0);
+    free =
+        start +
+        (link.bytesPerSecond > 0.0 ? double(bytes) / link.bytesPerSecond : 0.0);
     double stamps[2] = {free + link.latencySeconds, start};
     std::memcpy(staged->storage.data() + bytes, stamps, kStampBytes);
   }

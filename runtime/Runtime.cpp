@@ -17,11 +17,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <unistd.h>
 #include <limits>
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <unistd.h>
 
 struct hrt_request_impl {
   std::unique_ptr<hetero::rt::PendingOperation> pending;
@@ -105,8 +105,7 @@ hrt_status checkCall(const CallSite &site, const void *buffer, size_t count,
                     " exceeds the 2^31-1 elements one call can move");
   if (count > 0 && !buffer)
     return fail(HRT_ERROR_INVALID_ARGUMENT, site,
-                "the buffer is null but the count is " +
-                    std::to_string(count));
+                "the buffer is null but the count is " + std::to_string(count));
   return HRT_SUCCESS;
 }
 
@@ -219,7 +218,7 @@ void installStopReport() {
     sigaction(signal, nullptr, &previous);
     if (!(previous.sa_flags & SA_SIGINFO) && previous.sa_handler == SIG_IGN)
       continue;
-    struct sigaction action {};
+    struct sigaction action{};
     action.sa_sigaction = reportStop;
     action.sa_flags = SA_SIGINFO;
     sigemptyset(&action.sa_mask);
@@ -624,12 +623,11 @@ extern "C" hrt_status hrt_comm_size(hrt_comm comm, int *size) {
 /// The posted operation goes to a new `*request`, or to `*kept` when the
 /// runtime keeps it (a buffered send has no request).
 template <typename Buffer, typename Post>
-static hrt_status postTransfer(const char *operation, Buffer buffer,
-                               size_t count, hrt_dtype dtype, int peer,
-                               int tag, hrt_comm comm, hrt_request *request,
-                               Post post,
-                               std::unique_ptr<PendingOperation> *kept =
-                                   nullptr) {
+static hrt_status
+postTransfer(const char *operation, Buffer buffer, size_t count,
+             hrt_dtype dtype, int peer, int tag, hrt_comm comm,
+             hrt_request *request, Post post,
+             std::unique_ptr<PendingOperation> *kept = nullptr) {
   CallSite here = site(operation, comm, count, dtype, peer, tag);
   if (hrt_status status = checkCall(here, buffer, count, dtype))
     return status;
@@ -748,9 +746,9 @@ extern "C" hrt_status hrt_recv(void *buffer, size_t count, hrt_dtype dtype,
 // Collectives
 //===----------------------------------------------------------------------===//
 
-extern "C" hrt_status hrt_all_reduce(const void *send, void *recv,
-                                     size_t count, hrt_dtype dtype,
-                                     hrt_reduce_op op, hrt_comm comm) {
+extern "C" hrt_status hrt_all_reduce(const void *send, void *recv, size_t count,
+                                     hrt_dtype dtype, hrt_reduce_op op,
+                                     hrt_comm comm) {
   CallSite here = site("hrt_all_reduce", comm, count, dtype);
   if (hrt_status status = checkBuffers(here, send, recv, count, dtype))
     return status;
@@ -782,14 +780,12 @@ extern "C" hrt_status hrt_iall_reduce(const void *send, void *recv,
                                                      op, here, pending))
     return status;
   pending->site = here;
-  *request =
-      new hrt_request_impl{throughLinkModel(std::move(pending), here)};
+  *request = new hrt_request_impl{throughLinkModel(std::move(pending), here)};
   return HRT_SUCCESS;
 }
 
-extern "C" hrt_status hrt_all_gather(const void *send, void *recv,
-                                     size_t count, hrt_dtype dtype,
-                                     hrt_comm comm) {
+extern "C" hrt_status hrt_all_gather(const void *send, void *recv, size_t count,
+                                     hrt_dtype dtype, hrt_comm comm) {
   CallSite here = site("hrt_all_gather", comm, count, dtype);
   if (hrt_status status = checkBuffers(here, send, recv, count, dtype))
     return status;
@@ -807,8 +803,8 @@ extern "C" hrt_status hrt_reduce_scatter(const void *send, void *recv,
   return state->backend->reduceScatter(send, recv, count, dtype, op, here);
 }
 
-extern "C" hrt_status hrt_broadcast(void *buffer, size_t count,
-                                    hrt_dtype dtype, int root, hrt_comm comm) {
+extern "C" hrt_status hrt_broadcast(void *buffer, size_t count, hrt_dtype dtype,
+                                    int root, hrt_comm comm) {
   CallSite here = rootedSite("hrt_broadcast", comm, count, dtype, root);
   if (hrt_status status = checkCall(here, buffer, count, dtype))
     return status;
@@ -833,9 +829,8 @@ extern "C" hrt_status hrt_reduce(const void *send, void *recv, size_t count,
   return state->backend->reduce(send, recv, count, dtype, op, root, here);
 }
 
-extern "C" hrt_status hrt_all_to_all(const void *send, void *recv,
-                                     size_t count, hrt_dtype dtype,
-                                     hrt_comm comm) {
+extern "C" hrt_status hrt_all_to_all(const void *send, void *recv, size_t count,
+                                     hrt_dtype dtype, hrt_comm comm) {
   CallSite here = site("hrt_all_to_all", comm, count, dtype);
   if (hrt_status status = checkBuffers(here, send, recv, count, dtype))
     return status;

@@ -102,7 +102,8 @@ extern "C" hrt_status hrt_sparse_all_reduce(float *data, size_t n,
   if (op != HRT_SUM && op != HRT_AVG)
     return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
                     "sparse gradients are summed or averaged, not reduced "
-                    "with operation " + std::to_string(int(op)));
+                    "with operation " +
+                        std::to_string(int(op)));
   if (n > size_t(UINT32_MAX))
     return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
                     "sparse indices address at most 2^32 elements");
@@ -135,11 +136,10 @@ extern "C" hrt_status hrt_sparse_all_reduce(float *data, size_t n,
     std::vector<float> values;
     for (uint32_t index : (*parts)[p])
       values.push_back(data[index]);
-    writeSlot(outgoing.data() + p * slot, capacity, (*parts)[p],
-              values.data());
+    writeSlot(outgoing.data() + p * slot, capacity, (*parts)[p], values.data());
   }
-  if (hrt_status status = hrt_all_to_all(outgoing.data(), incoming.data(),
-                                         slot, HRT_UINT8, comm))
+  if (hrt_status status = hrt_all_to_all(outgoing.data(), incoming.data(), slot,
+                                         HRT_UINT8, comm))
     return status;
   lastPushed = outgoing.size();
 
@@ -170,15 +170,14 @@ extern "C" hrt_status hrt_sparse_all_reduce(float *data, size_t n,
     size_t pullSlot = slotBytes(pulledCapacity);
     std::vector<char> mine(pullSlot), all(pullSlot * size);
     writeSlot(mine.data(), pulledCapacity, owned, summed.data());
-    if (hrt_status status = hrt_all_gather(mine.data(), all.data(), pullSlot,
-                                           HRT_UINT8, comm))
+    if (hrt_status status =
+            hrt_all_gather(mine.data(), all.data(), pullSlot, HRT_UINT8, comm))
       return status;
     lastPulled = mine.size();
     for (int p = 0; p < size; ++p)
-      readSlot(all.data() + p * pullSlot, pulledCapacity,
-               [&](uint32_t index, float value) {
-                 data[index] = value * scale;
-               });
+      readSlot(
+          all.data() + p * pullSlot, pulledCapacity,
+          [&](uint32_t index, float value) { data[index] = value * scale; });
     return HRT_SUCCESS;
   }
   // Hash bitmap: the words of the largest partition, then the values.
@@ -192,8 +191,8 @@ extern "C" hrt_status hrt_sparse_all_reduce(float *data, size_t n,
   std::vector<uint32_t> bitmap = sparse::encodeHashBitmap(owned, members[rank]);
   std::memcpy(mine.data(), bitmap.data(), 4 * bitmap.size());
   std::memcpy(mine.data() + 4 * words, summed.data(), 4 * summed.size());
-  if (hrt_status status = hrt_all_gather(mine.data(), all.data(), pullSlot,
-                                         HRT_UINT8, comm))
+  if (hrt_status status =
+          hrt_all_gather(mine.data(), all.data(), pullSlot, HRT_UINT8, comm))
     return status;
   lastPulled = mine.size();
   for (int p = 0; p < size; ++p) {

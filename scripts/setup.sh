@@ -11,6 +11,7 @@ LLVM_PREFIX=/usr/lib/llvm-22
 PACKAGES=(
   cmake ninja-build ccache g++ python3
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 libclang-rt-22-dev
+  clang-format-22
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev
   python3-numpy

@@ -24,15 +24,15 @@ extern "C" {
 
 /* Exact top-k by magnitude: the k elements of largest |g| (ties: lower
  * index first). */
-HRT_EXPORT void hrt_topk(const float *g, size_t n, size_t k,
-                         uint32_t *indices, float *values);
+HRT_EXPORT void hrt_topk(const float *g, size_t n, size_t k, uint32_t *indices,
+                         float *values);
 
 /* DGC: estimates the top-`ratio` threshold from a seeded sample of
  * `sample` elements, keeps the elements at or above it (at most
  * `capacity`), and returns how many it kept. */
-HRT_EXPORT size_t hrt_dgc(const float *g, size_t n, double ratio,
-                          size_t sample, uint64_t seed, size_t capacity,
-                          uint32_t *indices, float *values);
+HRT_EXPORT size_t hrt_dgc(const float *g, size_t n, double ratio, size_t sample,
+                          uint64_t seed, size_t capacity, uint32_t *indices,
+                          float *values);
 
 /* Random-k: k distinct indices drawn from `seed` alone, ascending. */
 HRT_EXPORT void hrt_randomk(const float *g, size_t n, size_t k, uint64_t seed,

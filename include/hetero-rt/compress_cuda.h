@@ -20,19 +20,17 @@ extern "C" {
 #endif
 
 int hrt_cuda_to_fp16(const float *g, size_t n, uint16_t *out, void *stream);
-int hrt_cuda_from_fp16(const uint16_t *in, size_t n, float *out,
-                       void *stream);
+int hrt_cuda_from_fp16(const uint16_t *in, size_t n, float *out, void *stream);
 int hrt_cuda_to_bf16(const float *g, size_t n, uint16_t *out, void *stream);
-int hrt_cuda_from_bf16(const uint16_t *in, size_t n, float *out,
-                       void *stream);
+int hrt_cuda_from_bf16(const uint16_t *in, size_t n, float *out, void *stream);
 /* 32 signs per word, one warp per word (__ballot_sync). */
 int hrt_cuda_pack_signs(const float *g, size_t n, uint32_t *words,
                         void *stream);
 int hrt_cuda_unpack_signs(const uint32_t *words, size_t n, float scale,
                           float *out, void *stream);
 /* Signs and *scale = mean |g| (a host float). */
-int hrt_cuda_efsignsgd(const float *g, size_t n, uint32_t *words,
-                       float *scale, void *stream);
+int hrt_cuda_efsignsgd(const float *g, size_t n, uint32_t *words, float *scale,
+                       void *stream);
 /* QSGD: signed steps and *norm = ||g||_2 (a host float). */
 int hrt_cuda_qsgd(const float *g, size_t n, int levels, uint64_t seed,
                   int8_t *steps, float *norm, void *stream);
@@ -50,8 +48,7 @@ int hrt_cuda_topk(const float *g, size_t n, size_t k, uint32_t *indices,
 /* DGC's selection: every |g| >= threshold, at most `capacity`; *kept is
  * how many (a host size_t). */
 int hrt_cuda_dgc(const float *g, size_t n, float threshold, size_t capacity,
-                 uint32_t *indices, float *values, size_t *kept,
-                 void *stream);
+                 uint32_t *indices, float *values, size_t *kept, void *stream);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-/*===- hetero-rt/hrt.h - the hetero runtime C ABI ------------------*- C -*-===*\
+/*===- hetero-rt/hrt.h - the hetero runtime C ABI ------------------*- C
+-*-===*\
 |*                                                                            *|
 |* Part of the hetero project.                                                *|
 |*                                                                            *|
@@ -139,9 +140,9 @@ HRT_EXPORT hrt_status hrt_set_link_model(double megabytes_per_second,
  * contributes `count` elements and receives size x count), and the result
  * size for reduce_scatter (each rank sends size x count). Send and receive
  * buffers may be the same for all_reduce. */
-HRT_EXPORT hrt_status hrt_all_reduce(const void *send, void *recv,
-                                     size_t count, hrt_dtype dtype,
-                                     hrt_reduce_op op, hrt_comm comm);
+HRT_EXPORT hrt_status hrt_all_reduce(const void *send, void *recv, size_t count,
+                                     hrt_dtype dtype, hrt_reduce_op op,
+                                     hrt_comm comm);
 /* Posts an all-reduce and returns at once; it completes with hrt_wait on
  * `request`. Neither buffer may be touched before then. Every rank of the
  * communicator posts its collectives in the same order. */
@@ -149,20 +150,18 @@ HRT_EXPORT hrt_status hrt_iall_reduce(const void *send, void *recv,
                                       size_t count, hrt_dtype dtype,
                                       hrt_reduce_op op, hrt_comm comm,
                                       hrt_request *request);
-HRT_EXPORT hrt_status hrt_all_gather(const void *send, void *recv,
-                                     size_t count, hrt_dtype dtype,
-                                     hrt_comm comm);
+HRT_EXPORT hrt_status hrt_all_gather(const void *send, void *recv, size_t count,
+                                     hrt_dtype dtype, hrt_comm comm);
 HRT_EXPORT hrt_status hrt_reduce_scatter(const void *send, void *recv,
                                          size_t count, hrt_dtype dtype,
                                          hrt_reduce_op op, hrt_comm comm);
-HRT_EXPORT hrt_status hrt_broadcast(void *buffer, size_t count,
-                                    hrt_dtype dtype, int root, hrt_comm comm);
+HRT_EXPORT hrt_status hrt_broadcast(void *buffer, size_t count, hrt_dtype dtype,
+                                    int root, hrt_comm comm);
 HRT_EXPORT hrt_status hrt_reduce(const void *send, void *recv, size_t count,
                                  hrt_dtype dtype, hrt_reduce_op op, int root,
                                  hrt_comm comm);
-HRT_EXPORT hrt_status hrt_all_to_all(const void *send, void *recv,
-                                     size_t count, hrt_dtype dtype,
-                                     hrt_comm comm);
+HRT_EXPORT hrt_status hrt_all_to_all(const void *send, void *recv, size_t count,
+                                     hrt_dtype dtype, hrt_comm comm);
 HRT_EXPORT hrt_status hrt_barrier(hrt_comm comm);
 
 /* Wall-clock seconds since an arbitrary origin. */
@@ -243,8 +242,8 @@ typedef HRT_ENUM(hrt_timeline_kind) {
 typedef struct hrt_timeline_span {
   double start; /* hrt_wtime seconds on the rank that recorded it */
   double end;
-  int rank;     /* that rank, in the communicator of hrt_timeline_gather */
-  int kind;     /* hrt_timeline_kind */
+  int rank; /* that rank, in the communicator of hrt_timeline_gather */
+  int kind; /* hrt_timeline_kind */
   long long microbatch; /* tasks: the micro-batch, or -1 when unknown;
                            communication: -1 */
 } hrt_timeline_span;
@@ -290,8 +289,7 @@ HRT_EXPORT hrt_status hrt_data_vocabulary(long long vocab, char *bytes);
 HRT_EXPORT hrt_status hrt_data_batch(long long step, long long replica,
                                      long long microbatch, long long replicas,
                                      long long vocab, long long sequences,
-                                     long long tokens, int *input,
-                                     int *target);
+                                     long long tokens, int *input, int *target);
 /* Starts a generation: every stream begins with `prompt`; each next token
  * is the most likely one at temperature 0, else drawn from the softmax of
  * logits / temperature with a generator seeded by `seed`. Defaults: "The ",
@@ -308,8 +306,7 @@ HRT_EXPORT hrt_status hrt_sample_context(long long vocab, long long streams,
  * `*log_probability` is the chosen tokens' mean log-probability under the
  * model. */
 HRT_EXPORT hrt_status hrt_sample_next(const float *logits, long long rows,
-                                      long long vocab,
-                                      float *log_probability);
+                                      long long vocab, float *log_probability);
 /* The generated streams: how many, and the text of one (prompt included;
  * null for a stream that does not exist). */
 HRT_EXPORT long long hrt_sample_streams(void);
@@ -334,8 +331,8 @@ HRT_EXPORT hrt_comm hrt_mlir_world(void);
 HRT_EXPORT void hrt_mlir_task_mark(int kind, long long microbatch);
 HRT_EXPORT long long hrt_mlir_rank(hrt_comm comm);
 HRT_EXPORT long long hrt_mlir_size(hrt_comm comm);
-HRT_EXPORT void hrt_mlir_all_reduce(hrt_comm comm, void *data,
-                                    long long count, int dtype, int op);
+HRT_EXPORT void hrt_mlir_all_reduce(hrt_comm comm, void *data, long long count,
+                                    int dtype, int op);
 /* hrt_mlir_all_reduce posted without waiting (hrt_iall_reduce): the request
  * completes with hrt_mlir_wait, before anything reads `data`. */
 HRT_EXPORT hrt_request hrt_mlir_all_reduce_start(hrt_comm comm, void *data,
@@ -345,29 +342,29 @@ HRT_EXPORT void hrt_mlir_wait(hrt_request request);
 /* A compressed all-reduce (hrt_compressed_all_reduce) of float32 data in
  * place; `site` numbers the op in the program, whose error-feedback
  * residual and seed the runtime keeps. */
-HRT_EXPORT void hrt_mlir_compressed_all_reduce(
-    hrt_comm comm, void *data, long long count, int dtype, int op,
-    int compressor, double ratio, long long levels, int scheme,
-    int error_feedback, long long node_size, long long site);
+HRT_EXPORT void
+hrt_mlir_compressed_all_reduce(hrt_comm comm, void *data, long long count,
+                               int dtype, int op, int compressor, double ratio,
+                               long long levels, int scheme, int error_feedback,
+                               long long node_size, long long site);
 /* Zen's sparse all-reduce (hrt_sparse_all_reduce) of float32 data in
  * place; `format` is 1 (COO) or 2 (hash bitmap). */
 HRT_EXPORT void hrt_mlir_sparse_all_reduce(hrt_comm comm, void *data,
                                            long long count, int dtype, int op,
                                            int format);
-HRT_EXPORT void hrt_mlir_all_gather(hrt_comm comm, const void *send,
-                                    void *recv, long long count, int dtype);
+HRT_EXPORT void hrt_mlir_all_gather(hrt_comm comm, const void *send, void *recv,
+                                    long long count, int dtype);
 HRT_EXPORT void hrt_mlir_reduce_scatter(hrt_comm comm, const void *send,
-                                        void *recv, long long count,
-                                        int dtype, int op);
+                                        void *recv, long long count, int dtype,
+                                        int op);
 HRT_EXPORT void hrt_mlir_broadcast(hrt_comm comm, void *data, long long count,
                                    int dtype, long long root);
 HRT_EXPORT void hrt_mlir_reduce(hrt_comm comm, void *data, long long count,
                                 int dtype, int op, long long root);
-HRT_EXPORT void hrt_mlir_all_to_all(hrt_comm comm, const void *send,
-                                    void *recv, long long count, int dtype);
-HRT_EXPORT void hrt_mlir_send(hrt_comm comm, const void *data,
-                              long long count, int dtype, long long peer,
-                              long long tag);
+HRT_EXPORT void hrt_mlir_all_to_all(hrt_comm comm, const void *send, void *recv,
+                                    long long count, int dtype);
+HRT_EXPORT void hrt_mlir_send(hrt_comm comm, const void *data, long long count,
+                              int dtype, long long peer, long long tag);
 HRT_EXPORT void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
                               int dtype, long long peer, long long tag);
 /* hrt_data_batch, hrt_sample_context and hrt_sample_next. */

@@ -38,8 +38,8 @@ Timeline run(const Problem &problem, const std::vector<Decision> &decisions) {
     // A hierarchical collective runs among the nodes, between an intra-node
     // reduce and broadcast.
     bool nodes = decision.hierarchical && decision.scheme != Scheme::Dense;
-    double ranks = double(nodes ? problem.ranks / problem.nodeSize
-                                : problem.ranks);
+    double ranks =
+        double(nodes ? problem.ranks / problem.nodeSize : problem.ranks);
     double intra = 0.0;
     if (nodes) {
       double m = double(problem.nodeSize);
@@ -65,18 +65,20 @@ Timeline run(const Problem &problem, const std::vector<Decision> &decisions) {
     double steps = ranks - 1.0;
     switch (decision.scheme) {
     case Scheme::Dense:
-      duration = 2.0 * steps * (l.alphaMs + l.betaMsPerMB * double(bytes) /
-                                                ranks / fusion::kBytesPerMB);
+      duration = 2.0 * steps *
+                 (l.alphaMs +
+                  l.betaMsPerMB * double(bytes) / ranks / fusion::kBytesPerMB);
       break;
     case Scheme::AllGather:
-      duration = steps * (l.alphaMs + l.betaMsPerMB * wire /
-                                          fusion::kBytesPerMB);
+      duration =
+          steps * (l.alphaMs + l.betaMsPerMB * wire / fusion::kBytesPerMB);
       decompress = ranks * device.decompress(bytes);
       break;
     case Scheme::AllToAll:
-      duration = 2.0 * steps * (l.alphaMs + l.betaMsPerMB * wire / ranks /
-                                                fusion::kBytesPerMB) +
-                 device.compress(slice);
+      duration =
+          2.0 * steps *
+              (l.alphaMs + l.betaMsPerMB * wire / ranks / fusion::kBytesPerMB) +
+          device.compress(slice);
       decompress = ranks * device.decompress(slice) + device.decompress(bytes);
       break;
     }

@@ -46,8 +46,7 @@ Plan optimalPlan(const Problem &problem) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   // end[j][i]: the earliest end of the last transfer when the first i
   // tensors form j groups; from[j][i]: where the last of them starts.
-  std::vector<std::vector<double>> end(n + 1,
-                                       std::vector<double>(n + 1, kInf));
+  std::vector<std::vector<double>> end(n + 1, std::vector<double>(n + 1, kInf));
   std::vector<std::vector<int64_t>> from(n + 1,
                                          std::vector<int64_t>(n + 1, -1));
   end[0][0] = 0.0;
@@ -57,8 +56,7 @@ Plan optimalPlan(const Problem &problem) {
       for (int64_t l = j - 1; l < i; ++l) {
         if (end[j - 1][l] == kInf)
           continue;
-        double finish = std::max(end[j - 1][l], ready) +
-                        g(bytes[i] - bytes[l]);
+        double finish = std::max(end[j - 1][l], ready) + g(bytes[i] - bytes[l]);
         if (finish < end[j][i]) {
           end[j][i] = finish;
           from[j][i] = l;

@@ -145,9 +145,7 @@ private:
   RankedTensorType vector(int64_t size) const {
     return RankedTensorType::get({size}, f32);
   }
-  RankedTensorType activation() const {
-    return matrix(tokens, config.hidden);
-  }
+  RankedTensorType activation() const { return matrix(tokens, config.hidden); }
   RankedTensorType tokenBatch() const {
     return RankedTensorType::get({config.batch, config.seq}, i32);
   }
@@ -196,7 +194,9 @@ private:
   AffineMap map(unsigned dims, ArrayRef<AffineExpr> results) {
     return AffineMap::get(dims, 0, results, builder.getContext());
   }
-  AffineExpr dim(unsigned position) { return builder.getAffineDimExpr(position); }
+  AffineExpr dim(unsigned position) {
+    return builder.getAffineDimExpr(position);
+  }
   Value matmul(Value lhs, Value rhs);
   Value transpose(Value value);
   Value prunable(PruneMode mode, Value x, Value weight, StringRef key);
@@ -374,13 +374,12 @@ Value StageBuilder::insert(Value part, Value into, int64_t row,
   SmallVector<OpFoldResult> sizes = {builder.getIndexAttr(rowsOf(part)),
                                      builder.getIndexAttr(colsOf(part))};
   SmallVector<OpFoldResult> strides(2, builder.getIndexAttr(1));
-  return tensor::InsertSliceOp::create(builder, loc, part, into, offsets,
-                                       sizes, strides);
+  return tensor::InsertSliceOp::create(builder, loc, part, into, offsets, sizes,
+                                       strides);
 }
 
 Value StageBuilder::generic(ValueRange inputs, ArrayRef<AffineMap> maps,
-                            Value init,
-                            ArrayRef<utils::IteratorType> iterators,
+                            Value init, ArrayRef<utils::IteratorType> iterators,
                             Body body) {
   return linalg::GenericOp::create(
              builder, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
@@ -427,23 +426,22 @@ Value StageBuilder::rowReduce(ValueRange inputs, Value init, Body body) {
 
 Value StageBuilder::rowReduceWith(Value matrixValue, Value rows, Body body) {
   AffineMap perRow = map(2, {dim(0)});
-  return generic({matrixValue, rows},
-                 {builder.getMultiDimIdentityMap(2), perRow, perRow},
-                 filled(vector(rowsOf(matrixValue)), zero),
-                 {utils::IteratorType::parallel, utils::IteratorType::reduction},
-                 body);
+  return generic(
+      {matrixValue, rows}, {builder.getMultiDimIdentityMap(2), perRow, perRow},
+      filled(vector(rowsOf(matrixValue)), zero),
+      {utils::IteratorType::parallel, utils::IteratorType::reduction}, body);
 }
 
 Value StageBuilder::columnSum(ValueRange inputs, Body body) {
-  SmallVector<AffineMap> maps(inputs.size(),
-                              builder.getMultiDimIdentityMap(2));
+  SmallVector<AffineMap> maps(inputs.size(), builder.getMultiDimIdentityMap(2));
   maps.push_back(map(2, {dim(1)}));
-  return generic(inputs, maps, filled(vector(colsOf(inputs.front())), zero),
-                 {utils::IteratorType::reduction, utils::IteratorType::parallel},
-                 [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                   Value term = body(b, l, a.drop_back());
-                   return arith::AddFOp::create(b, l, term, a.back());
-                 });
+  return generic(
+      inputs, maps, filled(vector(colsOf(inputs.front())), zero),
+      {utils::IteratorType::reduction, utils::IteratorType::parallel},
+      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value term = body(b, l, a.drop_back());
+        return arith::AddFOp::create(b, l, term, a.back());
+      });
 }
 
 Value StageBuilder::withRows(Value matrixValue, Value rows, Body body) {
@@ -471,7 +469,8 @@ Value StageBuilder::contract(Value lhs, Value rhs, AffineMap lhsMap,
                              RankedTensorType type,
                              ArrayRef<utils::IteratorType> iterators) {
   return generic({lhs, rhs}, {lhsMap, rhsMap, outMap}, filled(type, zero),
-                 iterators, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                 iterators,
+                 [](OpBuilder &b, Location l, ValueRange a) -> Value {
                    Value product = arith::MulFOp::create(b, l, a[0], a[1]);
                    return arith::AddFOp::create(b, l, product, a[2]);
                  });
@@ -479,46 +478,46 @@ Value StageBuilder::contract(Value lhs, Value rhs, AffineMap lhsMap,
 
 Value StageBuilder::splitHeads(Value matrixValue, int64_t offset) {
   int64_t heads = config.heads, headDim = config.hidden / heads;
-  auto type = RankedTensorType::get(
-      {config.batch * heads, config.seq, headDim}, f32);
+  auto type =
+      RankedTensorType::get({config.batch * heads, config.seq, headDim}, f32);
   // From the H columns alone: a map whose results are plain dims (as with
   // one head) then names the right extents.
   Value columns = slice(matrixValue, 0, offset, tokens, config.hidden);
   AffineExpr pair = dim(0), position = dim(1), column = dim(2);
   AffineMap source = map(3, {pair.floorDiv(heads) * config.seq + position,
                              (pair % heads) * headDim + column});
-  return generic({columns}, {source, builder.getMultiDimIdentityMap(3)},
-                 empty(type), SmallVector<utils::IteratorType>(
-                                  3, utils::IteratorType::parallel),
-                 [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  return generic(
+      {columns}, {source, builder.getMultiDimIdentityMap(3)}, empty(type),
+      SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+      [](OpBuilder &, Location, ValueRange a) { return a[0]; });
 }
 
 Value StageBuilder::mergeHeads(Value headsValue) {
   int64_t heads = config.heads, headDim = config.hidden / heads;
   AffineExpr token = dim(0), column = dim(1);
-  AffineMap source = map(2, {token.floorDiv(config.seq) * heads +
-                                 column.floorDiv(headDim),
-                             token % config.seq, column % headDim});
-  return generic({headsValue}, {source, builder.getMultiDimIdentityMap(2)},
-                 empty(activation()),
-                 SmallVector<utils::IteratorType>(
-                     2, utils::IteratorType::parallel),
-                 [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  AffineMap source =
+      map(2, {token.floorDiv(config.seq) * heads + column.floorDiv(headDim),
+              token % config.seq, column % headDim});
+  return generic(
+      {headsValue}, {source, builder.getMultiDimIdentityMap(2)},
+      empty(activation()),
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+      [](OpBuilder &, Location, ValueRange a) { return a[0]; });
 }
 
 Value StageBuilder::oneHot(Value ids, int64_t width) {
   RankedTensorType type = matrix(rowsOf(ids), width);
   Value on = one, off = zero;
-  return generic({ids}, {map(2, {dim(0)}), builder.getMultiDimIdentityMap(2)},
-                 empty(type),
-                 {utils::IteratorType::parallel, utils::IteratorType::parallel},
-                 [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                   Value column = arith::IndexCastOp::create(
-                       b, l, b.getI32Type(), linalg::IndexOp::create(b, l, 1));
-                   Value hit = arith::CmpIOp::create(
-                       b, l, arith::CmpIPredicate::eq, a[0], column);
-                   return arith::SelectOp::create(b, l, hit, on, off);
-                 });
+  return generic(
+      {ids}, {map(2, {dim(0)}), builder.getMultiDimIdentityMap(2)}, empty(type),
+      {utils::IteratorType::parallel, utils::IteratorType::parallel},
+      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value column = arith::IndexCastOp::create(
+            b, l, b.getI32Type(), linalg::IndexOp::create(b, l, 1));
+        Value hit =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[0], column);
+        return arith::SelectOp::create(b, l, hit, on, off);
+      });
 }
 
 Value StageBuilder::softmax(Value logitsValue) {
@@ -544,17 +543,17 @@ Value StageBuilder::softmax(Value logitsValue) {
 /// The token ids of a [B, S] batch as one vector of B * S rows.
 static Value flattenIds(OpBuilder &builder, Location loc, Value ids) {
   auto type = cast<RankedTensorType>(ids.getType());
-  auto flat = RankedTensorType::get({type.getNumElements()},
-                                    type.getElementType());
-  return tensor::CollapseShapeOp::create(builder, loc, flat, ids,
-                                         ArrayRef<ReassociationIndices>{{0, 1}});
+  auto flat =
+      RankedTensorType::get({type.getNumElements()}, type.getElementType());
+  return tensor::CollapseShapeOp::create(
+      builder, loc, flat, ids, ArrayRef<ReassociationIndices>{{0, 1}});
 }
 
 /// x[t] = wte[id t] + wpe[t mod S]: the token embedding as a one-hot
 /// product (exact: one term per row is not zero) plus the position's row.
 Value StageBuilder::embed(Value ids) {
-  Value tokenRows = matmul(oneHot(flattenIds(builder, loc, ids), config.vocab),
-                           params[0]);
+  Value tokenRows =
+      matmul(oneHot(flattenIds(builder, loc, ids), config.vocab), params[0]);
   AffineMap identity = builder.getMultiDimIdentityMap(2);
   AffineMap position = map(2, {dim(0) % config.seq, dim(1)});
   return generic({tokenRows, params[1]}, {identity, position, identity},
@@ -571,12 +570,12 @@ void StageBuilder::embedBackward(Value ids, Value dx, Value &dwte,
   dwte = matmul(transpose(oneHot(flattenIds(builder, loc, ids), config.vocab)),
                 dx);
   // dx as [B, S, H]; dims (p, j, b).
-  auto sequences = RankedTensorType::get(
-      {config.batch, config.seq, config.hidden}, f32);
+  auto sequences =
+      RankedTensorType::get({config.batch, config.seq, config.hidden}, f32);
   Value bySequence = tensor::ExpandShapeOp::create(
       builder, loc, sequences, dx, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-  dwpe = generic({bySequence}, {map(3, {dim(2), dim(0), dim(1)}),
-                                map(3, {dim(0), dim(1)})},
+  dwpe = generic({bySequence},
+                 {map(3, {dim(2), dim(0), dim(1)}), map(3, {dim(0), dim(1)})},
                  filled(matrix(config.seq, config.hidden), zero),
                  {utils::IteratorType::parallel, utils::IteratorType::parallel,
                   utils::IteratorType::reduction},
@@ -594,8 +593,8 @@ Value StageBuilder::layerNorm(Value input, Value gain, Value bias,
     return arith::AddFOp::create(b, l, a[0], a[1]);
   };
   Value sums = rowReduce({input}, zero, sum);
-  Value centered =
-      withRows(input, sums, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+  Value centered = withRows(
+      input, sums, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
         Value mean = arith::DivFOp::create(b, l, a[1], width);
         return arith::SubFOp::create(b, l, a[0], mean);
       });
@@ -610,16 +609,14 @@ Value StageBuilder::layerNorm(Value input, Value gain, Value bias,
         Value shifted = arith::AddFOp::create(b, l, variance, epsilon);
         return math::RsqrtOp::create(b, l, shifted);
       });
-  values.normalized = withRows(centered, values.rstd,
-                               [](OpBuilder &b, Location l, ValueRange a) {
-                                 return Value(
-                                     arith::MulFOp::create(b, l, a[0], a[1]));
-                               });
+  values.normalized = withRows(
+      centered, values.rstd, [](OpBuilder &b, Location l, ValueRange a) {
+        return Value(arith::MulFOp::create(b, l, a[0], a[1]));
+      });
   AffineMap identity = builder.getMultiDimIdentityMap(2);
   AffineMap columns = map(2, {dim(1)});
   return generic({values.normalized, gain, bias},
-                 {identity, columns, columns, identity},
-                 empty(input.getType()),
+                 {identity, columns, columns, identity}, empty(input.getType()),
                  {utils::IteratorType::parallel, utils::IteratorType::parallel},
                  [](OpBuilder &b, Location l, ValueRange a) -> Value {
                    Value scaled = arith::MulFOp::create(b, l, a[0], a[1]);
@@ -636,39 +633,37 @@ Value StageBuilder::layerNormBackward(const NormValues &values, Value gain,
                     [](OpBuilder &b, Location l, ValueRange a) -> Value {
                       return arith::MulFOp::create(b, l, a[0], a[1]);
                     });
-  dbias = columnSum({dy}, [](OpBuilder &, Location, ValueRange a) -> Value {
-    return a[0];
-  });
+  dbias = columnSum(
+      {dy}, [](OpBuilder &, Location, ValueRange a) -> Value { return a[0]; });
   AffineMap identity = builder.getMultiDimIdentityMap(2);
-  Value scaled = generic({dy, gain}, {identity, map(2, {dim(1)}), identity},
-                         empty(dy.getType()),
-                         {utils::IteratorType::parallel,
-                          utils::IteratorType::parallel},
-                         [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                           return arith::MulFOp::create(b, l, a[0], a[1]);
-                         });
+  Value scaled = generic(
+      {dy, gain}, {identity, map(2, {dim(1)}), identity}, empty(dy.getType()),
+      {utils::IteratorType::parallel, utils::IteratorType::parallel},
+      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        return arith::MulFOp::create(b, l, a[0], a[1]);
+      });
   Value sums = rowReduce({scaled}, zero,
                          [](OpBuilder &b, Location l, ValueRange a) -> Value {
                            return arith::AddFOp::create(b, l, a[0], a[1]);
                          });
-  Value projections = rowReduce(
-      {scaled, values.normalized}, zero,
-      [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value product = arith::MulFOp::create(b, l, a[0], a[1]);
-        return arith::AddFOp::create(b, l, product, a[2]);
-      });
+  Value projections =
+      rowReduce({scaled, values.normalized}, zero,
+                [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value product = arith::MulFOp::create(b, l, a[0], a[1]);
+                  return arith::AddFOp::create(b, l, product, a[2]);
+                });
   Value centered = withRows(
       scaled, sums, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        return arith::SubFOp::create(
-            b, l, a[0], arith::DivFOp::create(b, l, a[1], width));
-      });
-  Value corrected = withRows2(
-      centered, values.normalized, projections,
-      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value mean = arith::DivFOp::create(b, l, a[2], width);
         return arith::SubFOp::create(b, l, a[0],
-                                     arith::MulFOp::create(b, l, a[1], mean));
+                                     arith::DivFOp::create(b, l, a[1], width));
       });
+  Value corrected =
+      withRows2(centered, values.normalized, projections,
+                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value mean = arith::DivFOp::create(b, l, a[2], width);
+                  return arith::SubFOp::create(
+                      b, l, a[0], arith::MulFOp::create(b, l, a[1], mean));
+                });
   return withRows(corrected, values.rstd,
                   [](OpBuilder &b, Location l, ValueRange a) -> Value {
                     return arith::MulFOp::create(b, l, a[0], a[1]);
@@ -692,8 +687,8 @@ static Value geluArgument(OpBuilder &b, Location l, Value x) {
   auto c = [&](double value) -> Value {
     return arith::ConstantOp::create(b, l, b.getFloatAttr(type, value));
   };
-  Value cube = arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, x, x),
-                                     x);
+  Value cube =
+      arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, x, x), x);
   Value inner = arith::AddFOp::create(
       b, l, x, arith::MulFOp::create(b, l, cube, c(0.044715)));
   return arith::MulFOp::create(b, l, inner, c(std::sqrt(2.0 / M_PI)));
@@ -724,17 +719,17 @@ Value StageBuilder::geluBackward(Value input, Value dy) {
         Value t = tanhOf(b, l, geluArgument(b, l, xv));
         Value left = arith::MulFOp::create(
             b, l, c(0.5), arith::AddFOp::create(b, l, c(1.0), t));
-        Value sech2 = arith::SubFOp::create(
-            b, l, c(1.0), arith::MulFOp::create(b, l, t, t));
+        Value sech2 = arith::SubFOp::create(b, l, c(1.0),
+                                            arith::MulFOp::create(b, l, t, t));
         Value square = arith::MulFOp::create(b, l, xv, xv);
         Value slope = arith::MulFOp::create(
             b, l, c(std::sqrt(2.0 / M_PI)),
             arith::AddFOp::create(
                 b, l, c(1.0),
                 arith::MulFOp::create(b, l, square, c(3.0 * 0.044715))));
-        Value right = arith::MulFOp::create(
-            b, l, arith::MulFOp::create(b, l, c(0.5), xv),
-            arith::MulFOp::create(b, l, sech2, slope));
+        Value right =
+            arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, c(0.5), xv),
+                                  arith::MulFOp::create(b, l, sech2, slope));
         Value derivative = arith::AddFOp::create(b, l, left, right);
         return arith::MulFOp::create(b, l, derivative, a[1]);
       });
@@ -773,8 +768,7 @@ void StageBuilder::attention(Value qkv, LayerValues &layer) {
   Value heads = contract(
       values.probs, values.v, map(4, {dim(0), dim(1), dim(3)}),
       map(4, {dim(0), dim(3), dim(2)}), map(4, {dim(0), dim(1), dim(2)}),
-      RankedTensorType::get({pairs, seq, headDim}, f32),
-      {par, par, par, red});
+      RankedTensorType::get({pairs, seq, headDim}, f32), {par, par, par, red});
   layer.context = mergeHeads(heads);
 }
 
@@ -800,22 +794,22 @@ Value StageBuilder::attentionBackward(const LayerValues &layer,
                       map(4, {dim(0), dim(1), dim(2)}), headsType,
                       {par, par, par, red});
   // Softmax: dlogits = probs * (dprobs - sum_j dprobs * probs).
-  Value rowSums = rowReduce(
-      {dprobs, values.probs}, zero,
-      [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        return arith::AddFOp::create(
-            b, l, arith::MulFOp::create(b, l, a[0], a[1]), a[2]);
-      });
+  Value rowSums =
+      rowReduce({dprobs, values.probs}, zero,
+                [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  return arith::AddFOp::create(
+                      b, l, arith::MulFOp::create(b, l, a[0], a[1]), a[2]);
+                });
   // Masked positions have probability 0, so their gradient vanishes; the
   // scale of the scores applies to the rest.
   Value scale = attentionScale;
-  Value dscores = withRows2(
-      dprobs, values.probs, rowSums,
-      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value difference = arith::SubFOp::create(b, l, a[0], a[2]);
-        Value dlogits = arith::MulFOp::create(b, l, a[1], difference);
-        return arith::MulFOp::create(b, l, dlogits, scale);
-      });
+  Value dscores =
+      withRows2(dprobs, values.probs, rowSums,
+                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value difference = arith::SubFOp::create(b, l, a[0], a[2]);
+                  Value dlogits = arith::MulFOp::create(b, l, a[1], difference);
+                  return arith::MulFOp::create(b, l, dlogits, scale);
+                });
   // scores = q k^T. Dims (p, i, e, j): dq(p, i, e) = sum_j ds(p, i, j)
   // k(p, j, e); dims (p, j, e, i): dk(p, j, e) = sum_i ds(p, i, j) q(p, i, e).
   Value dq = contract(dscores, values.k, map(4, {dim(0), dim(1), dim(3)}),
@@ -856,23 +850,23 @@ Value StageBuilder::layerBackward(const LayerValues &values, Value dout,
                                   SmallVectorImpl<Value> &grads) {
   // out = h + gelu(up) W_2, up = ln2(h) W_1.
   grads[W2] = matmul(transpose(values.act), dout);
-  Value dact = prunable(PruneMode::col, dout, transpose(param(W2)),
-                        "block.mlp_down");
+  Value dact =
+      prunable(PruneMode::col, dout, transpose(param(W2)), "block.mlp_down");
   Value dup = geluBackward(values.up, dact);
   grads[W1] = matmul(transpose(values.c), dup);
-  Value dc = prunable(PruneMode::row, dup, transpose(param(W1)),
-                      "block.mlp_up");
+  Value dc =
+      prunable(PruneMode::row, dup, transpose(param(W1)), "block.mlp_up");
   Value dh = add(dout, layerNormBackward(values.ln2, param(Ln2Gain), dc,
                                          grads[Ln2Gain], grads[Ln2Bias]));
   // h = x + context W_o.
   grads[Wo] = matmul(transpose(values.context), dh);
-  Value dcontext = prunable(PruneMode::col, dh, transpose(param(Wo)),
-                            "block.attn_out");
+  Value dcontext =
+      prunable(PruneMode::col, dh, transpose(param(Wo)), "block.attn_out");
   Value dqkv = attentionBackward(values, dcontext);
   // qkv = ln1(x) W_qkv.
   grads[Wqkv] = matmul(transpose(values.a), dqkv);
-  Value da = prunable(PruneMode::row, dqkv, transpose(param(Wqkv)),
-                      "block.qkv");
+  Value da =
+      prunable(PruneMode::row, dqkv, transpose(param(Wqkv)), "block.qkv");
   return add(dh, layerNormBackward(values.ln1, param(Ln1Gain), da,
                                    grads[Ln1Gain], grads[Ln1Bias]));
 }
@@ -893,7 +887,8 @@ func::FuncOp StageBuilder::buildBlockForward() {
   }
   SmallVector<Value> results = {output, pack(residuals)};
   func::ReturnOp::create(builder, loc, results);
-  function.setType(builder.getFunctionType(inputs, ValueRange(results).getTypes()));
+  function.setType(
+      builder.getFunctionType(inputs, ValueRange(results).getTypes()));
   return function;
 }
 
@@ -918,7 +913,8 @@ func::FuncOp StageBuilder::buildBlockBackward() {
       layerBackward(values, entry.getArguments().back(), grads)};
   results.append(grads);
   func::ReturnOp::create(builder, loc, results);
-  function.setType(builder.getFunctionType(inputs, ValueRange(results).getTypes()));
+  function.setType(
+      builder.getFunctionType(inputs, ValueRange(results).getTypes()));
   return function;
 }
 
@@ -943,7 +939,8 @@ Value StageBuilder::loss(Value logitsValue) {
       });
   // The target's logit of every row.
   Value picked = rowReduceWith(
-      logitsValue, targets, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+      logitsValue, targets,
+      [](OpBuilder &b, Location l, ValueRange a) -> Value {
         Value column = arith::IndexCastOp::create(
             b, l, b.getI32Type(), linalg::IndexOp::create(b, l, 1));
         Value hit =
@@ -953,8 +950,8 @@ Value StageBuilder::loss(Value logitsValue) {
       });
   Value rowLosses = elementwise(
       {maxima, sums, picked}, [](OpBuilder &b, Location l, ValueRange a) {
-        Value logSum = arith::AddFOp::create(
-            b, l, a[0], math::LogOp::create(b, l, a[1]));
+        Value logSum =
+            arith::AddFOp::create(b, l, a[0], math::LogOp::create(b, l, a[1]));
         return Value(arith::SubFOp::create(b, l, logSum, a[2]));
       });
   auto scalar = RankedTensorType::get({}, f32);
@@ -968,10 +965,9 @@ Value StageBuilder::loss(Value logitsValue) {
           })
           .getResult(0);
   Value sum = tensor::ExtractOp::create(builder, loc, total, ValueRange{});
-  Value mean = arith::DivFOp::create(builder, loc, sum,
-                                     constant(double(tokens)));
-  return tensor::FromElementsOp::create(builder, loc, scalar,
-                                        ValueRange{mean});
+  Value mean =
+      arith::DivFOp::create(builder, loc, sum, constant(double(tokens)));
+  return tensor::FromElementsOp::create(builder, loc, scalar, ValueRange{mean});
 }
 
 /// d loss / d logits = (softmax(logits) - onehot(target)) / T.
@@ -979,11 +975,11 @@ Value StageBuilder::lossBackward(Value logitsValue) {
   Value probs = softmax(logitsValue);
   Value expected = oneHot(flattenIds(builder, loc, target), config.vocab);
   Value count = constant(double(tokens));
-  return elementwise({probs, expected},
-                     [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                       Value difference = arith::SubFOp::create(b, l, a[0], a[1]);
-                       return arith::DivFOp::create(b, l, difference, count);
-                     });
+  return elementwise(
+      {probs, expected}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value difference = arith::SubFOp::create(b, l, a[0], a[1]);
+        return arith::DivFOp::create(b, l, difference, count);
+      });
 }
 
 /// The reassociation that folds all `rank` dims of a tensor into one.
@@ -1003,8 +999,8 @@ Value StageBuilder::pack(ArrayRef<Value> values) {
     auto type = cast<RankedTensorType>(value.getType());
     Value flat = type.getRank() == 1
                      ? value
-                     : tensor::CollapseShapeOp::create(
-                           builder, loc, value, allDims(type.getRank()))
+                     : tensor::CollapseShapeOp::create(builder, loc, value,
+                                                       allDims(type.getRank()))
                            .getResult();
     int64_t size = type.getNumElements();
     tape = tensor::InsertSliceOp::create(
@@ -1033,8 +1029,8 @@ SmallVector<Value> StageBuilder::unpack(Value tape,
       values.push_back(flat);
       continue;
     }
-    values.push_back(tensor::ExpandShapeOp::create(
-        builder, loc, type, flat, allDims(type.getRank())));
+    values.push_back(tensor::ExpandShapeOp::create(builder, loc, type, flat,
+                                                   allDims(type.getRank())));
   }
   return values;
 }
@@ -1054,8 +1050,8 @@ Value StageBuilder::blocks(Value input, SmallVectorImpl<Value> &tapes) {
 }
 
 func::FuncOp StageBuilder::buildForward() {
-  Type result = isLast() ? Type(RankedTensorType::get({}, f32))
-                         : Type(activation());
+  Type result =
+      isLast() ? Type(RankedTensorType::get({}, f32)) : Type(activation());
   func::FuncOp function =
       begin(("gpt_stage" + std::to_string(stage) + "_forward"),
             /*backward=*/false, {result});
@@ -1164,8 +1160,8 @@ func::FuncOp buildData(ModuleOp module, const GptConfig &config) {
   builder.setInsertionPointToEnd(module.getBody());
   Location loc = module.getLoc();
   Type i64 = builder.getI64Type();
-  auto type = RankedTensorType::get({config.batch, config.seq},
-                                    builder.getI32Type());
+  auto type =
+      RankedTensorType::get({config.batch, config.seq}, builder.getI32Type());
   auto function = func::FuncOp::create(
       builder, loc, "gpt_data",
       builder.getFunctionType({i64, i64, i64}, {type, type}));
@@ -1188,26 +1184,26 @@ func::FuncOp buildGenerate(ModuleOp module, const GptConfig &config,
   OpBuilder builder(module.getContext());
   builder.setInsertionPointToEnd(module.getBody());
   Location loc = module.getLoc();
-  auto function = func::FuncOp::create(
-      builder, loc, "gpt_generate",
-      builder.getFunctionType({}, {builder.getF32Type()}));
+  auto function =
+      func::FuncOp::create(builder, loc, "gpt_generate",
+                           builder.getFunctionType({}, {builder.getF32Type()}));
   builder.setInsertionPointToStart(function.addEntryBlock());
-  auto tokens = RankedTensorType::get({config.batch, config.seq},
-                                      builder.getI32Type());
-  Value value = SampleContextOp::create(builder, loc, tokens,
-                                        builder.getI64IntegerAttr(config.vocab));
+  auto tokens =
+      RankedTensorType::get({config.batch, config.seq}, builder.getI32Type());
+  Value value = SampleContextOp::create(
+      builder, loc, tokens, builder.getI64IntegerAttr(config.vocab));
   for (int64_t s = 0; s < config.stages; ++s) {
     SmallVector<Value> arguments = {value};
     for (Attribute name : stageParams[s]) {
       auto global = module.lookupSymbol<memref::GlobalOp>(
           cast<FlatSymbolRefAttr>(name).getValue());
       MemRefType type = global.getType();
-      Value memref = memref::GetGlobalOp::create(builder, loc, type,
-                                                 global.getSymName());
+      Value memref =
+          memref::GetGlobalOp::create(builder, loc, type, global.getSymName());
       arguments.push_back(bufferization::ToTensorOp::create(
           builder, loc,
-          RankedTensorType::get(type.getShape(), type.getElementType()),
-          memref, /*restrict=*/builder.getUnitAttr(),
+          RankedTensorType::get(type.getShape(), type.getElementType()), memref,
+          /*restrict=*/builder.getUnitAttr(),
           /*writable=*/UnitAttr()));
     }
     std::string name = "gpt_stage" + std::to_string(s) +
@@ -1253,15 +1249,14 @@ std::vector<std::string> validate(const GptConfig &config) {
           "--hidden (" + std::to_string(config.hidden) +
               ") must be divisible by --heads (" +
               std::to_string(config.heads) + ")");
-  require(config.hidden % config.tp == 0,
-          "--hidden (" + std::to_string(config.hidden) +
-              ") must be divisible by --tp (" + std::to_string(config.tp) +
-              ")");
+  require(config.hidden % config.tp == 0, "--hidden (" +
+                                              std::to_string(config.hidden) +
+                                              ") must be divisible by --tp (" +
+                                              std::to_string(config.tp) + ")");
   return problems;
 }
 
-std::vector<Parameter> blockParameters(const GptConfig &config,
-                                       int64_t layer) {
+std::vector<Parameter> blockParameters(const GptConfig &config, int64_t layer) {
   int64_t hidden = config.hidden;
   std::string prefix = "l" + std::to_string(layer) + "_";
   return {{prefix + "ln1_g", {hidden}},
@@ -1274,8 +1269,7 @@ std::vector<Parameter> blockParameters(const GptConfig &config,
           {prefix + "w2", {4 * hidden, hidden}}};
 }
 
-std::vector<Parameter> stageParameters(const GptConfig &config,
-                                       int64_t stage) {
+std::vector<Parameter> stageParameters(const GptConfig &config, int64_t stage) {
   StagePartition partition = partitionLayers(config.layers, config.stages);
   int64_t hidden = config.hidden;
   std::vector<Parameter> params;
@@ -1307,11 +1301,11 @@ StagePartition partitionLayers(int64_t layers, int64_t stages) {
 }
 
 OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
-  context->loadDialect<arith::ArithDialect, bufferization::BufferizationDialect,
-                       func::FuncDialect, linalg::LinalgDialect,
-                       math::MathDialect, memref::MemRefDialect,
-                       shard::ShardDialect, tensor::TensorDialect,
-                       HeteroDialect>();
+  context
+      ->loadDialect<arith::ArithDialect, bufferization::BufferizationDialect,
+                    func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
+                    memref::MemRefDialect, shard::ShardDialect,
+                    tensor::TensorDialect, HeteroDialect>();
   OpBuilder builder(context);
   Location loc = UnknownLoc::get(context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -1354,9 +1348,9 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
           ? Attribute(AdamAttr::get(
                 context, builder.getF64FloatAttr(config.learningRate),
                 FloatAttr(), FloatAttr(), FloatAttr()))
-          : Attribute(SgdAttr::get(
-                context, builder.getF64FloatAttr(config.learningRate),
-                FloatAttr()));
+          : Attribute(SgdAttr::get(context,
+                                   builder.getF64FloatAttr(config.learningRate),
+                                   FloatAttr()));
   auto pipeline = PipelineOp::create(
       builder, loc, builder.getStringAttr("gpt"),
       builder.getI64IntegerAttr(config.stages),

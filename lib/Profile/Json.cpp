@@ -38,8 +38,8 @@ std::optional<llvm::json::Value> parseJson(const std::string &text,
 }
 
 std::optional<double> readNonNegative(const llvm::json::Value *value,
-                                      const std::string &path,
-                                      JsonError &error, bool positive) {
+                                      const std::string &path, JsonError &error,
+                                      bool positive) {
   if (!value) {
     error = {path, "missing"};
     return std::nullopt;
@@ -88,12 +88,12 @@ bool readLinearCost(const llvm::json::Object &object, llvm::StringRef key,
                    "\"beta_ms_per_mb\""};
     return false;
   }
-  std::optional<double> alpha = readNonNegative(
-      fields->get("alpha_ms"), path + ".alpha_ms", error);
+  std::optional<double> alpha =
+      readNonNegative(fields->get("alpha_ms"), path + ".alpha_ms", error);
   if (!alpha)
     return false;
-  std::optional<double> beta = readNonNegative(
-      fields->get("beta_ms_per_mb"), path + ".beta_ms_per_mb", error);
+  std::optional<double> beta = readNonNegative(fields->get("beta_ms_per_mb"),
+                                               path + ".beta_ms_per_mb", error);
   if (!beta)
     return false;
   cost = {*alpha, *beta};
@@ -134,9 +134,9 @@ bool readTensors(const llvm::json::Object &object,
                     path + ".bytes", error, 0, int64_t(1) << 50);
     if (!bytes)
       return false;
-    std::optional<double> backward = readNonNegative(
-        member(*tensor, "backward_ms", path, error, true),
-        path + ".backward_ms", error);
+    std::optional<double> backward =
+        readNonNegative(member(*tensor, "backward_ms", path, error, true),
+                        path + ".backward_ms", error);
     if (!backward)
       return false;
     parsed.bytes = *bytes;

@@ -46,8 +46,8 @@ std::string parseProfile(const std::string &text, Read read) {
 
 /// A number >= 0 (or > 0 when `positive`); a null `value` is missing.
 std::optional<double> readNonNegative(const llvm::json::Value *value,
-                                      const std::string &path,
-                                      JsonError &error, bool positive = false);
+                                      const std::string &path, JsonError &error,
+                                      bool positive = false);
 
 /// An integer in [minimum, maximum].
 std::optional<int64_t> readInteger(const llvm::json::Value *value,

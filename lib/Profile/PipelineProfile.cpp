@@ -21,8 +21,7 @@ using llvm::json::Value;
 bool readPerStage(const Value *value, const std::string &path, int64_t stages,
                   double minimum, double &scalar, std::vector<double> &perStage,
                   JsonError &error) {
-  auto check = [&](const Value *item, const std::string &where,
-                   double &out) {
+  auto check = [&](const Value *item, const std::string &where, double &out) {
     std::optional<double> number = item->getAsNumber();
     if (!number || *number < minimum) {
       error = {where, "expected a number >= " + std::to_string(int(minimum))};
@@ -85,7 +84,8 @@ bool readProfile(const Value &root, int64_t stages, sim::Costs &costs,
         int64_t from = 0, to = 0;
         if (!readLinkName(name, stages, from, to)) {
           error = {path, "expected a link '<from>-><to>' between neighbouring "
-                         "stages of " + std::to_string(stages)};
+                         "stages of " +
+                             std::to_string(stages)};
           return false;
         }
         std::optional<double> ms = readNonNegative(&value, path, error);
@@ -134,9 +134,9 @@ bool readProfile(const Value &root, int64_t stages, sim::Costs &costs,
         return value && (out = *value, true);
       };
       auto number = [&](llvm::StringRef key, double &out) {
-        std::optional<double> value = readNonNegative(
-            member(*window, key, path, error, true), path + "." + key.str(),
-            error);
+        std::optional<double> value =
+            readNonNegative(member(*window, key, path, error, true),
+                            path + "." + key.str(), error);
         return value && (out = *value, true);
       };
       if (!integer("from", parsed.from) || !integer("to", parsed.to) ||

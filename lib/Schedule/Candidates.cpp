@@ -30,8 +30,8 @@ std::vector<Candidate> paretoCandidates(int64_t stages, int64_t batch,
     std::optional<Candidate> fit;
     for (int64_t b : sizes) {
       int64_t microbatches = batch / b;
-      int64_t peak = peakActivationBytes(stages, 0, k, b, microbatches,
-                                         bytesPerSample);
+      int64_t peak =
+          peakActivationBytes(stages, 0, k, b, microbatches, bytesPerSample);
       if (peak <= memoryCapBytes) {
         fit = Candidate{k, b, microbatches, peak};
         break;

@@ -83,9 +83,8 @@ splitMicrobatches(const std::vector<std::vector<Action>> &programs,
   return split;
 }
 
-std::vector<std::vector<Action>> kfkbPrograms(int64_t stages,
-                                              int64_t microbatches,
-                                              int64_t groupSize) {
+std::vector<std::vector<Action>>
+kfkbPrograms(int64_t stages, int64_t microbatches, int64_t groupSize) {
   std::vector<std::vector<Action>> programs;
   for (int64_t s = 0; s < stages; ++s)
     programs.push_back(withTransfers(
@@ -157,8 +156,8 @@ void verifyStage(const std::vector<Action> &program, int64_t stage,
                           std::to_string(stage - 1));
       if (++inFlight > memoryCap && memoryCap > 0 && !capReported) {
         report(index, where + " holds " + std::to_string(inFlight) +
-                          " activations in flight after F" +
-                          std::to_string(i) + ", above the memory cap of " +
+                          " activations in flight after F" + std::to_string(i) +
+                          ", above the memory cap of " +
                           std::to_string(memoryCap));
         capReported = true;
       }
@@ -214,9 +213,9 @@ void verifyStage(const std::vector<Action> &program, int64_t stage,
 
 } // namespace
 
-std::vector<Problem> verifyPrograms(
-    const std::vector<std::vector<Action>> &programs, int64_t microbatches,
-    int64_t memoryCap) {
+std::vector<Problem>
+verifyPrograms(const std::vector<std::vector<Action>> &programs,
+               int64_t microbatches, int64_t memoryCap) {
   int64_t stages = programs.size();
   std::vector<Problem> problems;
   for (int64_t s = 0; s < stages; ++s)
@@ -247,15 +246,13 @@ std::vector<Problem> verifyPrograms(
         }
         std::string payload = activation ? "activation" : "gradient";
         for (size_t k = 0; k < std::max(sent.size(), received.size()); ++k) {
-          if (k < sent.size() && k < received.size() &&
-              sent[k] == received[k])
+          if (k < sent.size() && k < received.size() && sent[k] == received[k])
             continue;
-          std::string message =
-              "link " + std::to_string(s) + " -> " + std::to_string(peer) +
-              ": message " + std::to_string(k) + " is ";
-          message += k < sent.size()
-                         ? payload + " " + std::to_string(sent[k])
-                         : "never sent";
+          std::string message = "link " + std::to_string(s) + " -> " +
+                                std::to_string(peer) + ": message " +
+                                std::to_string(k) + " is ";
+          message += k < sent.size() ? payload + " " + std::to_string(sent[k])
+                                     : "never sent";
           message += ", but stage " + std::to_string(peer) + " ";
           message += k < received.size()
                          ? "receives " + payload + " " +

@@ -18,9 +18,12 @@ struct Kind {
   Action::Kind kind;
 };
 constexpr Kind kKinds[] = {
-    {"SEND_F", Action::SendActivation}, {"RECV_F", Action::RecvActivation},
-    {"SEND_B", Action::SendGradient},   {"RECV_B", Action::RecvGradient},
-    {"F", Action::Forward},             {"B", Action::Backward},
+    {"SEND_F", Action::SendActivation},
+    {"RECV_F", Action::RecvActivation},
+    {"SEND_B", Action::SendGradient},
+    {"RECV_B", Action::RecvGradient},
+    {"F", Action::Forward},
+    {"B", Action::Backward},
 };
 
 const char *nameOf(Action::Kind kind) {
@@ -50,8 +53,7 @@ std::string exportTorchCsv(const std::vector<std::vector<Action>> &programs) {
   return os.str();
 }
 
-ImportedSchedule importTorchCsv(const std::string &text,
-                                int64_t microbatches) {
+ImportedSchedule importTorchCsv(const std::string &text, int64_t microbatches) {
   ImportedSchedule result;
   std::istringstream lines(text);
   std::string line;
@@ -65,8 +67,9 @@ ImportedSchedule importTorchCsv(const std::string &text,
     size_t start = 0;
     for (int64_t column = 1;; ++column) {
       size_t comma = line.find(',', start);
-      std::string cell = line.substr(
-          start, comma == std::string::npos ? std::string::npos : comma - start);
+      std::string cell =
+          line.substr(start, comma == std::string::npos ? std::string::npos
+                                                        : comma - start);
       // Trim spaces.
       size_t first = cell.find_first_not_of(' ');
       cell = first == std::string::npos
@@ -142,9 +145,9 @@ ImportedSchedule importTorchCsv(const std::string &text,
       continue;
     std::vector<Task> tasks;
     for (const Action &action : result.programs[s])
-      tasks.push_back({action.kind == Action::Forward ? Task::Forward
-                                                      : Task::Backward,
-                       action.microbatch});
+      tasks.push_back(
+          {action.kind == Action::Forward ? Task::Forward : Task::Backward,
+           action.microbatch});
     result.programs[s] = withTransfers(tasks, stages, s);
   }
   return result;

@@ -17,12 +17,12 @@ using schedule::Action;
 
 double Costs::forward(int64_t stage) const {
   return stage < int64_t(stageForwardMs.size()) ? stageForwardMs[stage]
-                                                 : forwardMs;
+                                                : forwardMs;
 }
 
 double Costs::backward(int64_t stage) const {
   return stage < int64_t(stageBackwardMs.size()) ? stageBackwardMs[stage]
-                                                  : backwardMs;
+                                                 : backwardMs;
 }
 
 double Costs::comm(int64_t from, int64_t to) const {
@@ -131,10 +131,9 @@ Result simulate(const std::vector<std::vector<Action>> &programs,
     switch (action.kind) {
     case Action::Forward:
     case Action::Backward: {
-      double duration =
-          (action.kind == Action::Forward ? costs.forward(s)
-                                          : costs.backward(s)) *
-          slowdown(s);
+      double duration = (action.kind == Action::Forward ? costs.forward(s)
+                                                        : costs.backward(s)) *
+                        slowdown(s);
       double start = deviceFree[s];
       deviceFree[s] = lastProduced[s] = start + duration;
       result.computeSpans[s].push_back({start, deviceFree[s]});
@@ -174,8 +173,7 @@ Result simulate(const std::vector<std::vector<Action>> &programs,
       busy += span.endMs - span.startMs;
   }
   result.iterationMs = end;
-  result.bubbleFraction =
-      end > 0.0 ? 1.0 - busy / (double(stages) * end) : 0.0;
+  result.bubbleFraction = end > 0.0 ? 1.0 - busy / (double(stages) * end) : 0.0;
   for (int64_t s = 0; s < stages; ++s)
     for (int64_t peer : {s - 1, s + 1}) {
       if (peer < 0 || peer >= stages)
@@ -194,15 +192,15 @@ Result simulate(const std::vector<std::vector<Action>> &programs,
   return result;
 }
 
-Choice chooseGroupSize(int64_t stages, int64_t microbatches,
-                       const Costs &costs, int64_t memoryCap) {
+Choice chooseGroupSize(int64_t stages, int64_t microbatches, const Costs &costs,
+                       int64_t memoryCap) {
   Choice best{1, std::numeric_limits<double>::infinity()};
   for (int64_t k = 1; k <= microbatches; ++k) {
     int64_t peak = std::min(k * stages, microbatches);
     if (memoryCap > 0 && peak > memoryCap && k > 1)
       break; // larger groups only hold more
-    double ms = simulate(kfkbPrograms(stages, microbatches, k), costs)
-                    .iterationMs;
+    double ms =
+        simulate(kfkbPrograms(stages, microbatches, k), costs).iterationMs;
     if (ms < best.iterationMs)
       best = {k, ms};
   }

@@ -25,8 +25,7 @@ PartitionTable::PartitionTable(int64_t slotCount, const HashSeeds &seeds)
 bool PartitionTable::insert(uint32_t index) {
   uint32_t *free = nullptr;
   for (uint64_t seed : seeds.probe) {
-    uint32_t &slot =
-        slots[splitMix64(seed ^ splitMix64(index)) % slots.size()];
+    uint32_t &slot = slots[splitMix64(seed ^ splitMix64(index)) % slots.size()];
     if (slot == index)
       return true;
     if (slot == kEmpty && !free)
@@ -63,8 +62,8 @@ partitionIndices(const std::vector<uint32_t> &indices, int64_t partitions,
   std::vector<std::vector<uint32_t>> result;
   for (const std::vector<uint32_t> &members : routed) {
     // Twice the expected load keeps the probed slots mostly free.
-    int64_t slots = slotsPer > 0 ? slotsPer
-                                 : std::max<int64_t>(16, 2 * members.size());
+    int64_t slots =
+        slotsPer > 0 ? slotsPer : std::max<int64_t>(16, 2 * members.size());
     PartitionTable table(slots, seeds);
     for (uint32_t index : members)
       if (!table.insert(index))
@@ -74,13 +73,11 @@ partitionIndices(const std::vector<uint32_t> &indices, int64_t partitions,
   return result;
 }
 
-std::vector<std::vector<uint32_t>> allPartitionMembers(int64_t size,
-                                                       int64_t partitions,
-                                                       const HashSeeds &seeds) {
+std::vector<std::vector<uint32_t>>
+allPartitionMembers(int64_t size, int64_t partitions, const HashSeeds &seeds) {
   std::vector<std::vector<uint32_t>> members(partitions);
   for (int64_t i = 0; i < size; ++i)
-    members[partitionOf(uint32_t(i), seeds, partitions)].push_back(
-        uint32_t(i));
+    members[partitionOf(uint32_t(i), seeds, partitions)].push_back(uint32_t(i));
   return members;
 }
 

@@ -88,7 +88,8 @@ std::string read(const std::string &path, const std::vector<int64_t> &shape,
                          std::regex("'descr'\\s*:\\s*'([^']*)'")) ||
       match[1] != "<f4")
     return path + " holds " +
-           (match.empty() ? std::string("no dtype") : "dtype " + match[1].str()) +
+           (match.empty() ? std::string("no dtype")
+                          : "dtype " + match[1].str()) +
            ", expected little-endian float32 ('<f4')";
   if (!std::regex_search(dictionary, match,
                          std::regex("'fortran_order'\\s*:\\s*False")))
@@ -114,8 +115,8 @@ std::string read(const std::string &path, const std::vector<int64_t> &shape,
            ", expected " + shapeText(shape);
   std::streamsize bytes = std::streamsize(elementCount(shape) * sizeof(float));
   if (!file.read(reinterpret_cast<char *>(data), bytes))
-    return path + ": the data is cut short (expected " +
-           std::to_string(bytes) + " bytes)";
+    return path + ": the data is cut short (expected " + std::to_string(bytes) +
+           " bytes)";
   if (file.peek() != std::char_traits<char>::eof())
     return path + ": trailing bytes after the array";
   return "";

@@ -17,7 +17,7 @@ func.func @vocab_above_bytes(%s: i64) {
 // -----
 
 func.func @no_replicas(%s: i64) {
-  // expected-error @+1 {{'hetero.corpus_batch' op replicas must be at least 1, got 0}}
+  // expected-error @+1 {{'hetero.corpus_batch' op attribute 'replicas' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
   %a, %b = hetero.corpus_batch %s, %s, %s vocab = 80 replicas = 0 : tensor<1x8xi32>
   return
 }

@@ -9,7 +9,7 @@ func.func @f(%w: tensor<8xf32>) {
 // -----
 
 func.func @f(%w: tensor<8xf32>) {
-  // expected-error @+1 {{'hetero.checkpoint' op needs at least 1 replica, got 0}}
+  // expected-error @+1 {{'hetero.checkpoint' op attribute 'replicas' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
   hetero.checkpoint %w replicas = 0 of 8 placement = ring : tensor<8xf32>
   return
 }
@@ -17,7 +17,7 @@ func.func @f(%w: tensor<8xf32>) {
 // -----
 
 func.func @f(%w: tensor<8xf32>) {
-  // expected-error @+1 {{'hetero.checkpoint' op world size must be at least 1, got 0}}
+  // expected-error @+1 {{'hetero.checkpoint' op attribute 'world' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
   hetero.checkpoint %w replicas = 1 of 0 placement = ring : tensor<8xf32>
   return
 }
@@ -33,7 +33,7 @@ func.func @f(%w: tensor<8xf32>) {
 // -----
 
 func.func @f(%w: tensor<8xf32>) {
-  // expected-error @+1 {{'hetero.checkpoint' op checkpoint interval must be at least 1 iteration, got 0}}
+  // expected-error @+1 {{'hetero.checkpoint' op attribute 'every' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
   hetero.checkpoint %w replicas = 2 of 8 placement = group every = 0 : tensor<8xf32>
   return
 }
@@ -57,7 +57,7 @@ func.func @f(%w: tensor<8xf32>) {
 // -----
 
 func.func @f(%w: tensor<8xf32>) {
-  // expected-error @+1 {{'hetero.ckpt_chunk' op needs at least 1 chunk, got 0}}
+  // expected-error @+1 {{'hetero.ckpt_chunk' op attribute 'chunks' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
   hetero.ckpt_chunk %w chunk 0 of 0 to 1 : tensor<8xf32>
   return
 }
@@ -65,7 +65,7 @@ func.func @f(%w: tensor<8xf32>) {
 // -----
 
 func.func @f(%w: tensor<8xf32>) {
-  // expected-error @+1 {{'hetero.group_sync' op window must be >= 0 iterations, got -1}}
+  // expected-error @+1 {{'hetero.group_sync' op attribute 'window' failed to satisfy constraint: 64-bit integer attribute whose value is non-negative}}
   %0 = hetero.group_sync %w policy = dynamic window = -1 period = 4 : tensor<8xf32>
   return
 }
@@ -73,7 +73,7 @@ func.func @f(%w: tensor<8xf32>) {
 // -----
 
 func.func @f(%w: tensor<8xf32>) {
-  // expected-error @+1 {{'hetero.group_sync' op connectivity period must be at least 1 iteration, got 0}}
+  // expected-error @+1 {{'hetero.group_sync' op attribute 'period' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
   %0 = hetero.group_sync %w policy = dynamic window = 2 period = 0 : tensor<8xf32>
   return
 }

@@ -1,14 +1,14 @@
 // RUN: hetero-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
 
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
-// expected-error @+1 {{'hetero.pipeline' op needs at least 1 stage, got 0}}
+// expected-error @+1 {{'hetero.pipeline' op attribute 'num_stages' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
 hetero.pipeline @p stages = 0 microbatches = 4 {
 }
 
 // -----
 
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
-// expected-error @+1 {{'hetero.pipeline' op needs at least 1 micro-batch, got 0}}
+// expected-error @+1 {{'hetero.pipeline' op attribute 'num_microbatches' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
 hetero.pipeline @p stages = 1 microbatches = 0 {
   hetero.stage 0 forward @f backward @f
 }

@@ -5,7 +5,7 @@ hetero.pipeline @p stages = 2 microbatches = 2 {
   hetero.stage 0 forward @f backward @f
   hetero.stage 1 forward @f backward @f
 }
-// expected-error @+1 {{'hetero.schedule' op group_size must be at least 1, got 0}}
+// expected-error @+1 {{'hetero.schedule' op attribute 'group_size' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
 hetero.schedule @s for @p group_size = 0 {
 }
 
@@ -15,7 +15,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 2 {
   hetero.stage 0 forward @f backward @f
 }
-// expected-error @+1 {{'hetero.schedule' op microbatch_size must be at least 1, got 0}}
+// expected-error @+1 {{'hetero.schedule' op attribute 'microbatch_size' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
 hetero.schedule @s for @p group_size = 1 microbatch_size = 0 {
   hetero.stage_program 0 {
   }
@@ -220,7 +220,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 2 {
   hetero.stage 0 forward @f backward @f
 }
-// expected-error @+1 {{'hetero.schedule' op microbatches must be at least 1, got 0}}
+// expected-error @+1 {{'hetero.schedule' op attribute 'microbatches' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
 hetero.schedule @s for @p group_size = 1 microbatches = 0 {
   hetero.stage_program 0 {
   }

@@ -41,7 +41,7 @@ func.func @f(%x: tensor<64xf32>, %w: tensor<64x256xf32>) {
 // -----
 
 func.func @f(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>) {
-  // expected-error @+1 {{'hetero.prunable_matmul' op tensor-parallel degree must be at least 1, got 0}}
+  // expected-error @+1 {{'hetero.prunable_matmul' op attribute 'tp' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
   %y = hetero.prunable_matmul col %x, %w layer "fc" tp = 0 : tensor<16x64xf32>, tensor<64x256xf32> -> tensor<16x256xf32>
   return
 }
@@ -65,7 +65,7 @@ func.func @f(%x: tensor<16x64xf32>, %w: tensor<64x256xf16>) {
 // -----
 
 func.func @f() {
-  // expected-error @+1 {{'hetero.prune_plan' op layer 'fc' must have at least 1 column, got 0}}
+  // expected-error @+1 {{'hetero.prune_plan' op attribute 'columns' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
   %k = hetero.prune_plan layer "fc" columns = 0 : tensor<?xindex>
   return
 }

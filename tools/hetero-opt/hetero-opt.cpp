@@ -26,6 +26,6 @@ int main(int argc, char **argv) {
   // of any lowering step parses again.
   mlir::DialectRegistry registry;
   hetero::registerToolDialects(registry);
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "hetero optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "hetero optimizer driver\n", registry));
 }

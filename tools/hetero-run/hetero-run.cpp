@@ -45,8 +45,8 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -110,8 +110,9 @@ static cl::opt<bool> blockingCollectives(
     cl::init(false), cl::cat(category));
 static cl::opt<std::string> corpus(
     "corpus",
-    cl::desc("The text that hetero.corpus_batch reads (default: "
-             HRT_DEFAULT_CORPUS ")"),
+    cl::desc(
+        "The text that hetero.corpus_batch reads (default: " HRT_DEFAULT_CORPUS
+        ")"),
     cl::value_desc("FILE"), cl::init(""), cl::cat(category));
 static cl::opt<std::string>
     prompt("prompt",
@@ -251,8 +252,7 @@ FailureOr<std::optional<PipelineFacts>> preparePipeline(ModuleOp module) {
   if (pipelines.empty())
     return std::optional<PipelineFacts>();
   if (pipelines.size() > 1) {
-    llvm::errs() << "hetero-run: " << inputFile << " holds "
-                 << pipelines.size()
+    llvm::errs() << "hetero-run: " << inputFile << " holds " << pipelines.size()
                  << " executable pipelines; hetero-run trains one\n";
     return failure();
   }
@@ -263,13 +263,12 @@ FailureOr<std::optional<PipelineFacts>> preparePipeline(ModuleOp module) {
     for (FlatSymbolRefAttr param : pipeline.getStage(s).getParamSymbols()) {
       auto global = module.lookupSymbol<memref::GlobalOp>(param.getAttr());
       // Visible to the JIT's symbol lookup, for --save and --load.
-      SymbolTable::setSymbolVisibility(global,
-                                       SymbolTable::Visibility::Public);
-      facts.params.push_back({param.getValue().str(),
-                              std::vector<int64_t>(
-                                  global.getType().getShape().begin(),
-                                  global.getType().getShape().end()),
-                              s});
+      SymbolTable::setSymbolVisibility(global, SymbolTable::Visibility::Public);
+      facts.params.push_back(
+          {param.getValue().str(),
+           std::vector<int64_t>(global.getType().getShape().begin(),
+                                global.getType().getShape().end()),
+           s});
     }
   if (!module.lookupSymbol<func::FuncOp>(facts.name + "_step")) {
     PassManager pm(module.getContext());
@@ -326,10 +325,9 @@ bool exchangeParameters(ExecutionEngine &engine, const PipelineFacts &facts,
     llvm::SmallString<256> path(directory);
     llvm::sys::path::append(path, param.global + ".npy");
     float *data = static_cast<float *>(*address);
-    std::string problem = save ? hetero::npy::write(path.str().str(),
-                                                    param.shape, data)
-                               : hetero::npy::read(path.str().str(),
-                                                   param.shape, data);
+    std::string problem =
+        save ? hetero::npy::write(path.str().str(), param.shape, data)
+             : hetero::npy::read(path.str().str(), param.shape, data);
     if (!problem.empty()) {
       llvm::errs() << "hetero-run: " << (save ? "--save" : "--load") << ": "
                    << problem << "\n";
@@ -411,8 +409,8 @@ int run() {
   }
   auto function = module->lookupSymbol<func::FuncOp>(entry);
   if (!function || function.isDeclaration()) {
-    llvm::errs() << "hetero-run: " << inputFile << " has no function @"
-                 << entry << " to run (choose one with --entry)\n";
+    llvm::errs() << "hetero-run: " << inputFile << " has no function @" << entry
+                 << " to run (choose one with --entry)\n";
     return 1;
   }
   FailureOr<EntrySignature> signature = checkEntry(function);
@@ -518,9 +516,9 @@ int run() {
   hrt_planner planner = nullptr;
   if (adaptive &&
       (hrt_planner_create(int(stages), int(microbatches), groupSizes.data(),
-                         int(groupSizes.size()), int(replanEvery),
-                         int(replanEvery), &planner) != HRT_SUCCESS ||
-      hrt_planner_set_min_gain(planner, replanMinGain) != HRT_SUCCESS)) {
+                          int(groupSizes.size()), int(replanEvery),
+                          int(replanEvery), &planner) != HRT_SUCCESS ||
+       hrt_planner_set_min_gain(planner, replanMinGain) != HRT_SUCCESS)) {
     llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
     return 1;
   }
@@ -552,8 +550,7 @@ int run() {
       hrt_task_times_reset();
     }
     double start = hrt_wtime();
-    llvm::Expected<std::string> printed =
-        invoke(**engine, *signature, i, name);
+    llvm::Expected<std::string> printed = invoke(**engine, *signature, i, name);
     if (!printed) {
       llvm::errs() << "hetero-run: iteration " << i << " on rank " << rank
                    << ": " << llvm::toString(printed.takeError()) << "\n";
@@ -569,9 +566,8 @@ int run() {
       // The first iteration warms up (first touches of every buffer, lazy
       // initialisation): its times would mislead the planner.
       bool warmup = i == 0 && iterations > 1;
-      if ((!warmup &&
-           (hrt_planner_record_compute(planner, forward, backward) ||
-            hrt_planner_record_transfer(planner, transfer))) ||
+      if ((!warmup && (hrt_planner_record_compute(planner, forward, backward) ||
+                       hrt_planner_record_transfer(planner, transfer))) ||
           hrt_planner_end_iteration(planner, world, &switched)) {
         llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
         return 1;
@@ -581,8 +577,8 @@ int run() {
       std::printf("%siteration %lld: %s%s%.3f ms%s\n",
                   allRanks ? ("rank " + std::to_string(rank) + ": ").c_str()
                            : "",
-                  (long long)i, printed->c_str(),
-                  printed->empty() ? "" : ", ", milliseconds, plan.c_str());
+                  (long long)i, printed->c_str(), printed->empty() ? "" : ", ",
+                  milliseconds, plan.c_str());
       if (switched)
         std::printf("re-planned after iteration %lld: k = %d\n", (long long)i,
                     hrt_planner_group_size(planner));

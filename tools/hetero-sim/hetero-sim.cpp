@@ -1,4 +1,5 @@
-//===- hetero-sim.cpp - simulate hetero schedules --------------------------===//
+//===- hetero-sim.cpp - simulate hetero schedules
+//--------------------------===//
 //
 // Part of the hetero project.
 //
@@ -124,9 +125,9 @@ int report(const sim::Result &result,
     double idle = 0.0;
     for (const sim::Span &span : link.idle)
       idle += span.endMs - span.startMs;
-    std::printf("link %lld->%lld: idle_ms %.6g in %zu spans:",
-                (long long)link.from, (long long)link.to, idle,
-                link.idle.size());
+    std::printf(
+        "link %lld->%lld: idle_ms %.6g in %zu spans:", (long long)link.from,
+        (long long)link.to, idle, link.idle.size());
     for (const sim::Span &span : link.idle)
       std::printf(" [%.6g, %.6g]", span.startMs, span.endMs);
     std::printf("\n");
@@ -161,8 +162,7 @@ int runPipeline(int argc, char **argv) {
   if (options.count("memory-cap") &&
       !readNumber(options, "memory-cap", memoryCap, error))
     return usage(error);
-  if (stages < 1 || microbatches < 1 || forward < 0 || backward < 0 ||
-      comm < 0)
+  if (stages < 1 || microbatches < 1 || forward < 0 || backward < 0 || comm < 0)
     return usage("stages and micro-batches must be >= 1 and times >= 0");
 
   sim::Costs costs;
@@ -192,11 +192,11 @@ int runPipeline(int argc, char **argv) {
                                  : error);
     groupSize = int64_t(k);
   }
-  return report(sim::simulate(sim::kfkbPrograms(int64_t(stages),
-                                                int64_t(microbatches),
-                                                groupSize),
-                               costs),
-                options);
+  return report(
+      sim::simulate(
+          sim::kfkbPrograms(int64_t(stages), int64_t(microbatches), groupSize),
+          costs),
+      options);
 }
 
 int runScheduledModule(int argc, char **argv) {
@@ -292,4 +292,3 @@ int main(int argc, char **argv) {
   return usage("unknown command '" + command +
                "', expected 'pipeline', 'fusion' or a scheduled .mlir file");
 }
-

@@ -54,12 +54,10 @@ TEST(Espresso, TimelineByHand) {
   EXPECT_DOUBLE_EQ(simulate(problem, {{Scheme::Dense, Device::Gpu}}), 13.0);
   // GPU all-gather: compress 1.5 -> 2.5; (P-1)(1 + 10 x 0.25) = 3.5 -> 6;
   // decompress P x 0.75 = 1.5 -> 7.5.
-  EXPECT_DOUBLE_EQ(simulate(problem, {{Scheme::AllGather, Device::Gpu}}),
-                   7.5);
+  EXPECT_DOUBLE_EQ(simulate(problem, {{Scheme::AllGather, Device::Gpu}}), 7.5);
   // CPU all-to-all: compress 5 -> 6; 2 (P-1)(1 + 10 x 0.125) = 4.5 plus a
   // re-compression of 0.5 MB, 3 -> 13.5; decompress 2 x 2 + 3 -> 20.5.
-  EXPECT_DOUBLE_EQ(simulate(problem, {{Scheme::AllToAll, Device::Cpu}}),
-                   20.5);
+  EXPECT_DOUBLE_EQ(simulate(problem, {{Scheme::AllToAll, Device::Cpu}}), 20.5);
   Plan plan = espressoPlan(problem);
   EXPECT_EQ(describe(plan.decisions[0]), "gpu allgather");
   EXPECT_DOUBLE_EQ(plan.iterationMs, 7.5);
@@ -120,8 +118,8 @@ TEST(Espresso, NeverWorseThanDenseAndCloseToExhaustive) {
       EXPECT_LE(greedy.iterationMs, dense + 1e-9);
       EXPECT_LE(offloaded.iterationMs, greedy.iterationMs + 1e-9);
       EXPECT_LE(best.iterationMs, offloaded.iterationMs + 1e-9);
-      EXPECT_NEAR(simulate(problem, offloaded.decisions),
-                  offloaded.iterationMs, 1e-9);
+      EXPECT_NEAR(simulate(problem, offloaded.decisions), offloaded.iterationMs,
+                  1e-9);
       double gap = offloaded.iterationMs / best.iterationMs - 1.0;
       worstGap = std::max(worstGap, gap);
       totalGap += gap;

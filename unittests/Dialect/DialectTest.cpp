@@ -41,9 +41,9 @@ protected:
 
 TEST_F(HeteroDialectTest, CompressAttrKnowsWhichCompressorsAreLinear) {
   auto make = [&](hetero::Compressor compressor) {
-    return hetero::CompressAttr::get(
-        &context, compressor, llvm::APFloat(1.0), 256, false,
-        hetero::Placement::gpu, hetero::CollectiveScheme::allgather, 1);
+    return hetero::CompressAttr::get(&context, compressor, llvm::APFloat(1.0),
+                                     256, false, hetero::Placement::gpu,
+                                     hetero::CollectiveScheme::allgather, 1);
   };
   EXPECT_TRUE(make(hetero::Compressor::none).isLinear());
   EXPECT_TRUE(make(hetero::Compressor::fp16).isLinear());
@@ -114,7 +114,8 @@ TEST_F(HeteroDialectTest, CollectivesAnswerThroughTheirInterface) {
           compress <none> : tensor<8xf32>, tensor<4xf32>
       return
     }
-  )mlir", &context);
+  )mlir",
+                                                             &context);
   ASSERT_TRUE(module);
   SmallVector<hetero::CollectiveOpInterface> ops;
   module->walk([&](hetero::CollectiveOpInterface op) { ops.push_back(op); });
@@ -144,7 +145,8 @@ TEST_F(HeteroDialectTest, CollectivesAnswerThroughTheirInterface) {
 }
 
 TEST_F(HeteroDialectTest, TasksAreActionsOfTheScheduleLibrary) {
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      R"mlir(
     module {
       hetero.schedule @s for @p group_size = 1 {
         hetero.stage_program 1 {
@@ -155,7 +157,8 @@ TEST_F(HeteroDialectTest, TasksAreActionsOfTheScheduleLibrary) {
         }
       }
     }
-  )mlir", ParserConfig(&context, /*verifyAfterParse=*/false));
+  )mlir",
+      ParserConfig(&context, /*verifyAfterParse=*/false));
   ASSERT_TRUE(module);
   std::vector<hetero::schedule::Action> actions;
   module->walk([&](hetero::TaskOpInterface task) {

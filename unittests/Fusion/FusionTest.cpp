@@ -43,8 +43,7 @@ TEST(Fusion, TimelineByHand) {
 
 TEST(Fusion, Baselines) {
   Problem problem = threeTensors();
-  EXPECT_EQ(formatGroups(thresholdPlan(problem, 2 * MB).groups),
-            "[0-1] [2-2]");
+  EXPECT_EQ(formatGroups(thresholdPlan(problem, 2 * MB).groups), "[0-1] [2-2]");
   EXPECT_EQ(formatGroups(evenPlan(problem, 2).groups), "[0-0] [1-2]");
   EXPECT_EQ(formatGroups(perTensorPlan(problem).groups), "[0-0] [1-1] [2-2]");
 }

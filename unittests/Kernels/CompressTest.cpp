@@ -164,7 +164,7 @@ TEST(Compress, Fp16RoundsToNearestEven) {
   EXPECT_EQ(half(std::ldexp(1.0f, -24)), 0x0001);
   EXPECT_EQ(half(std::ldexp(1.0f, -25)), 0x0000); // a tie, to even
   EXPECT_EQ(half(std::ldexp(1.5f, -25)), 0x0001);
-  EXPECT_EQ(half(std::ldexp(1.0f, -14)), 0x0400); // the smallest normal
+  EXPECT_EQ(half(std::ldexp(1.0f, -14)), 0x0400);        // the smallest normal
   EXPECT_EQ(half(1.0f + std::ldexp(1.0f, -11)), 0x3c00); // tie, to even
   EXPECT_EQ(half(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
   EXPECT_EQ(half(INFINITY), 0x7c00);
@@ -237,8 +237,8 @@ TEST(Compress, DgcKeepsEverythingAboveItsThreshold) {
   std::vector<float> g = randomGradient(n, 11);
   std::vector<uint32_t> indices(n);
   std::vector<float> values(n);
-  size_t kept = hrt_dgc(g.data(), n, 0.01, 2000, 3, n, indices.data(),
-                        values.data());
+  size_t kept =
+      hrt_dgc(g.data(), n, 0.01, 2000, 3, n, indices.data(), values.data());
   // About 1% (the sampled threshold is an estimate).
   EXPECT_GT(kept, n / 200);
   EXPECT_LT(kept, n / 50);

@@ -300,8 +300,8 @@ TEST_P(GptGradientTest, EveryBackwardMatchesFiniteDifferencesOfItsForward) {
       double largest = std::fabs(analytic[order[0]]);
       EXPECT_GT(largest, 1e-3) << "stage " << s << ": the gradient of "
                                << names[which] << " vanishes";
-      std::vector<size_t> entries(order.begin(),
-                                  order.begin() + std::min<size_t>(3, order.size()));
+      std::vector<size_t> entries(
+          order.begin(), order.begin() + std::min<size_t>(3, order.size()));
       for (int r = 0; r < 3; ++r)
         entries.push_back(size_t(random() % analytic.size()));
       for (size_t entry : entries) {
@@ -315,16 +315,15 @@ TEST_P(GptGradientTest, EveryBackwardMatchesFiniteDifferencesOfItsForward) {
         double difference = (plus - minus) / (2.0 * double(epsilon));
         // Relative to the entry's magnitude, with a floor at 1% of the
         // tensor's largest gradient (float32 differences of the objective).
-        double error = std::fabs(difference - double(analytic[entry])) /
-                       std::max({std::fabs(difference),
-                                 std::fabs(double(analytic[entry])),
-                                 1e-2 * largest});
+        double error =
+            std::fabs(difference - double(analytic[entry])) /
+            std::max({std::fabs(difference), std::fabs(double(analytic[entry])),
+                      1e-2 * largest});
         worst = std::max(worst, error);
         ++checked;
-        EXPECT_LT(error, 3e-2)
-            << "stage " << s << ", " << names[which] << "[" << entry
-            << "]: finite difference " << difference << ", backward "
-            << analytic[entry];
+        EXPECT_LT(error, 3e-2) << "stage " << s << ", " << names[which] << "["
+                               << entry << "]: finite difference " << difference
+                               << ", backward " << analytic[entry];
       }
     }
   }

@@ -8,10 +8,10 @@
 
 #include "hetero/Dialect/Hetero.h"
 
-#include "llvm/ADT/StringMap.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringMap.h"
 
 #include "gtest/gtest.h"
 
@@ -121,8 +121,8 @@ TEST(GptBuild, IsAnExecutablePipelineInTheStageAbi) {
   module->walk([&](Operation *op) {
     if (isa<hetero::PrunableMatmulOp>(op))
       ++prunablePerFunction[op->getParentOfType<func::FuncOp>().getSymName()];
-    communication += isa<hetero::AllReduceOp, hetero::BucketOp,
-                         hetero::SendOp, hetero::CheckpointOp>(op);
+    communication += isa<hetero::AllReduceOp, hetero::BucketOp, hetero::SendOp,
+                         hetero::CheckpointOp>(op);
   });
   EXPECT_EQ(prunablePerFunction.size(), 2u);
   EXPECT_EQ(prunablePerFunction.lookup("gpt_block_forward"), 4);

@@ -20,8 +20,8 @@ TEST(Candidates, HandComputedFrontier) {
   //   k = 5: 20 x 1 > 16, so generation stops.
   std::vector<Candidate> candidates = paretoCandidates(4, 32, 1, 16);
   ASSERT_EQ(candidates.size(), 4u);
-  int64_t expected[][4] = {{1, 4, 8, 16}, {2, 2, 16, 16}, {3, 1, 32, 12},
-                           {4, 1, 32, 16}};
+  int64_t expected[][4] = {
+      {1, 4, 8, 16}, {2, 2, 16, 16}, {3, 1, 32, 12}, {4, 1, 32, 16}};
   for (size_t i = 0; i < candidates.size(); ++i) {
     EXPECT_EQ(candidates[i].groupSize, expected[i][0]);
     EXPECT_EQ(candidates[i].microbatchSize, expected[i][1]);
@@ -55,9 +55,9 @@ TEST(Candidates, LargestFittingSizePerGroup) {
           EXPECT_LE(c.peakBytes, cap);
           for (int64_t b = c.microbatchSize + 1; b <= batch; ++b) {
             if (batch % b == 0) {
-              EXPECT_GT(peakActivationBytes(stages, 0, c.groupSize, b,
-                                            batch / b, 1),
-                        cap)
+              EXPECT_GT(
+                  peakActivationBytes(stages, 0, c.groupSize, b, batch / b, 1),
+                  cap)
                   << "b = " << b << " also fits k = " << c.groupSize;
             }
           }

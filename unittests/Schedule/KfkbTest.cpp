@@ -47,8 +47,7 @@ TEST(Kfkb, EveryTaskOnceForwardBeforeBackward) {
     for (int64_t microbatches = 1; microbatches <= 9; ++microbatches)
       for (int64_t k = 1; k <= microbatches + 1; ++k)
         for (int64_t stage = 0; stage < stages; ++stage) {
-          std::vector<Task> tasks =
-              kfkbProgram(stages, microbatches, k, stage);
+          std::vector<Task> tasks = kfkbProgram(stages, microbatches, k, stage);
           ASSERT_EQ(tasks.size(), size_t(2 * microbatches));
           std::set<int64_t> forwarded, backwarded;
           for (const Task &task : tasks) {
@@ -63,8 +62,7 @@ TEST(Kfkb, EveryTaskOnceForwardBeforeBackward) {
 }
 
 std::vector<std::vector<Action>> kfkbPipeline(int64_t stages,
-                                              int64_t microbatches,
-                                              int64_t k) {
+                                              int64_t microbatches, int64_t k) {
   std::vector<std::vector<Action>> programs;
   for (int64_t s = 0; s < stages; ++s)
     programs.push_back(
@@ -77,11 +75,10 @@ TEST(VerifyPrograms, EveryKfkbScheduleIsSound) {
     for (int64_t microbatches = 1; microbatches <= 8; ++microbatches)
       for (int64_t k = 1; k <= microbatches; ++k) {
         std::vector<Problem> problems =
-            verifyPrograms(kfkbPipeline(stages, microbatches, k),
-                           microbatches);
+            verifyPrograms(kfkbPipeline(stages, microbatches, k), microbatches);
         EXPECT_TRUE(problems.empty())
-            << stages << " stages, " << microbatches << " micro-batches, k = "
-            << k << ": " << problems.front().message;
+            << stages << " stages, " << microbatches
+            << " micro-batches, k = " << k << ": " << problems.front().message;
       }
 }
 
@@ -114,15 +111,14 @@ TEST(VerifyPrograms, ReportsAMemoryCap) {
 
 TEST(VerifyPrograms, ReportsADeadlock) {
   // Both stages wait for the other first.
-  std::vector<std::vector<Action>> programs = {
-      {{Action::Forward, 0},
-       {Action::RecvGradient, 0, 1},
-       {Action::SendActivation, 0, 1},
-       {Action::Backward, 0}},
-      {{Action::RecvActivation, 0, 0},
-       {Action::Forward, 0},
-       {Action::Backward, 0},
-       {Action::SendGradient, 0, 0}}};
+  std::vector<std::vector<Action>> programs = {{{Action::Forward, 0},
+                                                {Action::RecvGradient, 0, 1},
+                                                {Action::SendActivation, 0, 1},
+                                                {Action::Backward, 0}},
+                                               {{Action::RecvActivation, 0, 0},
+                                                {Action::Forward, 0},
+                                                {Action::Backward, 0},
+                                                {Action::SendGradient, 0, 0}}};
   std::vector<Problem> problems = verifyPrograms(programs, 1);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems.front().message,
@@ -143,8 +139,10 @@ TEST(VerifyPrograms, ReportsAForwardBeforeItsActivation) {
 TEST(VerifyPrograms, ReportsALinkOutOfOrder) {
   std::vector<std::vector<Action>> programs = kfkbPipeline(2, 2, 2);
   // Stage 1 receives activation 1 before activation 0, then runs both.
-  ASSERT_EQ(describe(programs[1][0]), "the receive of activation 0 from stage 0");
-  ASSERT_EQ(describe(programs[1][2]), "the receive of activation 1 from stage 0");
+  ASSERT_EQ(describe(programs[1][0]),
+            "the receive of activation 0 from stage 0");
+  ASSERT_EQ(describe(programs[1][2]),
+            "the receive of activation 1 from stage 0");
   std::swap(programs[1][1], programs[1][2]); // recv a0, recv a1, F0, F1
   std::swap(programs[1][0], programs[1][1]); // recv a1, recv a0, F0, F1
   std::vector<Problem> problems = verifyPrograms(programs, 2);
@@ -165,9 +163,9 @@ TEST(SplitMicrobatches, RunsEachTaskAsConsecutiveSmallerOnes) {
   std::vector<Task> computed;
   for (const Action &action : fine[0])
     if (action.kind == Action::Forward || action.kind == Action::Backward)
-      computed.push_back({action.kind == Action::Forward ? Task::Forward
-                                                         : Task::Backward,
-                          action.microbatch});
+      computed.push_back(
+          {action.kind == Action::Forward ? Task::Forward : Task::Backward,
+           action.microbatch});
   EXPECT_EQ(formatProgram(computed), "F0 F1 F2 F3 B0 B1 B2 B3");
   EXPECT_EQ(fine[1].size(), 2 * coarse[1].size());
   // The split programs are sound programs of 4 micro-batches.

@@ -79,8 +79,8 @@ TEST(PipelineSim, StragglersSlowTheirStage) {
 
 TEST(PipelineSim, ParsesTraces) {
   Costs costs;
-  EXPECT_EQ(parseTrace("# preempted link\nlink 0 1 2.0 5.0 3\nstage 1 1.5\n",
-                       2, costs),
+  EXPECT_EQ(parseTrace("# preempted link\nlink 0 1 2.0 5.0 3\nstage 1 1.5\n", 2,
+                       costs),
             "");
   ASSERT_EQ(costs.linkWindows.size(), 1u);
   EXPECT_DOUBLE_EQ(costs.deviceSlowdown[1], 1.5);

@@ -42,9 +42,9 @@ std::vector<uint32_t> zipfIndices(size_t count, unsigned seed) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::set<uint32_t> chosen;
   while (chosen.size() < count) {
-    size_t rank = std::lower_bound(cumulative.begin(), cumulative.end(),
-                                   unit(random)) -
-                  cumulative.begin();
+    size_t rank =
+        std::lower_bound(cumulative.begin(), cumulative.end(), unit(random)) -
+        cumulative.begin();
     chosen.insert(rows[std::min<size_t>(rank, kSize - 1)]);
   }
   std::vector<uint32_t> indices(chosen.begin(), chosen.end());

@@ -68,8 +68,8 @@ TEST(Npy, RejectsOtherDtypesTruncationAndGarbage) {
   EXPECT_NE(npy::read(path, {4}, data.data()).find("dtype <f8"),
             std::string::npos);
   {
-    std::ofstream(path, std::ios::binary) << npy::header({4})
-                                          << std::string(8, '\0');
+    std::ofstream(path, std::ios::binary)
+        << npy::header({4}) << std::string(8, '\0');
   }
   EXPECT_NE(npy::read(path, {4}, data.data()).find("cut short"),
             std::string::npos);

@@ -21,11 +21,12 @@ TEST(WireSize, ParsesEveryCompressorName) {
 }
 
 TEST(WireSize, ClassifiesCompressors) {
-  for (Compressor linear : {Compressor::None, Compressor::Fp16, Compressor::Bf16})
+  for (Compressor linear :
+       {Compressor::None, Compressor::Fp16, Compressor::Bf16})
     EXPECT_TRUE(isLinear(linear));
-  for (Compressor other : {Compressor::TopK, Compressor::Dgc, Compressor::RandomK,
-                           Compressor::EfSignSgd, Compressor::OneBit,
-                           Compressor::Qsgd})
+  for (Compressor other :
+       {Compressor::TopK, Compressor::Dgc, Compressor::RandomK,
+        Compressor::EfSignSgd, Compressor::OneBit, Compressor::Qsgd})
     EXPECT_FALSE(isLinear(other));
   for (Compressor sparsifier :
        {Compressor::TopK, Compressor::Dgc, Compressor::RandomK})

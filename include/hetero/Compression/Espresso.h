@@ -82,8 +82,7 @@ struct Problem {
 std::vector<Decision> options(const Problem &problem);
 
 /// The timeline's end for `decisions` (one per tensor).
-double simulate(const Problem &problem,
-                const std::vector<Decision> &decisions);
+double simulate(const Problem &problem, const std::vector<Decision> &decisions);
 
 struct Plan {
   std::vector<Decision> decisions;

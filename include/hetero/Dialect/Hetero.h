@@ -59,8 +59,7 @@ using CompressAccessor = decltype(std::declval<OpTy &>().getCompressAttr());
 
 /// The reduction of a collective that has one (the collective interface's
 /// default).
-template <typename OpTy>
-std::optional<Reduction> reductionOf(OpTy op) {
+template <typename OpTy> std::optional<Reduction> reductionOf(OpTy op) {
   if constexpr (llvm::is_detected<ReductionAccessor, OpTy>::value)
     return op.getReduction();
   else
@@ -68,8 +67,7 @@ std::optional<Reduction> reductionOf(OpTy op) {
 }
 
 /// The compressor of a collective that can carry one.
-template <typename OpTy>
-CompressAttr compressionOf(OpTy op) {
+template <typename OpTy> CompressAttr compressionOf(OpTy op) {
   if constexpr (llvm::is_detected<CompressAccessor, OpTy>::value)
     return op.getCompressAttr();
   else
@@ -77,8 +75,7 @@ CompressAttr compressionOf(OpTy op) {
 }
 
 /// Sets or (null) removes the compressor of a collective that can carry one.
-template <typename OpTy>
-void setCompressionOf(OpTy op, CompressAttr compress) {
+template <typename OpTy> void setCompressionOf(OpTy op, CompressAttr compress) {
   if constexpr (llvm::is_detected<CompressAccessor, OpTy>::value) {
     if (compress)
       op.setCompressAttr(compress);

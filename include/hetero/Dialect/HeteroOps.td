@@ -25,6 +25,9 @@ def Hetero_I64Attr : TypedSignlessIntegerAttrBase<I64, "int64_t",
   let convertFromStorage = "$_self.getValue().getSExtValue()";
 }
 def Hetero_NonNegativeI64 : ConfinedAttr<Hetero_I64Attr, [IntNonNegative]>;
+// Counts and sizes of at least 1: stages, micro-batches, group sizes,
+// replicas, intervals.
+def Hetero_PositiveI64 : ConfinedAttr<Hetero_I64Attr, [IntPositive]>;
 def Hetero_GridAxesAttr
     : DenseArrayAttrBase<"DenseI16ArrayAttr", "int16_t", "i16">;
 
@@ -80,8 +83,8 @@ def Hetero_PipelineOp : Hetero_Op<"pipeline", [
   }];
   let arguments = (ins
     SymbolNameAttr:$sym_name,
-    Hetero_I64Attr:$num_stages,
-    Hetero_I64Attr:$num_microbatches,
+    Hetero_PositiveI64:$num_stages,
+    Hetero_PositiveI64:$num_microbatches,
     OptionalAttr<FlatSymbolRefAttr>:$grid,
     OptionalAttr<FlatSymbolRefAttr>:$data,
     OptionalAttr<Hetero_OptimizerAttr>:$optimizer
@@ -174,9 +177,9 @@ def Hetero_ScheduleOp : Hetero_Op<"schedule", [
   let arguments = (ins
     SymbolNameAttr:$sym_name,
     FlatSymbolRefAttr:$pipeline,
-    Hetero_I64Attr:$group_size,
-    OptionalAttr<Hetero_I64Attr>:$microbatch_size,
-    OptionalAttr<Hetero_I64Attr>:$microbatches
+    Hetero_PositiveI64:$group_size,
+    OptionalAttr<Hetero_PositiveI64>:$microbatch_size,
+    OptionalAttr<Hetero_PositiveI64>:$microbatches
   );
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
@@ -358,7 +361,7 @@ def Hetero_PrunableMatmulOp : Hetero_Op<"prunable_matmul", [
     AnyRankedTensor:$rhs,
     Hetero_PruneMode:$mode,
     StrAttr:$layer,
-    Hetero_I64Attr:$tp,
+    Hetero_PositiveI64:$tp,
     DefaultValuedAttr<Hetero_Imputation, "::hetero::Imputation::zero">
         :$imputation
   );
@@ -385,7 +388,7 @@ def Hetero_PrunePlanOp : Hetero_Op<"prune_plan", [
     %kept = hetero.prune_plan layer "l0.fc1" columns = 256 : tensor<?xindex>
     ```
   }];
-  let arguments = (ins StrAttr:$layer, Hetero_I64Attr:$columns);
+  let arguments = (ins StrAttr:$layer, Hetero_PositiveI64:$columns);
   let results = (outs 1DTensorOf<[Index, AnySignlessInteger]>:$kept);
   let assemblyFormat = [{
     `layer` $layer `columns` `=` $columns attr-dict `:` type($kept)
@@ -751,7 +754,7 @@ def Hetero_CorpusBatchOp : Hetero_Op<"corpus_batch", [
     ```
   }];
   let arguments = (ins I64:$step, I64:$replica, I64:$microbatch,
-                       Hetero_I64Attr:$vocab, Hetero_I64Attr:$replicas);
+                       Hetero_I64Attr:$vocab, Hetero_PositiveI64:$replicas);
   let results = (outs Hetero_TokenBatch:$input, Hetero_TokenBatch:$target);
   let assemblyFormat = [{
     $step `,` $replica `,` $microbatch `vocab` `=` $vocab
@@ -828,10 +831,10 @@ def Hetero_CheckpointOp : Hetero_Op<"checkpoint"> {
   }];
   let arguments = (ins
     Variadic<AnyRankedTensor>:$tensors,
-    Hetero_I64Attr:$replicas,
-    Hetero_I64Attr:$world,
+    Hetero_PositiveI64:$replicas,
+    Hetero_PositiveI64:$world,
     Hetero_ReplicaPlacement:$placement,
-    DefaultValuedAttr<Hetero_I64Attr, "1">:$every
+    DefaultValuedAttr<Hetero_PositiveI64, "1">:$every
   );
   let assemblyFormat = [{
     $tensors `replicas` `=` $replicas `of` $world `placement` `=` $placement
@@ -856,7 +859,7 @@ def Hetero_CkptChunkOp : Hetero_Op<"ckpt_chunk"> {
   let arguments = (ins
     AnyRankedTensor:$tensor,
     Hetero_NonNegativeI64:$chunk,
-    Hetero_I64Attr:$chunks,
+    Hetero_PositiveI64:$chunks,
     Hetero_NonNegativeI64:$peer
   );
   let assemblyFormat = [{
@@ -889,8 +892,8 @@ def Hetero_GroupSyncOp : Hetero_Op<"group_sync", [
   let arguments = (ins
     Variadic<AnyRankedTensor>:$params,
     Hetero_SyncPolicy:$policy,
-    Hetero_I64Attr:$window,
-    Hetero_I64Attr:$period
+    Hetero_NonNegativeI64:$window,
+    Hetero_PositiveI64:$period
   );
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{

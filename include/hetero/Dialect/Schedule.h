@@ -40,12 +40,12 @@ mlir::LogicalResult verifyStagePrograms(ScheduleOp schedule,
 /// one stage program per entry of `programs` (the name is made unique in
 /// `symbols` if it is taken). A candidate of another micro-batch size states
 /// it and its micro-batch count.
-ScheduleOp createSchedule(
-    mlir::SymbolTable &symbols, PipelineOp pipeline, llvm::StringRef name,
-    int64_t groupSize,
-    const std::vector<std::vector<schedule::Action>> &programs,
-    std::optional<int64_t> microbatchSize = std::nullopt,
-    std::optional<int64_t> microbatches = std::nullopt);
+ScheduleOp
+createSchedule(mlir::SymbolTable &symbols, PipelineOp pipeline,
+               llvm::StringRef name, int64_t groupSize,
+               const std::vector<std::vector<schedule::Action>> &programs,
+               std::optional<int64_t> microbatchSize = std::nullopt,
+               std::optional<int64_t> microbatches = std::nullopt);
 
 /// Adds `hetero.plan_set @<pipeline>_plans` of the schedules `plans` (flat
 /// symbol references, in plan order) after the last of them; the first is

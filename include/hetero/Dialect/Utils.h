@@ -34,9 +34,10 @@ int64_t tensorBytes(mlir::Type type);
 /// `none`: its bytes).
 int64_t wireBytes(mlir::Type type, CompressAttr compress);
 
-/// The share of its bytes a large tensor of `elementType` elements keeps on the wire under `compress`, taken on 2^20 elements so that fixed
-/// headers (a norm, a scale) do not count; 1 without a compressor. What the
-/// cost models of fusion and compression scale transfer times by.
+/// The share of its bytes a large tensor of `elementType` elements keeps on the
+/// wire under `compress`, taken on 2^20 elements so that fixed headers (a norm,
+/// a scale) do not count; 1 without a compressor. What the cost models of
+/// fusion and compression scale transfer times by.
 double wireFraction(CompressAttr compress, mlir::Type elementType);
 
 /// Whether a stage's backward function returns the gradient of its input of

@@ -84,7 +84,8 @@ std::vector<Parameter> stageParameters(const GptConfig &config, int64_t stage);
 /// Builds the module with builders: the grid `@gpt_devices` (stages x
 /// replicas), one `memref.global` per parameter, `@gpt_data` (micro-batches
 /// of the runtime's corpus), the block functions `@gpt_block_forward` /
-/// `_backward` that every layer calls, the stage functions `@gpt_stage<s>_forward` /
+/// `_backward` that every layer calls, the stage functions
+/// `@gpt_stage<s>_forward` /
 /// `_backward`, `@gpt_stage<last>_logits` (the last stage's forward up to
 /// the next-token logits), `@gpt_generate` (one character per text stream
 /// from the trained parameters) and `hetero.pipeline @gpt`. `config` must be

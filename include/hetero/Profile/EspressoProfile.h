@@ -1,4 +1,5 @@
-//===- EspressoProfile.h - compression-decision profiles in JSON -*- C++ -*-===//
+//===- EspressoProfile.h - compression-decision profiles in JSON -*- C++
+//-*-===//
 //
 // Part of the hetero project.
 //

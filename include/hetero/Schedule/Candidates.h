@@ -1,4 +1,5 @@
-//===- Candidates.h - Pareto candidates over group and batch size -*- C++ -*-===//
+//===- Candidates.h - Pareto candidates over group and batch size -*- C++
+//-*-===//
 //
 // Part of the hetero project.
 //

@@ -68,9 +68,8 @@ std::vector<Action> withTransfers(const std::vector<Task> &program,
                                   int64_t stages, int64_t stage);
 
 /// The kFkB programs of every stage of a pipeline, with their transfers.
-std::vector<std::vector<Action>> kfkbPrograms(int64_t stages,
-                                              int64_t microbatches,
-                                              int64_t groupSize);
+std::vector<std::vector<Action>>
+kfkbPrograms(int64_t stages, int64_t microbatches, int64_t groupSize);
 
 /// `programs` run with micro-batches `factor` times larger, as stage
 /// functions of the smaller size execute them: every task and transfer of
@@ -86,8 +85,8 @@ splitMicrobatches(const std::vector<std::vector<Action>> &programs,
 /// sent). Returns where each program stopped (its size when it finished).
 /// The verifier's deadlock check and the simulator share it.
 template <typename Step>
-std::vector<size_t> runBlocking(const std::vector<std::vector<Action>> &programs,
-                                Step step) {
+std::vector<size_t>
+runBlocking(const std::vector<std::vector<Action>> &programs, Step step) {
   std::vector<size_t> next(programs.size(), 0);
   for (bool progress = true; progress;) {
     progress = false;
@@ -123,9 +122,9 @@ struct Problem {
 ///  - when `memoryCap` > 0, no stage holds more than `memoryCap` forward
 ///    activations in flight (forwards run minus backwards run).
 /// Returns the problems in program order; empty when the schedule is sound.
-std::vector<Problem> verifyPrograms(
-    const std::vector<std::vector<Action>> &programs, int64_t microbatches,
-    int64_t memoryCap = 0);
+std::vector<Problem>
+verifyPrograms(const std::vector<std::vector<Action>> &programs,
+               int64_t microbatches, int64_t memoryCap = 0);
 
 /// The problems worth showing: the first `perKind` of each kind (problems
 /// whose messages differ only in their numbers are of one kind), in their

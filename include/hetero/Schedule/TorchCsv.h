@@ -36,8 +36,7 @@ struct ImportedSchedule {
 /// backwards (I, W), UNSHARD/RESHARD, several stages per rank and
 /// micro-batches outside 0..microbatches-1 are errors. The result is not
 /// verified: run verifyPrograms on it.
-ImportedSchedule importTorchCsv(const std::string &text,
-                                int64_t microbatches);
+ImportedSchedule importTorchCsv(const std::string &text, int64_t microbatches);
 
 } // namespace hetero::schedule
 

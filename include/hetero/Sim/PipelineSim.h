@@ -102,8 +102,8 @@ struct Choice {
   int64_t groupSize = 1;
   double iterationMs = 0.0;
 };
-Choice chooseGroupSize(int64_t stages, int64_t microbatches,
-                       const Costs &costs, int64_t memoryCap);
+Choice chooseGroupSize(int64_t stages, int64_t microbatches, const Costs &costs,
+                       int64_t memoryCap);
 
 /// The time a transfer of `commMs` takes on link from -> to when it starts at
 /// `startMs`: the work progresses at 1/slowdown inside slowed windows.

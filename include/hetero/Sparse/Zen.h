@@ -39,8 +39,7 @@ struct HashSeeds {
 };
 
 /// h0: the partition of `index` among `partitions`.
-int64_t partitionOf(uint32_t index, const HashSeeds &seeds,
-                    int64_t partitions);
+int64_t partitionOf(uint32_t index, const HashSeeds &seeds, int64_t partitions);
 
 /// The second level: r1 probed slots and an overflow region of r1 / 10.
 class PartitionTable {
@@ -73,9 +72,8 @@ std::vector<uint32_t> partitionMembers(int64_t size, int64_t p,
                                        int64_t partitions,
                                        const HashSeeds &seeds);
 /// The same for every partition, in one pass.
-std::vector<std::vector<uint32_t>> allPartitionMembers(int64_t size,
-                                                       int64_t partitions,
-                                                       const HashSeeds &seeds);
+std::vector<std::vector<uint32_t>>
+allPartitionMembers(int64_t size, int64_t partitions, const HashSeeds &seeds);
 
 /// The hash bitmap of `indices` (ascending, all in partition p of a
 /// gradient of `size` elements): ceil(|members of p| / 32) words.

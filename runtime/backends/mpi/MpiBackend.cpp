@@ -83,8 +83,8 @@ void reduceSixteenBit(void *in, void *inout, int *length, MPI_Datatype *) {
 
 /// The user-defined operations, created on first use and kept for the life
 /// of the process (MPI frees them at MPI_Finalize).
-hrt_status sixteenBitOp(hrt_reduce_op op, hrt_dtype dtype,
-                        const CallSite &site, MPI_Op &result) {
+hrt_status sixteenBitOp(hrt_reduce_op op, hrt_dtype dtype, const CallSite &site,
+                        MPI_Op &result) {
   using Function = void (*)(void *, void *, int *, MPI_Datatype *);
   static const Function functions[2][4] = {
       {reduceSixteenBit<false, HRT_SUM>, reduceSixteenBit<false, HRT_PROD>,
@@ -113,9 +113,9 @@ hrt_status sixteenBitOp(hrt_reduce_op op, hrt_dtype dtype,
   }
   MPI_Op &slot = created[format][index];
   if (slot == MPI_OP_NULL)
-    if (hrt_status status = check(
-            MPI_Op_create(functions[format][index], /*commute=*/1, &slot),
-            site))
+    if (hrt_status status =
+            check(MPI_Op_create(functions[format][index], /*commute=*/1, &slot),
+                  site))
       return status;
   result = slot;
   return HRT_SUCCESS;
@@ -233,8 +233,8 @@ hrt_status runCollective(const CallSite &site, Blocking blocking,
 /// same MPI signature; they differ only in the MPI functions.
 using BlockExchange = int (*)(const void *, int, MPI_Datatype, void *, int,
                               MPI_Datatype, MPI_Comm);
-using BlockExchangeStart = int (*)(const void *, int, MPI_Datatype, void *,
-                                   int, MPI_Datatype, MPI_Comm, MPI_Request *);
+using BlockExchangeStart = int (*)(const void *, int, MPI_Datatype, void *, int,
+                                   MPI_Datatype, MPI_Comm, MPI_Request *);
 hrt_status exchangeBlocks(const void *send, void *recv, size_t count,
                           hrt_dtype dtype, const CallSite &site,
                           BlockExchange blocking,
@@ -243,7 +243,9 @@ hrt_status exchangeBlocks(const void *send, void *recv, size_t count,
   MPI_Datatype type = mpiType(dtype);
   return runCollective(
       site,
-      [&] { return blocking(send, int(count), type, recv, int(count), type, comm); },
+      [&] {
+        return blocking(send, int(count), type, recv, int(count), type, comm);
+      },
       [&](MPI_Request *request) {
         return nonBlocking(send, int(count), type, recv, int(count), type, comm,
                            request);
@@ -266,13 +268,12 @@ public:
     return describe(world, here);
   }
 
-  hrt_status split(hrt_comm parent, int color, int key,
-                   hrt_comm out) override {
+  hrt_status split(hrt_comm parent, int color, int key, hrt_comm out) override {
     CallSite here{"hrt_comm_split", parent, 0};
-    if (hrt_status status = check(
-            MPI_Comm_split(parent->mpi, color < 0 ? MPI_UNDEFINED : color, key,
-                           &out->mpi),
-            here))
+    if (hrt_status status =
+            check(MPI_Comm_split(parent->mpi, color < 0 ? MPI_UNDEFINED : color,
+                                 key, &out->mpi),
+                  here))
       return status;
     if (out->mpi == MPI_COMM_NULL) {
       out->rank = -1;
@@ -330,18 +331,17 @@ public:
   }
 
   hrt_status iallReduce(const void *send, void *recv, size_t count,
-                        hrt_dtype dtype, hrt_reduce_op op,
-                        const CallSite &site,
+                        hrt_dtype dtype, hrt_reduce_op op, const CallSite &site,
                         std::unique_ptr<PendingOperation> &pending) override {
     MPI_Op reduction;
     if (hrt_status status = mpiOp(op, dtype, site, reduction))
       return status;
     auto posted = std::make_unique<MpiPending>(/*cancellable=*/false);
-    if (hrt_status status = check(
-            MPI_Iallreduce(inPlace(send, recv), recv, int(count),
-                           mpiType(dtype), reduction, site.comm->mpi,
-                           &posted->request),
-            site))
+    if (hrt_status status =
+            check(MPI_Iallreduce(inPlace(send, recv), recv, int(count),
+                                 mpiType(dtype), reduction, site.comm->mpi,
+                                 &posted->request),
+                  site))
       return status;
     if (op == HRT_AVG) {
       int size = site.comm->size;
@@ -371,9 +371,8 @@ public:
                                           mpiType(dtype), reduction, comm);
         },
         [&](MPI_Request *request) {
-          return MPI_Ireduce_scatter_block(send, recv, int(count),
-                                           mpiType(dtype), reduction, comm,
-                                           request);
+          return MPI_Ireduce_scatter_block(
+              send, recv, int(count), mpiType(dtype), reduction, comm, request);
         });
     if (status == HRT_SUCCESS && op == HRT_AVG)
       scaleForAverage(recv, count, dtype, site.comm->size);
@@ -385,16 +384,17 @@ public:
     MPI_Comm comm = site.comm->mpi;
     return runCollective(
         site,
-        [&] { return MPI_Bcast(buffer, int(count), mpiType(dtype), root, comm); },
+        [&] {
+          return MPI_Bcast(buffer, int(count), mpiType(dtype), root, comm);
+        },
         [&](MPI_Request *request) {
           return MPI_Ibcast(buffer, int(count), mpiType(dtype), root, comm,
                             request);
         });
   }
 
-  hrt_status reduce(const void *send, void *recv, size_t count,
-                    hrt_dtype dtype, hrt_reduce_op op, int root,
-                    const CallSite &site) override {
+  hrt_status reduce(const void *send, void *recv, size_t count, hrt_dtype dtype,
+                    hrt_reduce_op op, int root, const CallSite &site) override {
     MPI_Op reduction;
     if (hrt_status status = mpiOp(op, dtype, site, reduction))
       return status;
@@ -404,8 +404,8 @@ public:
     hrt_status status = runCollective(
         site,
         [&] {
-          return MPI_Reduce(source, recv, int(count), mpiType(dtype),
-                            reduction, root, comm);
+          return MPI_Reduce(source, recv, int(count), mpiType(dtype), reduction,
+                            root, comm);
         },
         [&](MPI_Request *request) {
           return MPI_Ireduce(source, recv, int(count), mpiType(dtype),

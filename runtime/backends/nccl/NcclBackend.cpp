@@ -175,8 +175,7 @@ public:
     return attach(world, {"hrt_init", world, 0});
   }
 
-  hrt_status split(hrt_comm parent, int color, int key,
-                   hrt_comm out) override {
+  hrt_status split(hrt_comm parent, int color, int key, hrt_comm out) override {
     if (hrt_status status = mpi->split(parent, color, key, out))
       return status;
     if (out->mpi == MPI_COMM_NULL)
@@ -203,10 +202,10 @@ public:
     if (hrt_status status = requireDevice(buffer, count, "send", site))
       return status;
     NcclComm &comm = ncclOf(site.comm);
-    if (hrt_status status = checkNccl(
-            ncclSend(buffer, count, ncclType(dtype), site.peer, comm.comm,
-                     comm.stream),
-            site))
+    if (hrt_status status =
+            checkNccl(ncclSend(buffer, count, ncclType(dtype), site.peer,
+                               comm.comm, comm.stream),
+                      site))
       return status;
     return pendingAfter(site, pending);
   }
@@ -217,10 +216,10 @@ public:
     if (hrt_status status = requireDevice(buffer, count, "receive", site))
       return status;
     NcclComm &comm = ncclOf(site.comm);
-    if (hrt_status status = checkNccl(
-            ncclRecv(buffer, count, ncclType(dtype), site.peer, comm.comm,
-                     comm.stream),
-            site))
+    if (hrt_status status =
+            checkNccl(ncclRecv(buffer, count, ncclType(dtype), site.peer,
+                               comm.comm, comm.stream),
+                      site))
       return status;
     return pendingAfter(site, pending);
   }
@@ -240,8 +239,8 @@ public:
                        hrt_dtype dtype, const CallSite &site) override {
     if (hrt_status status = requireDevice(send, count, "send", site))
       return status;
-    if (hrt_status status = requireDevice(
-            recv, count * size_t(site.comm->size), "receive", site))
+    if (hrt_status status = requireDevice(recv, count * size_t(site.comm->size),
+                                          "receive", site))
       return status;
     return complete(site, [&](NcclComm &comm) {
       return ncclAllGather(send, recv, count, ncclType(dtype), comm.comm,
@@ -270,9 +269,8 @@ public:
     });
   }
 
-  hrt_status reduce(const void *send, void *recv, size_t count,
-                    hrt_dtype dtype, hrt_reduce_op op, int root,
-                    const CallSite &site) override {
+  hrt_status reduce(const void *send, void *recv, size_t count, hrt_dtype dtype,
+                    hrt_reduce_op op, int root, const CallSite &site) override {
     if (hrt_status status = requireDevice(send, count, "send", site))
       return status;
     if (site.comm->rank == root)
@@ -288,15 +286,15 @@ public:
   hrt_status allToAll(const void *send, void *recv, size_t count,
                       hrt_dtype dtype, const CallSite &site) override {
     size_t chunk = count * hrt_dtype_size(dtype);
-    if (hrt_status status = requireDevice(
-            send, recv, count * size_t(site.comm->size), site))
+    if (hrt_status status =
+            requireDevice(send, recv, count * size_t(site.comm->size), site))
       return status;
     return complete(site, [&](NcclComm &comm) {
       ncclResult_t result = ncclGroupStart();
       for (int peer = 0; peer < site.comm->size && result == ncclSuccess;
            ++peer) {
-        result = ncclSend(static_cast<const char *>(send) + peer * chunk,
-                          count, ncclType(dtype), peer, comm.comm, comm.stream);
+        result = ncclSend(static_cast<const char *>(send) + peer * chunk, count,
+                          ncclType(dtype), peer, comm.comm, comm.stream);
         if (result == ncclSuccess)
           result = ncclRecv(static_cast<char *>(recv) + peer * chunk, count,
                             ncclType(dtype), peer, comm.comm, comm.stream);

@@ -25,8 +25,7 @@ namespace {
 constexpr size_t kParallelThreshold = size_t(1) << 20;
 
 /// Runs body(begin, end) over [0, n) in contiguous chunks, one per thread.
-template <typename Body>
-void parallelFor(size_t n, Body body) {
+template <typename Body> void parallelFor(size_t n, Body body) {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   if (n < kParallelThreshold || threads == 1) {
     body(size_t(0), n);
@@ -42,8 +41,7 @@ void parallelFor(size_t n, Body body) {
 }
 
 /// A sum of per-chunk partial results, in chunk order (deterministic).
-template <typename Partial>
-double parallelSum(size_t n, Partial partial) {
+template <typename Partial> double parallelSum(size_t n, Partial partial) {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   size_t chunks = n < kParallelThreshold ? 1 : threads;
   std::vector<double> sums(chunks, 0.0);
@@ -93,7 +91,7 @@ uint16_t toHalf(float value) {
     return uint16_t(sign | 0x7c00u | (magnitude > 0x7f800000u ? 0x200u : 0));
   if (magnitude >= 0x477ff000u) // rounds to >= 65520: overflow
     return uint16_t(sign | 0x7c00u);
-  if (magnitude < 0x38800000u) { // below 2^-14: subnormal half or zero
+  if (magnitude < 0x38800000u) {  // below 2^-14: subnormal half or zero
     if (magnitude <= 0x33000000u) // at most half the smallest subnormal
       return uint16_t(sign);
     // The value is full x 2^(exponent - 150); in units of 2^-24 that is
@@ -136,8 +134,8 @@ float fromHalf(uint16_t half) {
 
 } // namespace
 
-extern "C" void hrt_topk(const float *g, size_t n, size_t k,
-                         uint32_t *indices, float *values) {
+extern "C" void hrt_topk(const float *g, size_t n, size_t k, uint32_t *indices,
+                         float *values) {
   k = std::min(k, n);
   if (k == 0)
     return;
@@ -189,9 +187,9 @@ extern "C" void hrt_topk(const float *g, size_t n, size_t k,
   }
 }
 
-extern "C" size_t hrt_dgc(const float *g, size_t n, double ratio,
-                          size_t sample, uint64_t seed, size_t capacity,
-                          uint32_t *indices, float *values) {
+extern "C" size_t hrt_dgc(const float *g, size_t n, double ratio, size_t sample,
+                          uint64_t seed, size_t capacity, uint32_t *indices,
+                          float *values) {
   if (n == 0 || capacity == 0)
     return 0;
   sample = std::max<size_t>(1, std::min(sample, n));

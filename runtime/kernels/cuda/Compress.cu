@@ -45,8 +45,7 @@ __device__ uint64_t mix(uint64_t x) {
 
 /// out[i] = convert(in[i]): the casts.
 template <typename In, typename Out, typename Convert>
-__global__ void mapElements(const In *in, size_t n, Out *out,
-                            Convert convert) {
+__global__ void mapElements(const In *in, size_t n, Out *out, Convert convert) {
   size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
   if (i < n)
     out[i] = convert(in[i]);
@@ -222,8 +221,7 @@ size_t compact(const float *g, size_t n, Select select, size_t capacity,
   unsigned blocks = blocksFor(n);
   if (!scratch.offsets)
     cudaMalloc(&scratch.offsets, sizeof(uint32_t) * (blocks + 1));
-  countPerBlock<<<blocks, kThreads, 0, stream>>>(g, n, select,
-                                                 scratch.offsets);
+  countPerBlock<<<blocks, kThreads, 0, stream>>>(g, n, select, scratch.offsets);
   scanCounts<<<1, 1, 0, stream>>>(scratch.offsets, blocks);
   writeHits<<<blocks, kThreads, 0, stream>>>(g, n, select, scratch.offsets,
                                              capacity, indices, values);
@@ -298,8 +296,8 @@ extern "C" int hrt_cuda_pack_signs(const float *g, size_t n, uint32_t *words,
 
 extern "C" int hrt_cuda_unpack_signs(const uint32_t *words, size_t n,
                                      float scale, float *out, void *stream) {
-  unpackSigns<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(words, n,
-                                                               scale, out);
+  unpackSigns<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(words, n, scale,
+                                                               out);
   return status();
 }
 
@@ -313,8 +311,7 @@ void sumsThen(const float *g, size_t n, void *stream, Then then,
   double *sums = nullptr;
   cudaMalloc(&sums, 2 * sizeof(double));
   cudaMemsetAsync(sums, 0, 2 * sizeof(double), asStream(stream));
-  sumAbsAndSquares<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n,
-                                                                    sums);
+  sumAbsAndSquares<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n, sums);
   then(sums);
   cudaMemcpyAsync(host, sums, 2 * sizeof(double), cudaMemcpyDeviceToHost,
                   asStream(stream));
@@ -327,9 +324,12 @@ void sumsThen(const float *g, size_t n, void *stream, Then then,
 extern "C" int hrt_cuda_efsignsgd(const float *g, size_t n, uint32_t *words,
                                   float *scale, void *stream) {
   double host[2] = {0.0, 0.0};
-  sumsThen(g, n, stream, [&](double *) {
-    packSigns<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n, words);
-  }, host);
+  sumsThen(
+      g, n, stream,
+      [&](double *) {
+        packSigns<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n, words);
+      },
+      host);
   *scale = n ? float(host[0] / double(n)) : 0.0f;
   return status();
 }
@@ -339,10 +339,13 @@ extern "C" int hrt_cuda_qsgd(const float *g, size_t n, int levels,
                              void *stream) {
   levels = std::min(std::max(levels, 1), 127);
   double host[2] = {0.0, 0.0};
-  sumsThen(g, n, stream, [&](double *sums) {
-    quantise<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(
-        g, n, levels, seed, sums, steps);
-  }, host);
+  sumsThen(
+      g, n, stream,
+      [&](double *sums) {
+        quantise<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(
+            g, n, levels, seed, sums, steps);
+      },
+      host);
   *norm = float(std::sqrt(host[1]));
   return status();
 }
@@ -366,8 +369,8 @@ extern "C" int hrt_cuda_scatter_add(const uint32_t *indices,
 
 extern "C" int hrt_cuda_gather(const float *g, const uint32_t *indices,
                                size_t count, float *values, void *stream) {
-  gather<<<blocksFor(count), kThreads, 0, asStream(stream)>>>(g, indices,
-                                                              count, values);
+  gather<<<blocksFor(count), kThreads, 0, asStream(stream)>>>(g, indices, count,
+                                                              values);
   return status();
 }
 

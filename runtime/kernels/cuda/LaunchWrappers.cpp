@@ -92,8 +92,8 @@ HRT_CUDA_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
                                       intptr_t gridY, intptr_t gridZ,
                                       intptr_t blockX, intptr_t blockY,
                                       intptr_t blockZ, int32_t sharedBytes,
-                                      void *stream, void **params,
-                                      void **extra, size_t /*paramCount*/) {
+                                      void *stream, void **params, void **extra,
+                                      size_t /*paramCount*/) {
   ensureContext();
   CUDA_CHECK(cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY,
                             gridZ, blockX, blockY, blockZ, sharedBytes,
@@ -136,8 +136,8 @@ HRT_CUDA_EXPORT void mgpuEventSynchronize(void *event) {
 }
 
 HRT_CUDA_EXPORT void mgpuEventRecord(void *event, void *stream) {
-  CUDA_CHECK(
-      cuEventRecord(static_cast<CUevent>(event), static_cast<CUstream>(stream)));
+  CUDA_CHECK(cuEventRecord(static_cast<CUevent>(event),
+                           static_cast<CUstream>(stream)));
 }
 
 HRT_CUDA_EXPORT void *mgpuMemAlloc(uint64_t bytes, void * /*stream*/,
@@ -167,12 +167,12 @@ HRT_CUDA_EXPORT void mgpuMemcpy(void *destination, void *source, size_t bytes,
 
 HRT_CUDA_EXPORT void mgpuMemset32(void *destination, unsigned int value,
                                   size_t count, void *stream) {
-  CUDA_CHECK(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(destination),
-                              value, count, static_cast<CUstream>(stream)));
+  CUDA_CHECK(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(destination), value,
+                              count, static_cast<CUstream>(stream)));
 }
 
 HRT_CUDA_EXPORT void mgpuMemset16(void *destination, unsigned short value,
                                   size_t count, void *stream) {
-  CUDA_CHECK(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(destination),
-                              value, count, static_cast<CUstream>(stream)));
+  CUDA_CHECK(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(destination), value,
+                              count, static_cast<CUstream>(stream)));
 }
