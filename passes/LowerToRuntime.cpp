@@ -196,6 +196,15 @@ public:
     return memref;
   }
 
+  /// The buffer of `tensor` itself, for the runtime to read only (a send,
+  /// the input of an out-of-place collective): no copy.
+  Value readOnlyBuffer(Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    return bufferization::ToBufferOp::create(rewriter, loc, memrefType, tensor,
+                                             /*read_only=*/true);
+  }
+
   /// The aligned pointer of `memref` as an !llvm.ptr.
   Value pointerOf(Value memref) {
     Value index =
@@ -347,9 +356,9 @@ static LogicalResult lowerInPlace(Operation *op, Value input, Value comm,
   return success();
 }
 
-/// `callee(comm, send, recv, count, dtype, trailing...)` from a copy of
-/// `input` into a fresh buffer of the result type: all-gather,
-/// reduce-scatter, all-to-all.
+/// `callee(comm, send, recv, count, dtype, trailing...)` from the buffer of
+/// `input`, which the runtime only reads, into a fresh buffer of the result
+/// type: all-gather, reduce-scatter, all-to-all.
 static LogicalResult lowerOutOfPlace(Operation *op, Value input, Value comm,
                                      StringRef callee, Value count,
                                      ArrayRef<Value> trailing,
@@ -360,7 +369,7 @@ static LogicalResult lowerOutOfPlace(Operation *op, Value input, Value comm,
     return failure();
   auto inType = cast<RankedTensorType>(input.getType());
   auto outType = cast<RankedTensorType>(op->getResult(0).getType());
-  Value send = calls.buffer(inType, input);
+  Value send = calls.readOnlyBuffer(input);
   Value recv = calls.buffer(outType);
   SmallVector<Value> arguments = {comm, calls.pointerOf(send),
                                   calls.pointerOf(recv), count,
@@ -636,8 +645,10 @@ struct SendLowering : OpConversionPattern<SendOp> {
     FailureOr<int64_t> dtype = dtypeOf(send, send.getInput().getType());
     if (failed(comm) || failed(dtype))
       return failure();
+    // The runtime's send is buffered: the tensor's buffer is free again
+    // when the call returns.
     auto type = cast<RankedTensorType>(send.getInput().getType());
-    Value memref = calls.buffer(type, adaptor.getInput());
+    Value memref = calls.readOnlyBuffer(adaptor.getInput());
     calls.call("hrt_mlir_send",
                {*comm, calls.pointerOf(memref),
                 calls.constant64(type.getNumElements()),

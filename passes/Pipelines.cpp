@@ -51,14 +51,17 @@ static void addHeteroAndBufferization(OpPassManager &pm,
   // of a backward task) are not returned, so no one deallocates them.
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
 
-  // The buffer-deallocation pipeline, with its per-function passes nested:
-  // the deallocation helper the lowering may need is a module-level symbol.
+  // Ownership-based deallocation, per function; the deallocation helper the
+  // lowering may need is a module-level symbol. buffer-deallocation-
+  // simplification is left out: it compares every pair of the buffers one
+  // dealloc releases, and the per-stage function of a pipeline step
+  // releases a few per micro-batch at its end (at 64 micro-batches, 256),
+  // which made it the largest share of the compile. Unsimplified deallocs
+  // check their aliasing at run time instead (microseconds per step).
   OpPassManager &deallocation = pm.nest<func::FuncOp>();
   deallocation.addPass(
       bufferization::createOwnershipBasedBufferDeallocationPass());
   deallocation.addPass(createCanonicalizerPass());
-  deallocation.addPass(
-      bufferization::createBufferDeallocationSimplificationPass());
   pm.addPass(bufferization::createLowerDeallocationsPass());
   OpPassManager &cleanup = pm.nest<func::FuncOp>();
   cleanup.addPass(createCSEPass());
@@ -76,38 +79,44 @@ hetero::buildLowerToCpuPipeline(OpPassManager &pm,
   loops.addPass(memref::createExpandStridedMetadataPass());
   loops.addPass(createLowerAffinePass());
   loops.addPass(createSCFToControlFlowPass());
-  // The LLVM dialect.
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertIndexToLLVMPass());
+  // The LLVM dialect, in one conversion.
+  pm.addPass(hetero::createHeteroConvertToLLVM());
   pm.addPass(createReconcileUnrealizedCastsPass());
   return success();
 }
 
-/// gpu-module-to-binary finds libdevice (for math functions in kernels) and
-/// ptxas through the CUDA toolkit named by the environment. Point it at
-/// `toolkit`, or at the toolkit hetero was built with, unless the user's
-/// environment already names one.
-static void useCudaToolkit(const std::string &toolkit) {
-  if (!toolkit.empty()) {
-    ::setenv("CUDA_ROOT", toolkit.c_str(), /*overwrite=*/1);
-    return;
-  }
+/// The CUDA toolkit gpu-module-to-binary takes libdevice (for math functions
+/// in kernels) and ptxas from: `requested`, else none (the pass then reads
+/// $CUDA_ROOT, $CUDA_HOME or $CUDA_PATH) when the environment names one,
+/// else the toolkit hetero was built with.
+static std::string cudaToolkit(const std::string &requested) {
+  if (!requested.empty())
+    return requested;
   for (const char *variable : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
     if (std::getenv(variable))
-      return;
+      return "";
 #ifdef HETERO_CUDA_TOOLKIT_ROOT
-  ::setenv("CUDA_ROOT", HETERO_CUDA_TOOLKIT_ROOT, /*overwrite=*/0);
+  return HETERO_CUDA_TOOLKIT_ROOT;
+#else
+  return "";
 #endif
+}
+
+static StringRef formatName(hetero::GpuKernelFormat format) {
+  switch (format) {
+  case hetero::GpuKernelFormat::isa:
+    return "isa";
+  case hetero::GpuKernelFormat::bin:
+    return "bin";
+  case hetero::GpuKernelFormat::fatbin:
+    return "fatbin";
+  }
+  llvm_unreachable("unknown GPU kernel format");
 }
 
 LogicalResult
 hetero::buildLowerToGpuPipeline(OpPassManager &pm,
                                 const GpuPipelineOptions &options) {
-  useCudaToolkit(options.toolkit);
   addHeteroAndBufferization(pm, /*blockingCollectives=*/false);
   // Every parallel loop nest becomes a kernel; reductions stay sequential
   // loops inside the kernel.
@@ -121,8 +130,16 @@ hetero::buildLowerToGpuPipeline(OpPassManager &pm,
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = options.features;
-  nvvm.cubinFormat = options.format;
+  nvvm.cubinFormat = formatName(options.format).str();
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  // The upstream pipeline builder does not take the toolkit; its
+  // serialization pass does, as an option.
+  if (std::string toolkit = cudaToolkit(options.toolkit); !toolkit.empty())
+    for (Pass &pass : pm.getPasses())
+      if (pass.getArgument() == "gpu-module-to-binary" &&
+          failed(pass.initializeOptions(
+              "toolkit=" + toolkit, [](const Twine &) { return failure(); })))
+        return failure();
   pm.addPass(createReconcileUnrealizedCastsPass());
   return success();
 }

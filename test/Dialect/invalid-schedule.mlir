@@ -1,9 +1,9 @@
 // RUN: hetero-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @schedule_group_size_zero(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 2 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
+  hetero.stage 0 forward @schedule_group_size_zero backward @schedule_group_size_zero
+  hetero.stage 1 forward @schedule_group_size_zero backward @schedule_group_size_zero
 }
 // expected-error @+1 {{'hetero.schedule' op attribute 'group_size' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
 hetero.schedule @s for @p group_size = 0 {
@@ -11,9 +11,9 @@ hetero.schedule @s for @p group_size = 0 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @schedule_microbatch_size_zero(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @schedule_microbatch_size_zero backward @schedule_microbatch_size_zero
 }
 // expected-error @+1 {{'hetero.schedule' op attribute 'microbatch_size' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
 hetero.schedule @s for @p group_size = 1 microbatch_size = 0 {
@@ -29,10 +29,10 @@ hetero.schedule @s for @nothing group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @stage_program_missing(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 2 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
+  hetero.stage 0 forward @stage_program_missing backward @stage_program_missing
+  hetero.stage 1 forward @stage_program_missing backward @stage_program_missing
 }
 // expected-error @+1 {{'hetero.schedule' op stage 1 of 2 has no 'hetero.stage_program'}}
 hetero.schedule @s for @p group_size = 1 {
@@ -43,9 +43,9 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @stage_program_repeated(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @stage_program_repeated backward @stage_program_repeated
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
@@ -57,9 +57,9 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @stage_program_out_of_range(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @stage_program_out_of_range backward @stage_program_out_of_range
 }
 hetero.schedule @s for @p group_size = 1 {
   // expected-error @+1 {{'hetero.stage_program' op stage 3 is outside the pipeline (stages 0..0)}}
@@ -69,9 +69,9 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @fwd_microbatch_out_of_range(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @fwd_microbatch_out_of_range backward @fwd_microbatch_out_of_range
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
@@ -82,10 +82,10 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @send_task_peer_out_of_range(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 2 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
+  hetero.stage 0 forward @send_task_peer_out_of_range backward @send_task_peer_out_of_range
+  hetero.stage 1 forward @send_task_peer_out_of_range backward @send_task_peer_out_of_range
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
@@ -98,10 +98,10 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @send_task_wrong_direction(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 2 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
+  hetero.stage 0 forward @send_task_wrong_direction backward @send_task_wrong_direction
+  hetero.stage 1 forward @send_task_wrong_direction backward @send_task_wrong_direction
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
@@ -114,10 +114,10 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @recv_task_wrong_direction(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 2 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
+  hetero.stage 0 forward @recv_task_wrong_direction backward @recv_task_wrong_direction
+  hetero.stage 1 forward @recv_task_wrong_direction backward @recv_task_wrong_direction
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
@@ -130,9 +130,9 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @bwd_microbatch_negative(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @bwd_microbatch_negative backward @bwd_microbatch_negative
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
@@ -159,7 +159,7 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f() {
+func.func @fwd_outside_stage_program() {
   // expected-error @+1 {{'hetero.fwd' op expects parent op 'hetero.stage_program'}}
   hetero.fwd 0
   return
@@ -167,9 +167,9 @@ func.func @f() {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @plan_set_needs_a_plan(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @plan_set_needs_a_plan backward @plan_set_needs_a_plan
 }
 // expected-error @+1 {{'hetero.plan_set' op needs at least one plan}}
 hetero.plan_set @plans for @p [] default @s
@@ -200,12 +200,12 @@ hetero.plan_set @plans for @p [@f] default @f
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @plan_schedules_other_pipeline(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @plan_schedules_other_pipeline backward @plan_schedules_other_pipeline
 }
 hetero.pipeline @q stages = 1 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @plan_schedules_other_pipeline backward @plan_schedules_other_pipeline
 }
 hetero.schedule @sq for @q group_size = 1 {
   hetero.stage_program 0 {
@@ -216,9 +216,9 @@ hetero.plan_set @plans for @p [@sq] default @sq
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @schedule_microbatches_zero(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @schedule_microbatches_zero backward @schedule_microbatches_zero
 }
 // expected-error @+1 {{'hetero.schedule' op attribute 'microbatches' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
 hetero.schedule @s for @p group_size = 1 microbatches = 0 {
@@ -228,9 +228,9 @@ hetero.schedule @s for @p group_size = 1 microbatches = 0 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @fwd_microbatch_beyond_schedule(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @fwd_microbatch_beyond_schedule backward @fwd_microbatch_beyond_schedule
 }
 hetero.schedule @s for @p group_size = 1 microbatches = 1 {
   hetero.stage_program 0 {
@@ -241,9 +241,9 @@ hetero.schedule @s for @p group_size = 1 microbatches = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @plans_cover_different_batches(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @plans_cover_different_batches backward @plans_cover_different_batches
 }
 hetero.schedule @a for @p group_size = 1 microbatch_size = 4 {
   hetero.stage_program 0 {
@@ -258,9 +258,9 @@ hetero.plan_set @plans for @p [@a, @b] default @a
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @schedule_microbatch_limit(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @schedule_microbatch_limit backward @schedule_microbatch_limit
 }
 // expected-error @+1 {{'hetero.schedule' op has 65537 micro-batches, above the limit of 65536 per iteration}}
 hetero.schedule @s for @p group_size = 1 microbatches = 65537 {

@@ -478,66 +478,66 @@ hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #
 
 // -----
 
-func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+func.func private @sgd_lr_zero(tensor<4xf32>) -> tensor<4xf32>
 // expected-error @+1 {{sgd lr must be in (0, inf), got 0}}
 hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.sgd<lr = 0.0> {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @sgd_lr_zero backward @sgd_lr_zero
 }
 
 // -----
 
-func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+func.func private @sgd_momentum_one(tensor<4xf32>) -> tensor<4xf32>
 // expected-error @+1 {{sgd momentum must be in [0, 1), got 1}}
 hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.sgd<lr = 0.1, momentum = 1.0> {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @sgd_momentum_one backward @sgd_momentum_one
 }
 
 // -----
 
-func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+func.func private @adam_beta2_above_one(tensor<4xf32>) -> tensor<4xf32>
 // expected-error @+1 {{adam beta2 must be in [0, 1), got 1.5}}
 hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.adam<lr = 1.0e-03, beta2 = 1.5> {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @adam_beta2_above_one backward @adam_beta2_above_one
 }
 
 // -----
 
-func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+func.func private @adam_eps_negative(tensor<4xf32>) -> tensor<4xf32>
 // expected-error @+1 {{adam eps must be in (0, inf), got -1}}
 hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.adam<lr = 1.0e-03, eps = -1.0> {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @adam_eps_negative backward @adam_eps_negative
 }
 
 // -----
 
-func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+func.func private @adam_lr_negative(tensor<4xf32>) -> tensor<4xf32>
 // expected-error @+1 {{adam lr must be in (0, inf), got -0.001}}
 hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.adam<lr = -1.0e-03> {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @adam_lr_negative backward @adam_lr_negative
 }
 
 // -----
 
-func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+func.func private @unknown_adam_parameter(tensor<4xf32>) -> tensor<4xf32>
 // expected-error @+1 {{unknown adam parameter 'momentum', expected one of lr, beta1, beta2, eps}}
 hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.adam<lr = 1.0e-03, momentum = 0.9> {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @unknown_adam_parameter backward @unknown_adam_parameter
 }
 
 // -----
 
-func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+func.func private @sgd_needs_lr(tensor<4xf32>) -> tensor<4xf32>
 // expected-error @+1 {{sgd needs 'lr'}}
 hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.sgd<momentum = 0.9> {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @sgd_needs_lr backward @sgd_needs_lr
 }
 
 // -----
 
-func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+func.func private @optimizer_lr_given_twice(tensor<4xf32>) -> tensor<4xf32>
 // expected-error @+1 {{'lr' is given twice}}
 hetero.pipeline @p stages = 1 microbatches = 1 optimizer #hetero.sgd<lr = 0.1, lr = 0.2> {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @optimizer_lr_given_twice backward @optimizer_lr_given_twice
 }
 
 // -----

@@ -1,6 +1,6 @@
 // RUN: hetero-opt %s -split-input-file -verify-diagnostics
 
-func.func @f(%x: tensor<16x64xf32>, %w: tensor<64x250xf32>) {
+func.func @col_sharding_must_divide_columns(%x: tensor<16x64xf32>, %w: tensor<64x250xf32>) {
   // expected-error @+1 {{'hetero.prunable_matmul' op col-mode sharding splits the 250 output columns of the weight over tp = 4 ranks, which does not divide them}}
   %y = hetero.prunable_matmul col %x, %w layer "fc" tp = 4 : tensor<16x64xf32>, tensor<64x250xf32> -> tensor<16x250xf32>
   return
@@ -8,7 +8,7 @@ func.func @f(%x: tensor<16x64xf32>, %w: tensor<64x250xf32>) {
 
 // -----
 
-func.func @f(%x: tensor<16x66xf32>, %w: tensor<66x256xf32>) {
+func.func @row_sharding_must_divide_rows(%x: tensor<16x66xf32>, %w: tensor<66x256xf32>) {
   // expected-error @+1 {{'hetero.prunable_matmul' op row-mode sharding splits the 66 rows of the weight over tp = 4 ranks, which does not divide them}}
   %y = hetero.prunable_matmul row %x, %w layer "fc" tp = 4 : tensor<16x66xf32>, tensor<66x256xf32> -> tensor<16x256xf32>
   return
@@ -16,7 +16,7 @@ func.func @f(%x: tensor<16x66xf32>, %w: tensor<66x256xf32>) {
 
 // -----
 
-func.func @f(%x: tensor<16x64xf32>, %w: tensor<32x256xf32>) {
+func.func @matmul_contraction_mismatch(%x: tensor<16x64xf32>, %w: tensor<32x256xf32>) {
   // expected-error @+1 {{'hetero.prunable_matmul' op contraction sizes differ: lhs 'tensor<16x64xf32>' has 64, rhs 'tensor<32x256xf32>' has 32}}
   %y = hetero.prunable_matmul col %x, %w layer "fc" tp = 1 : tensor<16x64xf32>, tensor<32x256xf32> -> tensor<16x256xf32>
   return
@@ -24,7 +24,7 @@ func.func @f(%x: tensor<16x64xf32>, %w: tensor<32x256xf32>) {
 
 // -----
 
-func.func @f(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>) {
+func.func @matmul_result_type_mismatch(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>) {
   // expected-error @+1 {{'hetero.prunable_matmul' op result 'tensor<16x128xf32>' does not match 'tensor<16x64xf32>' x 'tensor<64x256xf32>'}}
   %y = hetero.prunable_matmul col %x, %w layer "fc" tp = 1 : tensor<16x64xf32>, tensor<64x256xf32> -> tensor<16x128xf32>
   return
@@ -32,7 +32,7 @@ func.func @f(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>) {
 
 // -----
 
-func.func @f(%x: tensor<64xf32>, %w: tensor<64x256xf32>) {
+func.func @matmul_lhs_rank_too_low(%x: tensor<64xf32>, %w: tensor<64x256xf32>) {
   // expected-error @+1 {{'hetero.prunable_matmul' op expects an lhs of rank >= 2 and a rank-2 rhs, got 'tensor<64xf32>' and 'tensor<64x256xf32>'}}
   %y = hetero.prunable_matmul col %x, %w layer "fc" tp = 1 : tensor<64xf32>, tensor<64x256xf32> -> tensor<256xf32>
   return
@@ -40,7 +40,7 @@ func.func @f(%x: tensor<64xf32>, %w: tensor<64x256xf32>) {
 
 // -----
 
-func.func @f(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>) {
+func.func @matmul_tp_zero(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>) {
   // expected-error @+1 {{'hetero.prunable_matmul' op attribute 'tp' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
   %y = hetero.prunable_matmul col %x, %w layer "fc" tp = 0 : tensor<16x64xf32>, tensor<64x256xf32> -> tensor<16x256xf32>
   return
@@ -48,7 +48,7 @@ func.func @f(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>) {
 
 // -----
 
-func.func @f(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>) {
+func.func @matmul_needs_layer_key(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>) {
   // expected-error @+1 {{'hetero.prunable_matmul' op needs a non-empty layer key}}
   %y = hetero.prunable_matmul col %x, %w layer "" tp = 1 : tensor<16x64xf32>, tensor<64x256xf32> -> tensor<16x256xf32>
   return
@@ -56,7 +56,7 @@ func.func @f(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>) {
 
 // -----
 
-func.func @f(%x: tensor<16x64xf32>, %w: tensor<64x256xf16>) {
+func.func @matmul_element_type_mismatch(%x: tensor<16x64xf32>, %w: tensor<64x256xf16>) {
   // expected-error @+1 {{'hetero.prunable_matmul' op failed to verify that all of {lhs, rhs, result} have same element type}}
   %y = hetero.prunable_matmul col %x, %w layer "fc" tp = 1 : tensor<16x64xf32>, tensor<64x256xf16> -> tensor<16x256xf32>
   return
@@ -64,7 +64,7 @@ func.func @f(%x: tensor<16x64xf32>, %w: tensor<64x256xf16>) {
 
 // -----
 
-func.func @f() {
+func.func @prune_plan_columns_zero() {
   // expected-error @+1 {{'hetero.prune_plan' op attribute 'columns' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
   %k = hetero.prune_plan layer "fc" columns = 0 : tensor<?xindex>
   return
@@ -72,7 +72,7 @@ func.func @f() {
 
 // -----
 
-func.func @f() {
+func.func @prune_plan_keeps_too_many() {
   // expected-error @+1 {{'hetero.prune_plan' op keeps 9 of only 8 columns}}
   %k = hetero.prune_plan layer "fc" columns = 8 : tensor<9xindex>
   return
@@ -80,7 +80,7 @@ func.func @f() {
 
 // -----
 
-func.func @f(%w: tensor<64x256xf32>, %k: tensor<?xindex>) {
+func.func @select_cols_axis_out_of_range(%w: tensor<64x256xf32>, %k: tensor<?xindex>) {
   // expected-error @+1 {{'hetero.select_cols' op axis 2 is not a dimension of 'tensor<64x256xf32>'}}
   %s = hetero.select_cols %w[%k] axis = 2 : tensor<64x256xf32>, tensor<?xindex> -> tensor<64x?xf32>
   return
@@ -88,7 +88,7 @@ func.func @f(%w: tensor<64x256xf32>, %k: tensor<?xindex>) {
 
 // -----
 
-func.func @f(%w: tensor<64x256xf32>, %k: tensor<?xindex>) {
+func.func @select_cols_other_dim_differs(%w: tensor<64x256xf32>, %k: tensor<?xindex>) {
   // expected-error @+1 {{'hetero.select_cols' op dimension 0 differs: 'tensor<32x?xf32>' vs 'tensor<64x256xf32>'}}
   %s = hetero.select_cols %w[%k] axis = 1 : tensor<64x256xf32>, tensor<?xindex> -> tensor<32x?xf32>
   return
@@ -96,7 +96,7 @@ func.func @f(%w: tensor<64x256xf32>, %k: tensor<?xindex>) {
 
 // -----
 
-func.func @f(%w: tensor<64x256xf32>, %k: tensor<4xindex>) {
+func.func @select_cols_index_count_mismatch(%w: tensor<64x256xf32>, %k: tensor<4xindex>) {
   // expected-error @+1 {{'hetero.select_cols' op has 4 indices but 5 slices along axis 1}}
   %s = hetero.select_cols %w[%k] axis = 1 : tensor<64x256xf32>, tensor<4xindex> -> tensor<64x5xf32>
   return
@@ -104,7 +104,7 @@ func.func @f(%w: tensor<64x256xf32>, %k: tensor<4xindex>) {
 
 // -----
 
-func.func @f(%w: tensor<64x4xf32>, %k: tensor<5xindex>) {
+func.func @select_cols_more_slices_than_source(%w: tensor<64x4xf32>, %k: tensor<5xindex>) {
   // expected-error @+1 {{'hetero.select_cols' op moves 5 slices along axis 1 of a tensor that has only 4}}
   %s = hetero.select_cols %w[%k] axis = 1 : tensor<64x4xf32>, tensor<5xindex> -> tensor<64x5xf32>
   return
@@ -112,7 +112,7 @@ func.func @f(%w: tensor<64x4xf32>, %k: tensor<5xindex>) {
 
 // -----
 
-func.func @f(%w: tensor<64x256xf32>, %k: tensor<?xindex>) {
+func.func @select_cols_rank_mismatch(%w: tensor<64x256xf32>, %k: tensor<?xindex>) {
   // expected-error @+1 {{'hetero.select_cols' op expects 'tensor<64x?x1xf32>' and 'tensor<64x256xf32>' to have the same rank}}
   %s = hetero.select_cols %w[%k] axis = 1 : tensor<64x256xf32>, tensor<?xindex> -> tensor<64x?x1xf32>
   return
@@ -120,7 +120,7 @@ func.func @f(%w: tensor<64x256xf32>, %k: tensor<?xindex>) {
 
 // -----
 
-func.func @f(%p: tensor<16x4xf32>, %k: tensor<3xindex>) {
+func.func @impute_cols_index_count_mismatch(%p: tensor<16x4xf32>, %k: tensor<3xindex>) {
   // expected-error @+1 {{'hetero.impute_cols' op has 3 indices but 4 slices along axis 1}}
   %s = hetero.impute_cols zero %p[%k] axis = 1 : tensor<16x4xf32>, tensor<3xindex> -> tensor<16x256xf32>
   return
@@ -128,7 +128,7 @@ func.func @f(%p: tensor<16x4xf32>, %k: tensor<3xindex>) {
 
 // -----
 
-func.func @f(%p: tensor<16x4xf32>, %k: tensor<4xf32>) {
+func.func @impute_cols_needs_integer_indices(%p: tensor<16x4xf32>, %k: tensor<4xf32>) {
   // expected-error @+1 {{'hetero.impute_cols' op operand #1 must be 1D tensor of index or signless integer values, but got 'tensor<4xf32>'}}
   %s = hetero.impute_cols zero %p[%k] axis = 1 : tensor<16x4xf32>, tensor<4xf32> -> tensor<16x256xf32>
   return

@@ -38,8 +38,8 @@
 
 // ZERO: error: hetero-kfkb-schedule: group-size must be at least 1, got 0
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @identity_stage(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @two stages = 2 microbatches = 6 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
+  hetero.stage 0 forward @identity_stage backward @identity_stage
+  hetero.stage 1 forward @identity_stage backward @identity_stage
 }

@@ -2,10 +2,10 @@
 
 // A pipeline without the stage ABI has no step to lower to; it stays for
 // the analyses.
-func.func private @f(tensor<4xf32>) -> tensor<4xf32>
+func.func private @pipeline_without_stage_abi(tensor<4xf32>) -> tensor<4xf32>
 // expected-warning @+1 {{is not lowered to a training step: it names no data function and optimizer (see the stage ABI in docs/execution.md)}}
 hetero.pipeline @p stages = 1 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @pipeline_without_stage_abi backward @pipeline_without_stage_abi
 }
 
 // -----

@@ -8,12 +8,12 @@
 // RUN: not hetero-opt %s --hetero-plan-candidates="batch=32 activation-bytes=1024 memory-cap=2048" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIGHT
 // RUN: not hetero-opt %s --hetero-plan-candidates="memory-cap=2048" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTIONS
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @identity_stage(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @four stages = 4 microbatches = 8 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
-  hetero.stage 2 forward @f backward @f
-  hetero.stage 3 forward @f backward @f
+  hetero.stage 0 forward @identity_stage backward @identity_stage
+  hetero.stage 1 forward @identity_stage backward @identity_stage
+  hetero.stage 2 forward @identity_stage backward @identity_stage
+  hetero.stage 3 forward @identity_stage backward @identity_stage
 }
 
 // CHECK: hetero.schedule @four_k1_b4 for @four group_size = 1 microbatch_size = 4 microbatches = 8 {

@@ -41,8 +41,8 @@
 // RUN: not hetero-opt %s --hetero-kfkb-schedule --hetero-kfkb-schedule=group-size=2 --hetero-export-schedule 2>&1 | FileCheck %s --check-prefix=WHICH
 // WHICH: error: hetero-export-schedule: more than one hetero.schedule in the module; name one with schedule=<name>
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @identity_stage(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @two stages = 2 microbatches = 4 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
+  hetero.stage 0 forward @identity_stage backward @identity_stage
+  hetero.stage 1 forward @identity_stage backward @identity_stage
 }

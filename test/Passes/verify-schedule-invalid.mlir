@@ -1,8 +1,8 @@
 // RUN: hetero-opt %s --hetero-verify-schedule -split-input-file -verify-diagnostics
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @backward_never_runs(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @backward_never_runs backward @backward_never_runs
 }
 hetero.schedule @s for @p group_size = 1 {
   // expected-error @+1 {{schedule 's': stage 0 never runs B1}}
@@ -15,9 +15,9 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @forward_runs_twice(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 1 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @forward_runs_twice backward @forward_runs_twice
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
@@ -30,9 +30,9 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @backward_before_forward(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 1 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @backward_before_forward backward @backward_before_forward
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
@@ -44,10 +44,10 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @forward_before_activation_arrives(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 2 microbatches = 1 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
+  hetero.stage 0 forward @forward_before_activation_arrives backward @forward_before_activation_arrives
+  hetero.stage 1 forward @forward_before_activation_arrives backward @forward_before_activation_arrives
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
@@ -67,10 +67,10 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @backward_before_gradient_arrives(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 2 microbatches = 1 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
+  hetero.stage 0 forward @backward_before_gradient_arrives backward @backward_before_gradient_arrives
+  hetero.stage 1 forward @backward_before_gradient_arrives backward @backward_before_gradient_arrives
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
@@ -90,10 +90,10 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @send_before_forward(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 2 microbatches = 1 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
+  hetero.stage 0 forward @send_before_forward backward @send_before_forward
+  hetero.stage 1 forward @send_before_forward backward @send_before_forward
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
@@ -113,10 +113,10 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @activations_received_out_of_order(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 2 microbatches = 2 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
+  hetero.stage 0 forward @activations_received_out_of_order backward @activations_received_out_of_order
+  hetero.stage 1 forward @activations_received_out_of_order backward @activations_received_out_of_order
 }
 hetero.schedule @s for @p group_size = 2 {
   hetero.stage_program 0 {
@@ -144,10 +144,10 @@ hetero.schedule @s for @p group_size = 2 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @send_recv_deadlock(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 2 microbatches = 1 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
+  hetero.stage 0 forward @send_recv_deadlock backward @send_recv_deadlock
+  hetero.stage 1 forward @send_recv_deadlock backward @send_recv_deadlock
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
@@ -167,10 +167,10 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @gradient_never_sent(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 2 microbatches = 1 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
+  hetero.stage 0 forward @gradient_never_sent backward @gradient_never_sent
+  hetero.stage 1 forward @gradient_never_sent backward @gradient_never_sent
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
@@ -190,9 +190,9 @@ hetero.schedule @s for @p group_size = 1 {
 // -----
 
 // Many problems of one kind: the first three of each and a count.
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @problems_truncated_per_kind(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @p stages = 1 microbatches = 8 {
-  hetero.stage 0 forward @f backward @f
+  hetero.stage 0 forward @problems_truncated_per_kind backward @problems_truncated_per_kind
 }
 hetero.schedule @s for @p group_size = 1 {
   // expected-error @+8 {{schedule 's': stage 0 never runs B1}}

@@ -6,8 +6,8 @@
 // min(S - s, M) = 2.
 // CHECK: error: schedule 'two_4f4b': stage 0 holds 4 activations in flight after F3, above the memory cap of 3
 
-func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @identity_stage(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @two stages = 2 microbatches = 4 {
-  hetero.stage 0 forward @f backward @f
-  hetero.stage 1 forward @f backward @f
+  hetero.stage 0 forward @identity_stage backward @identity_stage
+  hetero.stage 1 forward @identity_stage backward @identity_stage
 }

@@ -65,6 +65,9 @@ mlir::LogicalResult
 buildLowerToCpuPipeline(mlir::OpPassManager &pm,
                         const CpuPipelineOptions &options = {});
 
+/// What gpu-module-to-binary makes of the kernels.
+enum class GpuKernelFormat { isa, bin, fatbin };
+
 /// Options of the GPU pipeline.
 struct GpuPipelineOptions
     : public mlir::PassPipelineOptions<GpuPipelineOptions> {
@@ -74,11 +77,14 @@ struct GpuPipelineOptions
   Option<std::string> features{*this, "features",
                                llvm::cl::desc("PTX features"),
                                llvm::cl::init("+ptx80")};
-  Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("Kernel format: isa (PTX), bin (cubin, through ptxas) "
-                     "or fatbin"),
-      llvm::cl::init("bin")};
+  Option<GpuKernelFormat> format{
+      *this, "format", llvm::cl::desc("Kernel format"),
+      llvm::cl::init(GpuKernelFormat::bin),
+      llvm::cl::values(
+          clEnumValN(GpuKernelFormat::isa, "isa", "PTX text"),
+          clEnumValN(GpuKernelFormat::bin, "bin", "cubin, through ptxas"),
+          clEnumValN(GpuKernelFormat::fatbin, "fatbin",
+                     "fat binary of cubin and PTX"))};
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit root, for libdevice and ptxas (default: "

@@ -332,6 +332,24 @@ def HeteroLowerPipeline : Pass<"hetero-lower-pipeline", "::mlir::ModuleOp"> {
                            "::hetero::HeteroDialect"];
 }
 
+def HeteroConvertToLLVM : Pass<"hetero-convert-to-llvm", "::mlir::ModuleOp"> {
+  let summary = "Lower func, arith, math, index, cf, memref and ub to LLVM in "
+                "one conversion";
+  let description = [{
+    The last step of `hetero-lower-to-cpu`: the patterns of the upstream
+    func, arith, math, index, control-flow, memref and ub lowerings applied
+    by one dialect conversion with one LLVM type converter, instead of one
+    pass (one walk of the module) each. It needs no dialect extension in the
+    context's registry, unlike `convert-to-llvm`. Functions marked
+    `llvm.emit_c_interface` get their C-interface wrappers. Unrealized casts
+    between the type systems are left for `reconcile-unrealized-casts`.
+
+    Example: `func.func @f(%a: i64) -> i64 { %0 = arith.addi %a, %a : i64 ... }`
+    becomes `llvm.func @f(%arg0: i64) -> i64 { %0 = llvm.add %arg0, %arg0 : i64 ... }`.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def HeteroLowerToRuntime : Pass<"hetero-lower-to-runtime",
                                 "::mlir::ModuleOp"> {
   let summary = "Lower collectives and transfers to libhetero_rt calls";
