@@ -741,6 +741,24 @@ LogicalResult AllReduceOp::verify() {
   return success();
 }
 
+void hetero::nameResultsAfterOp(Operation *op, OpAsmSetValueNameFn setNameFn) {
+  // Naming the first result names a pack of several: %bucket:2.
+  if (op->getNumResults() > 0)
+    setNameFn(op->getResult(0), op->getName().stripDialect());
+}
+
+void PrunePlanOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getKept(), "kept");
+}
+
+void SelectColsOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), "selected");
+}
+
+void ImputeColsOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), "imputed");
+}
+
 shard::GridOp CollectiveOpInterface::getGrid() {
   FlatSymbolRefAttr name = getGridAttr();
   if (!name)

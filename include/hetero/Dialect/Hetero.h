@@ -51,6 +51,11 @@ inline constexpr int64_t kMaxMicrobatches = 65536;
 /// Character-level vocabularies hold at most one token id per byte value.
 inline constexpr int64_t kMaxVocabulary = 256;
 
+/// Names the results of `op` after the op ("%all_reduce", "%bucket:2"): the
+/// readable SSA names of the printed IR.
+void nameResultsAfterOp(mlir::Operation *op,
+                        mlir::OpAsmSetValueNameFn setNameFn);
+
 namespace detail {
 template <typename OpTy>
 using ReductionAccessor = decltype(std::declval<OpTy &>().getReduction());

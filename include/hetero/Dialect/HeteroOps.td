@@ -375,7 +375,8 @@ def Hetero_PrunableMatmulOp : Hetero_Op<"prunable_matmul", [
 }
 
 def Hetero_PrunePlanOp : Hetero_Op<"prune_plan", [
-    MemoryEffects<[MemRead]>]> {
+    MemoryEffects<[MemRead]>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "The columns of a layer kept in this iteration";
   let description = [{
     Asks the runtime's straggler planner which of the `columns` columns of
@@ -397,7 +398,8 @@ def Hetero_PrunePlanOp : Hetero_Op<"prune_plan", [
 }
 
 def Hetero_SelectColsOp : Hetero_Op<"select_cols", [
-    Pure, AllElementTypesMatch<["source", "result"]>]> {
+    Pure, AllElementTypesMatch<["source", "result"]>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "Gathers the kept slices of a tensor along one axis";
   let description = [{
     `result` holds the slices `source[..., indices[i], ...]` along `axis`,
@@ -423,7 +425,8 @@ def Hetero_SelectColsOp : Hetero_Op<"select_cols", [
 }
 
 def Hetero_ImputeColsOp : Hetero_Op<"impute_cols", [
-    Pure, AllElementTypesMatch<["source", "result"]>]> {
+    Pure, AllElementTypesMatch<["source", "result"]>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "Scatters computed slices back and imputes the pruned ones";
   let description = [{
     The inverse of `hetero.select_cols`: slice `i` of `source` along `axis`
@@ -457,7 +460,14 @@ def Hetero_ImputeColsOp : Hetero_Op<"impute_cols", [
 class Hetero_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : Hetero_Op<mnemonic, !listconcat(traits, [
         DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+        DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
         Hetero_CollectiveOpInterface])> {
+  // Results print as %all_reduce, %recv, ...
+  let extraClassDefinition = [{
+    void $cppClass::getAsmResultNames(::mlir::OpAsmSetValueNameFn setNameFn) {
+      ::hetero::nameResultsAfterOp(getOperation(), setNameFn);
+    }
+  }];
   // The process group: the ranks of `grid` along `grid_axes`, or the whole
   // world when no grid is named.
   dag groupArgs = (ins

@@ -18,7 +18,9 @@
 
 namespace hetero::wire {
 
-/// The compressors hetero knows, in the order of the dialect's enum.
+/// The compressors hetero knows. The dialect's `Compressor` maps onto them
+/// by an exhaustive switch (CompressAttr::getWireCompression), so the two
+/// cannot drift apart silently.
 enum class Compressor {
   None,
   Fp16,
