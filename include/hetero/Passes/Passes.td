@@ -363,11 +363,13 @@ def HeteroLowerToRuntime : Pass<"hetero-lower-to-runtime",
     * `hetero.bucket` first becomes one all-reduce of its operands
       flattened and concatenated, split back afterwards (tensor fusion);
     * `hetero.all_reduce`, `all_gather`, `reduce_scatter`, `broadcast`,
-      `reduce`, `all_to_all`, `send` and `recv` materialise their tensors in
-      fresh buffers and pass the aligned pointers, the element count, the
-      data type and the reduction to the runtime; the process group of a
-      `shard.grid` and its axes is the runtime's cached split communicator
-      (`hrt_mlir_group`), the world otherwise;
+      `reduce`, `all_to_all`, `send` and `recv` pass the runtime aligned
+      pointers to buffers, the element count, the data type and the
+      reduction: what the runtime overwrites (an all-reduce's data, a
+      result) is a fresh buffer, what it only reads (a send, the input of an
+      all-gather, reduce-scatter or all-to-all) the tensor's own; the
+      process group of a `shard.grid` and its axes is the runtime's cached
+      split communicator (`hrt_mlir_group`), the world otherwise;
     * `shard.process_linear_index` is the world rank.
 
     The runtime functions are declared once per module. Afterwards the
