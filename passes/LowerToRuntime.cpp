@@ -133,6 +133,12 @@ static hrt_sparse_format runtimeSparseFormat(SparseFormat format) {
 // Runtime calls
 //===----------------------------------------------------------------------===//
 
+/// Whether the runtime's groups cover `grid`: static, at most 4 dimensions.
+static bool isRuntimeGrid(shard::GridOp grid) {
+  ArrayRef<int64_t> shape = grid.getShape();
+  return shape.size() <= 4 && llvm::none_of(shape, ShapedType::isDynamic);
+}
+
 /// Builds calls to the runtime at the rewriter's insertion point, declaring
 /// each runtime function in the module on first use.
 class RuntimeCalls {
@@ -157,20 +163,18 @@ public:
     return arith::ConstantIntOp::create(rewriter, loc, i32, value);
   }
 
-  /// The communicator of the ranks of `gridName` along `axes` (all axes
-  /// when empty), or of the world when no grid is named.
-  FailureOr<Value> group(Operation *op, FlatSymbolRefAttr gridName,
+  /// The communicator of the ranks of `grid` along `axes` (all axes when
+  /// empty), or of the world when there is no grid.
+  FailureOr<Value> group(Operation *op, shard::GridOp grid,
                          ArrayRef<int16_t> axes) {
-    if (!gridName)
+    if (!grid)
       return call("hrt_mlir_world", {}, pointer);
-    auto grid =
-        SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
-    ArrayRef<int64_t> shape = grid.getShape();
-    if (shape.size() > 4 || llvm::any_of(shape, ShapedType::isDynamic))
+    if (!isRuntimeGrid(grid))
       return op->emitOpError()
              << "needs a static device grid of at most 4 dimensions to be "
                 "lowered to the runtime, '"
-             << gridName.getValue() << "' is not";
+             << grid.getSymName() << "' is not";
+    ArrayRef<int64_t> shape = grid.getShape();
     int64_t mask = 0;
     for (int16_t axis : axes)
       mask |= int64_t{1} << axis;
@@ -181,8 +185,7 @@ public:
     return call("hrt_mlir_group", arguments, pointer);
   }
   FailureOr<Value> group(CollectiveOpInterface collective) {
-    return group(collective, collective.getGridAttr(),
-                 collective.getGridAxes());
+    return group(collective, collective.getGrid(), collective.getGridAxes());
   }
 
   /// A fresh buffer of `type`, holding `tensor` when it is given.
@@ -719,11 +722,11 @@ struct ProcessMultiIndexLowering
   matchAndRewrite(shard::ProcessMultiIndexOp index, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     RuntimeCalls calls(index, rewriter);
-    FailureOr<Value> comm = calls.group(index, index.getGridAttr(), {});
-    if (failed(comm))
-      return failure();
     auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
         index, index.getGridAttr());
+    FailureOr<Value> comm = calls.group(index, grid, {});
+    if (failed(comm))
+      return failure();
     ArrayRef<int64_t> shape = grid.getShape();
     Location loc = index.getLoc();
     Value rank = calls.call("hrt_mlir_rank", {*comm}, calls.i64);
@@ -873,7 +876,7 @@ struct HeteroLowerToRuntimePass
   using Base::Base;
 
   void runOnOperation() override;
-  LogicalResult createGroupsOnEntry(ModuleOp module);
+  void createGroupsOnEntry(ModuleOp module);
 };
 
 /// Creating a grid's groups is collective over the world, and ranks of
@@ -881,14 +884,13 @@ struct HeteroLowerToRuntimePass
 /// their programs. So a function every rank of a grid calls (a compiled
 /// training step, `hetero.grid`) creates the groups of every grid of the
 /// module on entry, in module order, on every rank alike.
-LogicalResult HeteroLowerToRuntimePass::createGroupsOnEntry(ModuleOp module) {
+void HeteroLowerToRuntimePass::createGroupsOnEntry(ModuleOp module) {
   SmallVector<shard::GridOp> grids;
   for (auto grid : module.getOps<shard::GridOp>())
-    if (grid.getShape().size() <= 4 &&
-        llvm::none_of(grid.getShape(), ShapedType::isDynamic))
+    if (isRuntimeGrid(grid))
       grids.push_back(grid);
   if (grids.empty())
-    return success();
+    return;
   auto gridOf = getHeteroDialect(module.getContext()).getGridAttrHelper();
   // Grids of another size than the step's cannot cover the job.
   auto devices = [](shard::GridOp grid) {
@@ -905,31 +907,28 @@ LogicalResult HeteroLowerToRuntimePass::createGroupsOnEntry(ModuleOp module) {
       continue;
     rewriter.setInsertionPointToStart(&function.front());
     RuntimeCalls calls(function, rewriter);
+    // The grids are runtime grids, so creating their groups cannot fail.
     for (shard::GridOp grid : grids)
-      if (devices(grid) == devices(own) &&
-          failed(calls.group(
-              function, FlatSymbolRefAttr::get(grid.getSymNameAttr()), {})))
-        return failure();
+      if (devices(grid) == devices(own))
+        (void)calls.group(function, grid, {});
   }
-  return success();
 }
 
 void HeteroLowerToRuntimePass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *context = &getContext();
-  // Whether the module communicates at all: only then do steps create the
-  // groups of the module's grids.
-  bool communicates = false;
-  module.walk([&](Operation *op) {
-    if (isa<CollectiveOpInterface>(op)) {
-      communicates = true;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-
   ConversionTarget target(*context);
   configureHeteroToRuntimeTarget(target);
+  // Whether the module has anything to lower: only then do steps create the
+  // groups of the module's grids.
+  bool communicates = module
+                          .walk([&](Operation *op) {
+                            return target.isIllegal(op)
+                                       ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+                          })
+                          .wasInterrupted();
+
   RewritePatternSet patterns(context);
   populateHeteroToRuntimeConversionPatterns(patterns, {blockingCollectives});
   // A pattern that rejects its op says why; the driver's "failed to
@@ -948,8 +947,8 @@ void HeteroLowerToRuntimePass::runOnOperation() {
   if (failed(applyPartialConversion(module, target, std::move(patterns))))
     return signalPassFailure();
 
-  if (communicates && failed(createGroupsOnEntry(module)))
-    return signalPassFailure();
+  if (communicates)
+    createGroupsOnEntry(module);
 
   // The module now holds only functions.
   for (Operation &op : llvm::make_early_inc_range(module.getOps()))

@@ -156,3 +156,21 @@ func.func @sparse(%g: tensor<1024x16xf32>) -> (tensor<1024x16xf32>, tensor<1024x
   %1 = hetero.all_reduce %g reduction = avg sparse = hash_bitmap : tensor<1024x16xf32>
   return %0, %1 : tensor<1024x16xf32>, tensor<1024x16xf32>
 }
+
+// -----
+
+// A step that only asks for its grid coordinates still creates the groups of
+// every grid of its size on entry, in module order (@rows, then @line),
+// before the coordinates' own group.
+// CHECK-LABEL: func.func @coordinates_only
+// CHECK:         call @hrt_mlir_group(
+// CHECK:         %[[FOUR:.*]] = arith.constant 4 : i64
+// CHECK:         call @hrt_mlir_group(%{{.*}}, %[[FOUR]],
+// CHECK:         call @hrt_mlir_group(
+// CHECK:         call @hrt_mlir_rank
+shard.grid @rows(shape = 2x2)
+shard.grid @line(shape = 4)
+func.func @coordinates_only() -> index attributes {hetero.grid = @rows} {
+  %i:2 = shard.process_multi_index on @rows : index, index
+  return %i#1 : index
+}
