@@ -399,11 +399,14 @@ int run() {
     int size = 0;
     hrt_comm_size(world, &size);
     if (size != (*pipeline)->devices) {
-      llvm::errs() << "hetero-run: pipeline @" << (*pipeline)->name
-                   << " runs on grid @" << (*pipeline)->gridName << " of "
-                   << (*pipeline)->devices << " devices, but the job has "
-                   << size << " ranks; run it with mpirun -np "
-                   << (*pipeline)->devices << "\n";
+      // Every rank finds the mismatch; one says it, so that the message is
+      // not interleaved with its copies on the job's shared stderr.
+      if (rank == 0)
+        llvm::errs() << "hetero-run: pipeline @" << (*pipeline)->name
+                     << " runs on grid @" << (*pipeline)->gridName << " of "
+                     << (*pipeline)->devices << " devices, but the job has "
+                     << size << " ranks; run it with mpirun -np "
+                     << (*pipeline)->devices << "\n";
       return 1;
     }
   }
