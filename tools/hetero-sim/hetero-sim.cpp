@@ -13,6 +13,10 @@
 //   hetero-sim <scheduled.mlir> --profile profile.json [--schedule name]
 //                       [--chrome-trace out.json] [--svg out.svg]
 //   hetero-sim fusion <profile.json> [--threshold-mb T]
+//   hetero-sim sdpipe --stages M --pipelines N --microbatches K
+//                     --forward-ms F --backward-ms B
+//                     --heterogeneity none|A|B --policy sdpipe|allreduce|adpsgd
+//                     [--lock on|off] [--period P] [--seed s] [...]
 //
 // Prints `iteration_ms: <value>`, `bubble_fraction: <value>`,
 // `peak_inflight: <per stage>` and, per directed link, its idle spans.
@@ -25,7 +29,10 @@
 // and `iteration_ms: <end of last transfer>`, then the same two lines,
 // prefixed by their name, for each baseline: per_tensor, single_group,
 // threshold_<T>MB (DDP / Horovod buckets, T = 25 by default) and even_<m>
-// (the best split into m equal tensor counts).
+// (the best split into m equal tensor counts). `sdpipe` runs the
+// data-parallel sync model of hetero/Sim/SyncSim.h and prints
+// `throughput: <micro-batches per second>`, `mean_group_size: <value>` and
+// `stalled: yes|no`.
 //
 // The simulators are MLIR-free; MLIR only reads the module.
 //
@@ -36,8 +43,10 @@
 #include "hetero/Profile/FusionProfile.h"
 #include "hetero/Profile/PipelineProfile.h"
 #include "hetero/Sim/PipelineSim.h"
+#include "hetero/Sim/SyncSim.h"
 #include "hetero/Sim/Timeline.h"
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -46,7 +55,9 @@
 #include <string>
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace hetero;
 
@@ -61,7 +72,15 @@ int usage(const std::string &problem) {
                "[--chrome-trace out.json] [--svg out.svg]\n"
                "       hetero-sim <scheduled.mlir> --profile profile.json "
                "[--schedule name] [--chrome-trace out.json] [--svg out.svg]\n"
-               "       hetero-sim fusion <profile.json> [--threshold-mb T]\n",
+               "       hetero-sim fusion <profile.json> [--threshold-mb T]\n"
+               "       hetero-sim sdpipe --stages M --pipelines N "
+               "--microbatches K --forward-ms F --backward-ms B "
+               "--heterogeneity none|A|B --policy sdpipe|allreduce|adpsgd "
+               "[--lock on|off] [--period P] [--seed s] "
+               "[--semantics sliding|periodic] [--window-ms T] "
+               "[--sync-every n] [--stage-mb S] [--bandwidth-gbps G] "
+               "[--latency-ms a] [--p2p-ms p] [--rpc-ms r] "
+               "[--sync-table out.csv]\n",
                problem.c_str());
   return 1;
 }
@@ -277,6 +296,152 @@ int runFusion(int argc, char **argv) {
   return 0;
 }
 
+/// Reads an option whose value is one of `choices`; returns its index.
+bool readChoice(const std::map<std::string, std::string> &options,
+                const std::string &name,
+                const std::vector<std::string> &choices, size_t &choice,
+                std::string &error) {
+  auto found = options.find(name);
+  if (found == options.end()) {
+    error = "missing --" + name;
+    return false;
+  }
+  for (choice = 0; choice < choices.size(); ++choice)
+    if (choices[choice] == found->second)
+      return true;
+  error = "--" + name + " expects " + llvm::join(choices, "|") + ", got '" +
+          found->second + "'";
+  return false;
+}
+
+/// Writes the SyncTable: one row per group.
+int writeSyncTable(const std::string &path, const sim::SyncResult &result) {
+  std::ofstream out(path);
+  if (!out)
+    return failure("cannot write '" + path + "'");
+  out << "stage,tick,dispatch_ms,mode,members\n";
+  for (const sync::Group &group : result.table) {
+    out << group.stage << ',' << group.tick << ',' << group.dispatchMs << ','
+        << sync::modeName(group.mode) << ',';
+    for (size_t i = 0; i < group.members.size(); ++i)
+      out << (i ? " " : "") << group.members[i];
+    out << '\n';
+  }
+  return 0;
+}
+
+int runSdpipe(int argc, char **argv) {
+  std::map<std::string, std::string> options;
+  if (std::string error = parseOptions(argc, argv, options); !error.empty())
+    return usage(error);
+  double stages, pipelines, microbatches, forward, backward;
+  size_t heterogeneity, policy;
+  std::string error;
+  if (!readNumber(options, "stages", stages, error) ||
+      !readNumber(options, "pipelines", pipelines, error) ||
+      !readNumber(options, "microbatches", microbatches, error) ||
+      !readNumber(options, "forward-ms", forward, error) ||
+      !readNumber(options, "backward-ms", backward, error) ||
+      !readChoice(options, "heterogeneity", {"none", "A", "B"}, heterogeneity,
+                  error) ||
+      !readChoice(options, "policy", {"sdpipe", "allreduce", "adpsgd"}, policy,
+                  error))
+    return usage(error);
+  if (stages < 1 || pipelines < 1 || microbatches < 1 || forward < 0 ||
+      backward < 0)
+    return usage("stages, pipelines and micro-batches must be >= 1 and "
+                 "times >= 0");
+
+  sim::SyncConfig config;
+  config.stages = int64_t(stages);
+  config.pipelines = int64_t(pipelines);
+  config.microbatches = int64_t(microbatches);
+  config.forwardMs = forward;
+  config.backwardMs = backward;
+  config.policy =
+      std::array{sim::SyncPolicy::SDPipe, sim::SyncPolicy::AllReduce,
+                 sim::SyncPolicy::AdPsgd}[policy];
+  // Optional numbers: name, destination, lower bound.
+  struct Optional {
+    const char *name;
+    double *value;
+    double least;
+  };
+  double period = double(config.scheduler.period), seed = 1, syncEvery = 1;
+  double bandwidthGbps = config.bandwidthBytesPerMs / 1e6;
+  for (const Optional &option :
+       {Optional{"period", &period, 1}, Optional{"seed", &seed, 0},
+        Optional{"sync-every", &syncEvery, 1},
+        Optional{"bandwidth-gbps", &bandwidthGbps, 1e-9},
+        Optional{"latency-ms", &config.latencyMs, 0},
+        Optional{"p2p-ms", &config.p2pMs, 0},
+        Optional{"rpc-ms", &config.rpcMs, 0}}) {
+    if (!options.count(option.name))
+      continue;
+    if (!readNumber(options, option.name, *option.value, error))
+      return usage(error);
+    if (*option.value < option.least)
+      return usage(std::string("--") + option.name +
+                   " must be >= " + llvm::formatv("{0}", option.least).str());
+  }
+  config.scheduler.period = int64_t(period);
+  config.seed = uint64_t(seed);
+  config.syncEvery = int64_t(syncEvery);
+  // --stage-mb takes one size for every stage or one per stage.
+  if (options.count("stage-mb")) {
+    llvm::SmallVector<llvm::StringRef> sizes;
+    llvm::StringRef(options["stage-mb"]).split(sizes, ',');
+    if (sizes.size() != 1 && int64_t(sizes.size()) != config.stages)
+      return usage("--stage-mb expects one size or one per stage (" +
+                   std::to_string(config.stages) + "), got " +
+                   std::to_string(sizes.size()));
+    for (llvm::StringRef size : sizes) {
+      double mb;
+      if (size.trim().getAsDouble(mb) || mb < 0)
+        return usage("--stage-mb expects sizes >= 0 in MB, got '" + size.str() +
+                     "'");
+      config.stageBytesPerStage.push_back(mb * 1e6);
+    }
+    if (sizes.size() == 1)
+      config.stageBytesPerStage.assign(config.stages,
+                                       config.stageBytesPerStage.front());
+  }
+  config.bandwidthBytesPerMs = bandwidthGbps * 1e6;
+  if (options.count("lock")) {
+    size_t lock;
+    if (!readChoice(options, "lock", {"on", "off"}, lock, error))
+      return usage(error);
+    config.scheduler.lock = lock == 0;
+  }
+  if (options.count("semantics")) {
+    size_t semantics;
+    if (!readChoice(options, "semantics", {"sliding", "periodic"}, semantics,
+                    error))
+      return usage(error);
+    config.scheduler.semantics =
+        semantics == 0 ? sync::Semantics::Sliding : sync::Semantics::Periodic;
+  }
+
+  // hete-A and hete-B sleep 0.75 and 2.3 homogeneous iterations.
+  sim::calibrate(config, std::array{0.0, 0.75, 2.3}[heterogeneity]);
+  if (options.count("window-ms")) {
+    double window;
+    if (!readNumber(options, "window-ms", window, error) || window < 0)
+      return usage(error.empty() ? "--window-ms must be >= 0" : error);
+    config.scheduler.windowMaxMs = window;
+  }
+
+  sim::SyncResult result = sim::simulateSync(config);
+  std::printf("throughput: %.6g\n", result.throughput);
+  std::printf("mean_group_size: %.6g\n", result.meanGroupSize);
+  std::printf("stalled: %s\n", result.stalled ? "yes" : "no");
+  for (const std::string &blocked : result.blocked)
+    std::fprintf(stderr, "hetero-sim: stalled: %s\n", blocked.c_str());
+  if (options.count("sync-table"))
+    return writeSyncTable(options["sync-table"], result);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -287,8 +452,11 @@ int main(int argc, char **argv) {
     return runPipeline(argc, argv);
   if (command == "fusion")
     return runFusion(argc, argv);
+  if (command == "sdpipe")
+    return runSdpipe(argc, argv);
   if (llvm::StringRef(command).ends_with(".mlir") || command == "-")
     return runScheduledModule(argc, argv);
   return usage("unknown command '" + command +
-               "', expected 'pipeline', 'fusion' or a scheduled .mlir file");
+               "', expected 'pipeline', 'fusion', 'sdpipe' or a scheduled "
+               ".mlir file");
 }
