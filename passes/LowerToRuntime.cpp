@@ -370,7 +370,6 @@ static LogicalResult lowerOutOfPlace(Operation *op, Value input, Value comm,
   FailureOr<int64_t> dtype = dtypeOf(op, input.getType());
   if (failed(dtype))
     return failure();
-  auto inType = cast<RankedTensorType>(input.getType());
   auto outType = cast<RankedTensorType>(op->getResult(0).getType());
   Value send = calls.readOnlyBuffer(input);
   Value recv = calls.buffer(outType);

@@ -11,6 +11,7 @@
 
 #include "Runtime.h"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -77,10 +78,10 @@ bool validDtype(hrt_dtype dtype) {
 
 bool validOp(hrt_reduce_op op) { return op >= HRT_SUM && op <= HRT_AVG; }
 
-/// The checks every communicating call shares. Only hrt_comm_free takes a
-/// communicator this rank is not a member of.
+} // namespace
+
 hrt_status checkCall(const CallSite &site, const void *buffer, size_t count,
-                     hrt_dtype dtype, bool needsMember = true) {
+                     hrt_dtype dtype, bool needsMember) {
   if (!state)
     return fail(HRT_ERROR_NOT_INITIALIZED, site,
                 "the runtime is not initialised; call hrt_init first");
@@ -108,6 +109,8 @@ hrt_status checkCall(const CallSite &site, const void *buffer, size_t count,
                 "the buffer is null but the count is " + std::to_string(count));
   return HRT_SUCCESS;
 }
+
+namespace {
 
 /// checkCall for collectives with a send and a receive buffer.
 hrt_status checkBuffers(const CallSite &site, const void *send,
@@ -326,6 +329,18 @@ std::string mpiErrorString(int code) {
 
 double timeoutSeconds() { return state ? state->timeout : 0.0; }
 
+bool mpiThreadMultiple() {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  return provided >= MPI_THREAD_MULTIPLE;
+}
+
+hrt_status Backend::createGroup(hrt_comm parent, const std::vector<int> &, int,
+                                hrt_comm) {
+  return fail(HRT_ERROR_UNAVAILABLE, {"hrt_comm_create_group", parent, 0},
+              "only the MPI backend creates communicators among a group");
+}
+
 hrt_status checkHostCollective(const CallSite &site) {
   if (hrt_status status = checkCall(site, nullptr, 0, HRT_UINT8))
     return status;
@@ -413,7 +428,9 @@ extern "C" hrt_status hrt_init(hrt_backend backend, int *argc, char ***argv) {
   MPI_Initialized(&mpiReady);
   if (!mpiReady) {
     int provided = 0;
-    int code = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    // Runtime threads (the sync-group coordinator) call MPI beside the
+    // application.
+    int code = MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
     if (code != MPI_SUCCESS)
       return fail(HRT_ERROR_BACKEND, here,
                   "MPI_Init_thread failed: " + mpiErrorString(code));
@@ -597,6 +614,40 @@ extern "C" hrt_status hrt_comm_free(hrt_comm comm) {
   hrt_status status = releaseCommunicator(comm);
   delete comm;
   return status;
+}
+
+extern "C" hrt_status hrt_comm_create_group(hrt_comm parent, const int *ranks,
+                                            int count, int tag, hrt_comm *out) {
+  CallSite here{"hrt_comm_create_group", parent, 0};
+  here.tag = tag;
+  if (hrt_status status = checkCall(here, nullptr, 0, HRT_UINT8))
+    return status;
+  if (!out || !ranks || count < 1)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "needs at least one rank and an output");
+  if (tag < 0 || tag > 32767)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "the tag must be in [0, 32767], the range MPI guarantees");
+  std::vector<int> members(ranks, ranks + count);
+  bool self = false;
+  for (int i = 0; i < count; ++i) {
+    if (hrt_status status = checkRank(here, "rank", members[i]))
+      return status;
+    if (std::count(members.begin(), members.end(), members[i]) > 1)
+      return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                  "rank " + std::to_string(members[i]) + " is listed twice");
+    self |= members[i] == parent->rank;
+  }
+  if (!self)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "the calling rank " + std::to_string(parent->rank) +
+                    " is not among the listed ranks");
+  auto comm = std::make_unique<hrt_comm_impl>();
+  if (hrt_status status =
+          state->backend->createGroup(parent, members, tag, comm.get()))
+    return status;
+  *out = comm.release();
+  return HRT_SUCCESS;
 }
 
 extern "C" hrt_status hrt_comm_rank(hrt_comm comm, int *rank) {

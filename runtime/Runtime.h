@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 /// A communicator: an MPI communicator, plus the NCCL communicator over the
 /// same ranks when the NCCL backend is active.
@@ -59,6 +60,15 @@ std::string mpiErrorString(int code);
 /// The configured timeout in seconds; 0 waits forever.
 double timeoutSeconds();
 
+/// Whether MPI runs with MPI_THREAD_MULTIPLE, so that runtime threads may
+/// call it beside the application's.
+bool mpiThreadMultiple();
+
+/// The checks every communicating call shares; only hrt_comm_free takes a
+/// communicator this rank is not a member of.
+hrt_status checkCall(const CallSite &site, const void *buffer, size_t count,
+                     hrt_dtype dtype, bool needsMember = true);
+
 /// The checks of collectives that the runtime computes on host buffers
 /// itself (compressed and sparse all-reduces): an initialised runtime on the
 /// MPI backend, and a communicator this rank is a member of.
@@ -99,6 +109,10 @@ public:
   virtual hrt_status split(hrt_comm parent, int color, int key,
                            hrt_comm out) = 0;
   virtual hrt_status free(hrt_comm comm) = 0;
+  /// A communicator over `ranks` of `parent`, collective over them only.
+  /// The default reports that the backend cannot.
+  virtual hrt_status createGroup(hrt_comm parent, const std::vector<int> &ranks,
+                                 int tag, hrt_comm out);
   virtual hrt_status isend(const void *buffer, size_t count, hrt_dtype dtype,
                            const CallSite &site,
                            std::unique_ptr<PendingOperation> &pending) = 0;

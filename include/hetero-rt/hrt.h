@@ -96,6 +96,13 @@ HRT_EXPORT hrt_status hrt_comm_world(hrt_comm *comm);
 HRT_EXPORT hrt_status hrt_comm_split(hrt_comm parent, int color, int key,
                                      hrt_comm *out);
 HRT_EXPORT hrt_status hrt_comm_free(hrt_comm comm);
+/* A communicator over `count` ranks of `parent`, listed in `ranks` (each
+ * rank's position in the list is its rank in the result). Collective over
+ * the listed ranks only: the other ranks of `parent` take no part and may be
+ * busy meanwhile. Concurrent creations that share a rank need distinct
+ * `tag`s (0 <= tag <= 32767). MPI backend only. */
+HRT_EXPORT hrt_status hrt_comm_create_group(hrt_comm parent, const int *ranks,
+                                            int count, int tag, hrt_comm *out);
 HRT_EXPORT hrt_status hrt_comm_rank(hrt_comm comm, int *rank);
 HRT_EXPORT hrt_status hrt_comm_size(hrt_comm comm, int *size);
 
@@ -213,6 +220,75 @@ HRT_EXPORT int hrt_planner_plan_index(hrt_planner planner);
 HRT_EXPORT void hrt_task_times(double *forward_ms, double *backward_ms,
                                double *transfer_ms);
 HRT_EXPORT void hrt_task_times_reset(void);
+
+/*===----------------------------------------------------------------------===*
+ * Dynamic sync groups (SDPipe). The replicas of each pipeline stage average
+ * their weights in groups that a coordinator forms from the workers that
+ * became ready at about the same time (hetero/SyncGroups/Scheduler.h: a
+ * window anchored on the first READY, connectivity of the last `period`
+ * groups, one cross-stage enforcement token). The coordinator is a thread of
+ * world rank 0: it needs no rank of its own, so the step's grid stays the
+ * job, and its work (a union-find over N replicas per READY) is small next
+ * to a step; it polls with short sleeps so that it never holds a core.
+ * Each group averages over a communicator created among its members only
+ * (hrt_comm_create_group) and cached: the coordinator keeps, per stage, an
+ * LRU of member sets with the full group and the pairs pinned, and tells the
+ * members of each group whether to create, reuse or evict, so that all
+ * members of a set agree on its communicator. Requires the MPI backend with
+ * MPI_THREAD_MULTIPLE.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct hrt_sync_impl *hrt_sync;
+
+typedef struct hrt_sync_options {
+  /* P: the last `period` groups of a stage connect its replicas. */
+  int period;
+  /* 0: sliding (the paper), 1: periodic (the authors' artifact). */
+  int periodic;
+  /* 0: invalid candidates never wait for more workers. */
+  int enforce;
+  /* 0 turns the cross-stage enforcement token off (deadlock-prone). */
+  int lock;
+  /* T_max in milliseconds; a negative value measures it (the stage's
+   * iteration time over N); INFINITY makes every group all replicas. */
+  double window_max_ms;
+  /* A worker silent this long while others wait for it is treated as
+   * departed; 0 disables it. */
+  double liveness_ms;
+  /* Cached communicators per stage besides the pinned ones. */
+  int cache_capacity;
+} hrt_sync_options;
+
+/* The defaults: P = 10, sliding, enforcement and lock on, measured T_max,
+ * liveness off, capacity 32. */
+HRT_EXPORT void hrt_sync_default_options(hrt_sync_options *options);
+
+/* Collective over `world` (every worker): this rank is worker
+ * (stage, replica) of a stages x replicas mesh, one rank per worker. */
+HRT_EXPORT hrt_status hrt_sync_create(hrt_comm world, int stages, int replicas,
+                                      int stage, int replica,
+                                      const hrt_sync_options *options,
+                                      hrt_sync *sync);
+/* Reports READY after the local optimizer step and waits for this worker's
+ * group; `final` marks its last sync. Returns the group's size and, when
+ * `members` is not null, its replicas in ascending order (room for
+ * `replicas` entries). */
+HRT_EXPORT hrt_status hrt_sync_ready(hrt_sync sync, int final, int *group_size,
+                                     int *members);
+/* Averages `count` elements (f32 or f64) in place over the group of the last
+ * hrt_sync_ready: the sum over the members, then times 1/size. */
+HRT_EXPORT hrt_status hrt_sync_average(hrt_sync sync, void *buffer,
+                                       size_t count, hrt_dtype dtype);
+typedef struct hrt_sync_stats {
+  long groups;            /* groups this worker was in */
+  long communicators;     /* communicators it created */
+  long evictions;         /* cached communicators it freed */
+  long enforced, ignored; /* the coordinator's counts (world rank 0) */
+} hrt_sync_stats;
+HRT_EXPORT hrt_status hrt_sync_get_stats(hrt_sync sync, hrt_sync_stats *stats);
+/* Collective over the world of hrt_sync_create: stops the coordinator and
+ * frees every cached communicator. */
+HRT_EXPORT hrt_status hrt_sync_destroy(hrt_sync sync);
 
 /*===----------------------------------------------------------------------===*
  * Timelines of measured iterations. Between hrt_timeline_begin_iteration

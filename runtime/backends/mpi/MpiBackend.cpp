@@ -283,6 +283,26 @@ public:
     return describe(out, here);
   }
 
+  hrt_status createGroup(hrt_comm parent, const std::vector<int> &ranks,
+                         int tag, hrt_comm out) override {
+    CallSite here{"hrt_comm_create_group", parent, 0};
+    here.tag = tag;
+    MPI_Group all, members;
+    if (hrt_status status = check(MPI_Comm_group(parent->mpi, &all), here))
+      return status;
+    hrt_status status = check(
+        MPI_Group_incl(all, int(ranks.size()), ranks.data(), &members), here);
+    MPI_Group_free(&all);
+    if (status != HRT_SUCCESS)
+      return status;
+    status = check(MPI_Comm_create_group(parent->mpi, members, tag, &out->mpi),
+                   here);
+    MPI_Group_free(&members);
+    if (status != HRT_SUCCESS)
+      return status;
+    return describe(out, here);
+  }
+
   hrt_status free(hrt_comm comm) override {
     if (comm->mpi == MPI_COMM_NULL)
       return HRT_SUCCESS;
