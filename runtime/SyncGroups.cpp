@@ -40,12 +40,6 @@ constexpr int kCreateTag = 5151;
 /// How long an idle poll sleeps, so that waiting never holds a core.
 constexpr auto kPollSleep = std::chrono::microseconds(50);
 
-/// A GROUP message: size, tick, communicator id (-1: none), whether to
-/// create it, the evictions, then the members.
-struct GroupMessage {
-  std::vector<int64_t> words;
-};
-
 /// The coordinator's view of one stage's cached communicators.
 struct CacheEntry {
   int64_t id;
@@ -58,8 +52,8 @@ public:
   Coordinator(MPI_Comm control, const hetero::sync::Options &options,
               std::vector<int> rankOf, int capacity)
       : control(control), replicas(options.replicas), scheduler(options),
-        rankOf(std::move(rankOf)), capacity(capacity),
-        cache(options.stages), evictions(this->rankOf.size()) {
+        rankOf(std::move(rankOf)), capacity(capacity), cache(options.stages),
+        evictions(this->rankOf.size()) {
     int size = 0;
     MPI_Comm_size(control, &size);
     worldSize = size;
@@ -138,13 +132,13 @@ private:
       found->second.lastUse = ++uses;
       return {found->second.id, false};
     }
-    bool pinned = group.members.size() == 2 ||
-                  int64_t(group.members.size()) == replicas;
+    bool pinned =
+        group.members.size() == 2 || int64_t(group.members.size()) == replicas;
     int64_t id = nextId++;
     entries[mask] = {id, ++uses, pinned};
-    int64_t unpinned = std::count_if(
-        entries.begin(), entries.end(),
-        [](const auto &entry) { return !entry.second.pinned; });
+    int64_t unpinned =
+        std::count_if(entries.begin(), entries.end(),
+                      [](const auto &entry) { return !entry.second.pinned; });
     if (unpinned > capacity) {
       auto victim = entries.end();
       for (auto it = entries.begin(); it != entries.end(); ++it)
@@ -161,6 +155,8 @@ private:
     return {id, true};
   }
 
+  /// Sends each member its GROUP message: size, tick, communicator id (-1:
+  /// none), whether to create it, its evictions, then the members.
   void send(const std::vector<hetero::sync::Group> &groups) {
     for (const hetero::sync::Group &group : groups) {
       if (group.mode == hetero::sync::Mode::Enforced)
@@ -240,12 +236,11 @@ extern "C" hrt_status hrt_sync_create(hrt_comm world, int stages, int replicas,
     return fail(HRT_ERROR_INVALID_ARGUMENT, here, "null argument");
   if (stages < 1 || replicas < 1 || replicas > 64 || stage < 0 ||
       stage >= stages || replica < 0 || replica >= replicas)
-    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                "worker (" + std::to_string(stage) + ", " +
-                    std::to_string(replica) + ") is outside a mesh of " +
-                    std::to_string(stages) + " stages x " +
-                    std::to_string(replicas) +
-                    " replicas (at most 64 replicas)");
+    return fail(
+        HRT_ERROR_INVALID_ARGUMENT, here,
+        "worker (" + std::to_string(stage) + ", " + std::to_string(replica) +
+            ") is outside a mesh of " + std::to_string(stages) + " stages x " +
+            std::to_string(replicas) + " replicas (at most 64 replicas)");
   if (options->period < 1 || options->cache_capacity < 0 ||
       options->liveness_ms < 0)
     return fail(HRT_ERROR_INVALID_ARGUMENT, here,
@@ -380,8 +375,8 @@ extern "C" hrt_status hrt_sync_ready(hrt_sync sync, int final, int *group_size,
   if (create) {
     std::vector<int> ranks;
     for (int64_t i = 0; i < size; ++i)
-      ranks.push_back(sync->rankOf[sync->stage * sync->replicas +
-                                   memberWords[i]]);
+      ranks.push_back(
+          sync->rankOf[sync->stage * sync->replicas + memberWords[i]]);
     hrt_comm comm = nullptr;
     if (hrt_status status = hrt_comm_create_group(
             sync->world, ranks.data(), int(ranks.size()), kCreateTag, &comm))
