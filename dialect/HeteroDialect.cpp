@@ -242,6 +242,151 @@ void CompressAttr::print(AsmPrinter &printer) const {
 }
 
 //===----------------------------------------------------------------------===//
+// SyncAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult SyncAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               SyncPolicy policy, FloatAttr window,
+                               int64_t period, SyncSemantics semantics,
+                               bool lock, int64_t syncEveryMicrobatches,
+                               bool adamVarRescale) {
+  if (window && !(window.getValueAsDouble() >= 0.0))
+    return emitError() << "sync window must be >= 0 (a fraction of the "
+                          "iteration time), got "
+                       << window.getValueAsDouble();
+  if (period < 1)
+    return emitError() << "sync period must be >= 1, got " << period;
+  if (syncEveryMicrobatches < 0)
+    return emitError() << "sync_every_microbatches must be >= 1, got "
+                       << syncEveryMicrobatches;
+  if (policy == SyncPolicy::dynamic)
+    return success();
+  // All-reduce has none of the dynamic groups' knobs.
+  StringRef dynamicOnly;
+  if (window)
+    dynamicOnly = "window";
+  else if (period != 10)
+    dynamicOnly = "period";
+  else if (semantics != SyncSemantics::sliding)
+    dynamicOnly = "semantics";
+  else if (!lock)
+    dynamicOnly = "lock";
+  else if (syncEveryMicrobatches)
+    dynamicOnly = "sync_every_microbatches";
+  else if (adamVarRescale)
+    dynamicOnly = "adam_var_rescale";
+  if (dynamicOnly.empty())
+    return success();
+  return emitError() << "sync parameter '" << dynamicOnly
+                     << "' needs policy = dynamic";
+}
+
+Attribute SyncAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::optional<SyncPolicy> policy;
+  FloatAttr window;
+  int64_t period = 10, syncEvery = 0;
+  SyncSemantics semantics = SyncSemantics::sliding;
+  bool lock = true, rescale = false;
+  llvm::SmallDenseSet<StringRef> seen;
+  // A keyword value among `names`, or an error that lists them.
+  auto parseChoice = [&](StringRef key, ArrayRef<StringRef> names,
+                         StringRef &value) -> LogicalResult {
+    SMLoc valueLoc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&value))
+      return failure();
+    if (llvm::is_contained(names, value))
+      return success();
+    InFlightDiagnostic diagnostic = parser.emitError(valueLoc)
+                                    << "unknown " << key << " '" << value
+                                    << "', expected";
+    for (auto [index, name] : llvm::enumerate(names))
+      diagnostic << (index ? (index + 1 == names.size() ? " or " : ", ") : " ")
+                 << name;
+    return failure();
+  };
+  if (parser.parseLess())
+    return {};
+  do {
+    SMLoc keyLoc = parser.getCurrentLocation();
+    StringRef key;
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    if (!seen.insert(key).second) {
+      parser.emitError(keyLoc) << "'" << key << "' is given twice";
+      return {};
+    }
+    StringRef value;
+    if (key == "policy") {
+      if (failed(parseChoice(key, {"allreduce", "dynamic"}, value)))
+        return {};
+      policy = *symbolizeSyncPolicy(value);
+    } else if (key == "semantics") {
+      if (failed(parseChoice(key, {"sliding", "periodic"}, value)))
+        return {};
+      semantics = *symbolizeSyncSemantics(value);
+    } else if (key == "lock" || key == "adam_var_rescale") {
+      if (failed(parseChoice(key, {"true", "false"}, value)))
+        return {};
+      (key == "lock" ? lock : rescale) = value == "true";
+    } else if (key == "window") {
+      double fraction;
+      if (parser.parseFloat(fraction))
+        return {};
+      window = FloatAttr::get(Float64Type::get(parser.getContext()), fraction);
+    } else if (key == "period") {
+      if (parser.parseInteger(period))
+        return {};
+    } else if (key == "sync_every_microbatches") {
+      // 0 stands for the default (once per step), so it is not a value.
+      SMLoc valueLoc = parser.getCurrentLocation();
+      if (parser.parseInteger(syncEvery))
+        return {};
+      if (syncEvery < 1) {
+        parser.emitError(valueLoc)
+            << "sync_every_microbatches must be >= 1, got " << syncEvery;
+        return {};
+      }
+    } else {
+      parser.emitError(keyLoc)
+          << "unknown sync parameter '" << key
+          << "', expected policy, window, period, semantics, lock, "
+             "sync_every_microbatches or adam_var_rescale";
+      return {};
+    }
+  } while (succeeded(parser.parseOptionalComma()));
+  if (parser.parseGreater())
+    return {};
+  if (!policy) {
+    parser.emitError(loc) << "sync needs a policy (policy = allreduce or "
+                             "policy = dynamic)";
+    return {};
+  }
+  return parser.getChecked<SyncAttr>(loc, parser.getContext(), *policy, window,
+                                     period, semantics, lock, syncEvery,
+                                     rescale);
+}
+
+void SyncAttr::print(AsmPrinter &printer) const {
+  printer << "<policy = " << stringifySyncPolicy(getPolicy());
+  if (FloatAttr window = getWindow()) {
+    printer << ", window = ";
+    printer.printFloat(window.getValue());
+  }
+  if (getPeriod() != 10)
+    printer << ", period = " << getPeriod();
+  if (getSemantics() != SyncSemantics::sliding)
+    printer << ", semantics = " << stringifySyncSemantics(getSemantics());
+  if (!getLock())
+    printer << ", lock = false";
+  if (getSyncEveryMicrobatches())
+    printer << ", sync_every_microbatches = " << getSyncEveryMicrobatches();
+  if (getAdamVarRescale())
+    printer << ", adam_var_rescale = true";
+  printer << ">";
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizer attributes
 //===----------------------------------------------------------------------===//
 

@@ -199,7 +199,24 @@ LogicalResult PipelineOp::verify() {
     return emitOpError() << "has " << getNumStages()
                          << " stages, above the limit of "
                          << kMaxPipelineStages;
-  return verifyMicrobatchLimit(*this, getNumMicrobatches());
+  if (failed(verifyMicrobatchLimit(*this, getNumMicrobatches())))
+    return failure();
+  SyncAttr sync = getSyncAttr();
+  if (!sync)
+    return success();
+  if (sync.getSyncEveryMicrobatches() > getNumMicrobatches())
+    return emitOpError() << "syncs every " << sync.getSyncEveryMicrobatches()
+                         << " micro-batches, but a step has only "
+                         << getNumMicrobatches()
+                         << "; sync_every_microbatches must be at most the "
+                            "pipeline's micro-batches";
+  if (sync.getAdamVarRescale() &&
+      !isa_and_nonnull<AdamAttr>(getOptimizerAttr()))
+    return emitOpError() << "rescales Adam's second moment "
+                            "(adam_var_rescale = true), but its optimizer is "
+                         << (getOptimizerAttr() ? "not #hetero.adam"
+                                                : "not given");
+  return success();
 }
 
 LogicalResult PipelineOp::verifyRegions() {
@@ -1120,6 +1137,29 @@ LogicalResult GroupSyncOp::inferReturnTypes(
 LogicalResult GroupSyncOp::verify() {
   if (getParams().empty())
     return emitOpError() << "needs at least one parameter tensor";
+  for (auto [index, param] : llvm::enumerate(getParams())) {
+    Type element = cast<RankedTensorType>(param.getType()).getElementType();
+    if (!element.isF32() && !element.isF64())
+      return emitOpError() << "averages f32 or f64 parameters, but parameter "
+                           << index << " holds " << element;
+    if (!cast<RankedTensorType>(param.getType()).hasStaticShape())
+      return emitOpError() << "needs statically shaped parameters, but "
+                           << "parameter " << index << " is "
+                           << param.getType();
+  }
+  return success();
+}
+
+LogicalResult
+GroupSyncOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto grid =
+      symbolTable.lookupNearestSymbolFrom<shard::GridOp>(*this, getGridAttr());
+  if (!grid)
+    return emitOpError() << "'" << getGrid() << "' does not name a shard.grid";
+  if (grid.getShape().size() > 2)
+    return emitOpError() << "runs on grid '" << getGrid() << "' of "
+                         << grid.getShape().size()
+                         << " axes; expected (stage) or (stage, replica)";
   return success();
 }
 

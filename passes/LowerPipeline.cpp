@@ -19,6 +19,15 @@
 //     the gradient sums read, one hetero.all_reduce each over the replicas
 //     call @p_stage<s>_update(gradient sums...)
 //     the mean loss, reduced over the grid
+//
+// With `sync = #hetero.sync<policy = dynamic, ...>` (SDPipe) the replicas
+// do not all-reduce gradients. After every `sync_every_microbatches`-th
+// backward (and after the last), a stage program takes a local optimizer
+// step on its own gradient sums (@p_stage<s>_update_<n> for n micro-batches)
+// and then averages its parameters with a dynamic group of its stage's
+// replicas: one hetero.group_sync, whose results are written back to the
+// parameter globals. The step's loss is then its pipeline's own, reduced
+// over the stage axis only, so that no collective couples the replicas.
 //   func.func private @p_stage<s>_forward_task(input[, target]) -> output
 //     the stage's forward on its parameters, read from their globals
 //   func.func private @p_stage<s>_backward_task(input[, target][, dout])
@@ -70,9 +79,11 @@ constexpr int16_t kReplicaAxis = 1;
 struct Stage {
   func::FuncOp forward, backward;
   SmallVector<memref::GlobalOp> params;
-  /// The task and update functions and the gradient sums, emitted with
-  /// the first step.
-  func::FuncOp forwardTask, backwardTask, update;
+  /// The task functions and the gradient sums, emitted with the first
+  /// step; the update function of each number of micro-batches an update
+  /// covers.
+  func::FuncOp forwardTask, backwardTask;
+  std::map<int64_t, func::FuncOp> updates;
   SmallVector<memref::GlobalOp> gradientSums;
 };
 
@@ -132,9 +143,12 @@ private:
   /// @<p>_stage<s>_forward_task and _backward_task.
   func::FuncOp emitForwardTask(int64_t s);
   func::FuncOp emitBackwardTask(int64_t s);
-  /// @<p>_stage<s>_update. A function of its own, so that the buffers of
-  /// the update and those of the tasks are freed by separate deallocations.
-  func::FuncOp emitUpdate(int64_t s);
+  /// @<p>_stage<s>_update (or _update_<count> when a local step covers
+  /// fewer than the step's micro-batches): the optimizer step on gradient
+  /// sums of `count` micro-batches per replica. A function of its own, so
+  /// that the buffers of the update and those of the tasks are freed by
+  /// separate deallocations.
+  func::FuncOp updateFunction(int64_t s, int64_t count);
   /// The values of stage `s`'s parameters, read from their globals.
   SmallVector<Value> readParams(int64_t s) {
     SmallVector<Value> values;
@@ -163,8 +177,15 @@ private:
   func::FuncOp emitStageProgram(StringRef stepName, int64_t stage,
                                 const std::vector<Action> &program);
   /// Adds the optimizer update of every parameter of `stage` with the
-  /// gradient sums `gradients` (of `microbatches x replicas` micro-batches).
-  void emitUpdates(int64_t stage, ArrayRef<Value> gradients);
+  /// gradient sums `gradients` of `count` micro-batches.
+  void emitUpdates(int64_t stage, ArrayRef<Value> gradients, int64_t count);
+  /// Sets the gradient sums of stage `s` to zero.
+  void zeroGradientSums(int64_t s);
+  /// SDPipe's sync point: the local step of stage `s` on its gradient sums
+  /// of `count` micro-batches, then a hetero.group_sync of its parameters
+  /// written back to their globals.
+  void emitLocalStepAndSync(int64_t s, int64_t count);
+  bool dynamicSync() const { return sync && sync.isDynamic(); }
 
   PipelineOp pipeline;
   SymbolTable &symbols;
@@ -177,6 +198,7 @@ private:
   bool hasReplicaAxis = false;
   int64_t replicas = 1;
   int64_t microbatches = 0;
+  SyncAttr sync;
   std::unique_ptr<OptimizerUpdate> optimizer;
   bool lateGradientSync;
 };
@@ -219,8 +241,20 @@ LogicalResult PipelineLowering::prepare() {
     grid = FlatSymbolRefAttr::get(gridOp.getSymNameAttr());
     pipeline.setGridAttr(grid);
   }
+  sync = pipeline.getSyncAttr();
+  if (dynamicSync())
+    for (int64_t s = 0; s < numStages(); ++s)
+      if (stages[s].params.empty())
+        return pipeline.getStage(s).emitOpError()
+               << "has no parameters, but the pipeline synchronises its "
+                  "replicas in dynamic groups (policy = dynamic), which "
+                  "average every stage's parameters";
+  // The rescale divides the variance by N; with one replica it is Adam.
+  int64_t varianceReplicas =
+      dynamicSync() && sync.getAdamVarRescale() && replicas > 1 ? replicas : 0;
   optimizer = std::make_unique<OptimizerUpdate>(
-      pipeline.getOptimizerAttr(), allParams, pipeline.getSymName(), symbols);
+      pipeline.getOptimizerAttr(), allParams, pipeline.getSymName(), symbols,
+      varianceReplicas);
   return success();
 }
 
@@ -254,7 +288,6 @@ void PipelineLowering::emitStageFunctions(int64_t s) {
   OpBuilder::InsertionGuard guard(builder);
   stage.forwardTask = emitForwardTask(s);
   stage.backwardTask = emitBackwardTask(s);
-  stage.update = emitUpdate(s);
 }
 
 func::FuncOp PipelineLowering::emitForwardTask(int64_t s) {
@@ -308,19 +341,57 @@ func::FuncOp PipelineLowering::emitBackwardTask(int64_t s) {
   return function;
 }
 
-func::FuncOp PipelineLowering::emitUpdate(int64_t s) {
+func::FuncOp PipelineLowering::updateFunction(int64_t s, int64_t count) {
+  func::FuncOp &function = stages[s].updates[count];
+  if (function)
+    return function;
+  OpBuilder::InsertionGuard guard(builder);
   SmallVector<Type> inputs;
   for (memref::GlobalOp param : stages[s].params) {
     MemRefType type = param.getType();
     inputs.push_back(
         RankedTensorType::get(type.getShape(), type.getElementType()));
   }
-  func::FuncOp function =
-      createStageFunction(s, "update", builder.getFunctionType(inputs, {}));
+  std::string suffix = "update";
+  if (count != microbatches)
+    suffix += "_" + std::to_string(count);
+  function =
+      createStageFunction(s, suffix, builder.getFunctionType(inputs, {}));
   optimizer->beginStep(builder, loc);
-  emitUpdates(s, SmallVector<Value>(function.getArguments()));
+  // All-reduced sums hold the micro-batches of every replica; local ones
+  // those of this replica.
+  emitUpdates(s, SmallVector<Value>(function.getArguments()),
+              dynamicSync() ? count : count * replicas);
   func::ReturnOp::create(builder, loc);
   return function;
+}
+
+void PipelineLowering::zeroGradientSums(int64_t s) {
+  for (memref::GlobalOp sum : stages[s].gradientSums) {
+    Value buffer = memref::GetGlobalOp::create(builder, loc, sum.getType(),
+                                               sum.getSymName());
+    linalg::FillOp::create(builder, loc, ValueRange{f32Constant(0.0)},
+                           ValueRange{buffer});
+  }
+}
+
+void PipelineLowering::emitLocalStepAndSync(int64_t s, int64_t count) {
+  Stage &stage = stages[s];
+  SmallVector<Value> gradients;
+  for (memref::GlobalOp sum : stage.gradientSums)
+    gradients.push_back(readGlobal(builder, loc, sum));
+  func::CallOp::create(builder, loc, updateFunction(s, count), gradients);
+  // READY after the local step (SDPipe's Algorithm 1), then the average.
+  SmallVector<Value> params = readParams(s);
+  auto average = GroupSyncOp::create(builder, loc, params, grid, sync);
+  for (auto [param, averaged] :
+       llvm::zip_equal(stage.params, average.getResults())) {
+    Value buffer = memref::GetGlobalOp::create(builder, loc, param.getType(),
+                                               param.getSymName());
+    bufferization::MaterializeInDestinationOp::create(
+        builder, loc, TypeRange{}, averaged, buffer, /*restrict=*/false,
+        /*writable=*/true);
+  }
 }
 
 void PipelineLowering::reduceGradients(MutableArrayRef<Value> gradients) {
@@ -335,8 +406,9 @@ Value PipelineLowering::addLoss(Value total, Value loss) {
   return arith::AddFOp::create(builder, loc, total, scalar);
 }
 
-void PipelineLowering::emitUpdates(int64_t stage, ArrayRef<Value> gradients) {
-  double scale = 1.0 / double(microbatches * replicas);
+void PipelineLowering::emitUpdates(int64_t stage, ArrayRef<Value> gradients,
+                                   int64_t count) {
+  double scale = 1.0 / double(count);
   for (auto [param, gradient] : llvm::zip(stages[stage].params, gradients))
     optimizer->update(builder, loc, param, gradient, scale);
 }
@@ -371,12 +443,7 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   // here and read as `gradients` once the last backward is done.
   emitStageFunctions(s);
   func::FuncOp forward = stage.forwardTask, backward = stage.backwardTask;
-  for (memref::GlobalOp sum : stage.gradientSums) {
-    Value buffer = memref::GetGlobalOp::create(builder, loc, sum.getType(),
-                                               sum.getSymName());
-    linalg::FillOp::create(builder, loc, ValueRange{f32Constant(0.0)},
-                           ValueRange{buffer});
-  }
+  zeroGradientSums(s);
   SmallVector<Value> gradients;
   auto readSums = [&] {
     for (memref::GlobalOp sum : stage.gradientSums)
@@ -387,11 +454,32 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   for (auto [index, action] : llvm::enumerate(program))
     if (action.kind == Action::Backward)
       lastBackward = int64_t(index);
+  // Dynamic sync: a local step and a group average every `syncEvery`
+  // backward passes. One that is due waits for the send of its backward's
+  // input gradient, so that the previous stage does not wait for the sync.
+  int64_t syncEvery = 0, backwards = 0, synced = 0;
+  std::optional<int64_t> syncDueAfterSendOf;
+  if (dynamicSync())
+    syncEvery = sync.getSyncEveryMicrobatches()
+                    ? sync.getSyncEveryMicrobatches()
+                    : microbatches;
+  auto syncIfDue = [&] {
+    if (!syncDueAfterSendOf)
+      return;
+    syncDueAfterSendOf.reset();
+    emitLocalStepAndSync(s, backwards - synced);
+    synced = backwards;
+    if (backwards != microbatches)
+      zeroGradientSums(s);
+  };
 
   auto peerAttr = [&](int64_t peer) { return builder.getI64IntegerAttr(peer); };
   auto tagAttr = [&](int64_t tag) { return builder.getI64IntegerAttr(tag); };
   for (auto [index, action] : llvm::enumerate(program)) {
     int64_t mb = action.microbatch;
+    if (action.kind != Action::SendGradient ||
+        syncDueAfterSendOf != std::optional<int64_t>(mb))
+      syncIfDue();
     switch (action.kind) {
     case Action::RecvActivation:
     case Action::RecvGradient: {
@@ -409,6 +497,8 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
                      peerAttr(action.peer),
                      tagAttr(activation ? mb : microbatches + mb));
       toSend.erase(mb);
+      if (syncDueAfterSendOf == std::optional<int64_t>(mb))
+        syncIfDue();
       break;
     }
     case Action::Forward: {
@@ -452,6 +542,12 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
                          builder.getI64IntegerAttr(mb));
       if (s != 0)
         toSend[mb] = call.getResult(0);
+      if (dynamicSync()) {
+        ++backwards;
+        if (backwards % syncEvery == 0 || int64_t(index) == lastBackward)
+          syncDueAfterSendOf = mb;
+        break;
+      }
       // The gradients are complete: reduce them over the replicas now, so
       // that the reduction overlaps with what the stage still does.
       if (int64_t(index) == lastBackward && !lateGradientSync) {
@@ -462,13 +558,18 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
     }
     }
   }
-  if (lateGradientSync) {
-    readSums();
-    reduceGradients(gradients);
+  if (dynamicSync()) {
+    syncIfDue();
+    func::ReturnOp::create(builder, loc, loss);
+  } else {
+    if (lateGradientSync) {
+      readSums();
+      reduceGradients(gradients);
+    }
+    func::CallOp::create(builder, loc, updateFunction(s, microbatches),
+                         gradients);
+    func::ReturnOp::create(builder, loc, loss);
   }
-
-  func::CallOp::create(builder, loc, stage.update, gradients);
-  func::ReturnOp::create(builder, loc, loss);
   // The most micro-batches whose forward inputs the program holds at once.
   getHeteroDialect(builder.getContext())
       .getPeakStashAttrHelper()
@@ -527,15 +628,22 @@ PipelineLowering::emitStep(StringRef name,
   scf::YieldOp::create(builder, loc, f32Constant(0.0));
 
   // The mean loss on every rank: the last stage's sums, reduced over the
-  // whole grid.
+  // whole grid; with dynamic sync, the pipeline's own, reduced over its
+  // stages.
   builder.setInsertionPointAfter(dispatch);
   auto scalar = RankedTensorType::get({}, f32);
   Value local = tensor::FromElementsOp::create(builder, loc, scalar,
                                                dispatch.getResult(0));
-  Value total = AllReduceOp::create(builder, loc, local, grid, gridAxes);
+  SmallVector<int16_t> lossAxes = gridAxes;
+  int64_t lossCount = microbatches * replicas;
+  if (dynamicSync()) {
+    lossAxes = {kStageAxis};
+    lossCount = microbatches;
+  }
+  Value total = AllReduceOp::create(builder, loc, local, grid, lossAxes);
   Value sum = tensor::ExtractOp::create(builder, loc, total, ValueRange{});
-  Value mean = arith::DivFOp::create(
-      builder, loc, sum, f32Constant(double(microbatches * replicas)));
+  Value mean =
+      arith::DivFOp::create(builder, loc, sum, f32Constant(double(lossCount)));
   func::ReturnOp::create(builder, loc, mean);
   return step;
 }
@@ -662,7 +770,7 @@ void PipelineLowering::emitReference() {
     ValueRange gradients =
         replicaLoop.getResults().slice(offset, stages[s].params.size());
     offset += stages[s].params.size();
-    emitUpdates(s, SmallVector<Value>(gradients));
+    emitUpdates(s, SmallVector<Value>(gradients), microbatches * replicas);
   }
   Value mean =
       arith::DivFOp::create(builder, loc, replicaLoop.getResult(0),

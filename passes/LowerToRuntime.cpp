@@ -831,6 +831,72 @@ struct SampleNextLowering : OpConversionPattern<SampleNextOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// hetero.group_sync
+//===----------------------------------------------------------------------===//
+
+/// hrt_mlir_sync_ready's policy argument.
+static int64_t runtimeSyncPolicy(SyncPolicy policy) {
+  switch (policy) {
+  case SyncPolicy::allreduce:
+    return 0;
+  case SyncPolicy::dynamic:
+    return 1;
+  }
+  llvm_unreachable("unknown hetero::SyncPolicy");
+}
+
+/// READY to the runtime, which returns once this rank's group is known, then
+/// one in-place average per parameter. With one replica there is nothing to
+/// average.
+struct GroupSyncLowering : OpConversionPattern<GroupSyncOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(GroupSyncOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+        op, op.getGridAttr());
+    if (!grid || !isRuntimeGrid(grid) || grid.getShape().size() > 2)
+      return op.emitOpError() << "needs a static (stage[, replica]) grid to "
+                                 "be lowered to the runtime";
+    ArrayRef<int64_t> shape = grid.getShape();
+    int64_t stages = shape[0], replicas = shape.size() > 1 ? shape[1] : 1;
+    if (replicas == 1) {
+      rewriter.replaceOp(op, adaptor.getParams());
+      return success();
+    }
+    RuntimeCalls calls(op, rewriter);
+    SyncAttr sync = op.getSync();
+    double window = sync.getWindow() ? sync.getWindow().getValueAsDouble() : -1;
+    Value windowValue = arith::ConstantFloatOp::create(
+        rewriter, op.getLoc(), rewriter.getF64Type(), llvm::APFloat(window));
+    calls.call(
+        "hrt_mlir_sync_ready",
+        {calls.constant64(stages), calls.constant64(replicas),
+         calls.constant32(runtimeSyncPolicy(sync.getPolicy())),
+         calls.constant64(sync.getPeriod()),
+         calls.constant32(sync.getSemantics() == SyncSemantics::periodic),
+         calls.constant32(sync.getLock()), windowValue},
+        calls.i64);
+    SmallVector<Value> results;
+    for (Value param : adaptor.getParams()) {
+      FailureOr<int64_t> dtype = dtypeOf(op, param.getType());
+      if (failed(dtype))
+        return failure();
+      auto type = cast<RankedTensorType>(param.getType());
+      Value memref = calls.buffer(type, param);
+      calls.call("hrt_mlir_sync_average",
+                 {calls.pointerOf(memref),
+                  calls.constant64(type.getNumElements()),
+                  calls.constant32(*dtype)});
+      results.push_back(calls.tensorOf(type, memref));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 } // namespace
 
 void hetero::populateHeteroToRuntimeConversionPatterns(
@@ -843,12 +909,13 @@ void hetero::populateHeteroToRuntimeConversionPatterns(
                        memref::MemRefDialect, tensor::TensorDialect>();
   patterns.add<AllReduceLowering>(context, options.blockingCollectives,
                                   std::make_shared<int64_t>(0));
-  patterns.add<BucketLowering, BroadcastLowering, ReduceLowering,
-               AllGatherLowering, ReduceScatterLowering, AllToAllLowering,
-               SendLowering, RecvLowering, TaskMarkLowering,
-               ProcessMultiIndexLowering, ProcessLinearIndexLowering,
-               CorpusBatchLowering, SampleContextLowering, SampleNextLowering>(
-      context);
+  patterns
+      .add<BucketLowering, BroadcastLowering, ReduceLowering, AllGatherLowering,
+           ReduceScatterLowering, AllToAllLowering, SendLowering, RecvLowering,
+           TaskMarkLowering, ProcessMultiIndexLowering,
+           ProcessLinearIndexLowering, CorpusBatchLowering,
+           SampleContextLowering, SampleNextLowering, GroupSyncLowering>(
+          context);
 }
 
 void hetero::configureHeteroToRuntimeTarget(ConversionTarget &target) {

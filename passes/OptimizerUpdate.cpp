@@ -82,14 +82,17 @@ memref::GlobalOp hetero::createStateGlobal(memref::GlobalOp param,
 
 OptimizerUpdate::OptimizerUpdate(Attribute optimizer,
                                  ArrayRef<memref::GlobalOp> params,
-                                 StringRef counterPrefix, SymbolTable &symbols)
-    : optimizer(optimizer) {
+                                 StringRef counterPrefix, SymbolTable &symbols,
+                                 int64_t varianceReplicas)
+    : optimizer(optimizer), varianceReplicas(varianceReplicas) {
   for (memref::GlobalOp param : params) {
     if (auto sgd = dyn_cast<SgdAttr>(optimizer); sgd && sgd.getMomentum())
       state[param].push_back(createStateGlobal(param, "momentum", symbols));
     if (isa<AdamAttr>(optimizer)) {
       state[param].push_back(createStateGlobal(param, "adam_m", symbols));
       state[param].push_back(createStateGlobal(param, "adam_v", symbols));
+      if (varianceReplicas > 0)
+        state[param].push_back(createStateGlobal(param, "adam_m2", symbols));
     }
   }
   if (isa<AdamAttr>(optimizer) && !params.empty()) {
@@ -201,14 +204,31 @@ void OptimizerUpdate::update(OpBuilder &builder, Location loc,
         Value keptV = times(b, l, x[3], beta2);
         Value newV = times(b, l, square, 1.0 - beta2);
         Value nextV = arith::AddFOp::create(b, l, keptV, newV);
+        SmallVector<Value> results = {Value(), nextM, nextV};
+        // The second moment the step divides by: v, or rebuilt from m2.
+        Value second = nextV;
+        if (varianceReplicas > 0) {
+          // m2 = beta2 m2 + (1 - beta2) g; v' = m2^2 + max(v - m2^2, 0) / N.
+          Value keptM2 = times(b, l, x[4], beta2);
+          Value newM2 = times(b, l, g, 1.0 - beta2);
+          Value nextM2 = arith::AddFOp::create(b, l, keptM2, newM2);
+          Value mean2 = arith::MulFOp::create(b, l, nextM2, nextM2);
+          Value spread = arith::SubFOp::create(b, l, nextV, mean2);
+          Value zero = constant(b, l, 0.0);
+          Value clamped = arith::MaximumFOp::create(b, l, spread, zero);
+          Value shrunk = times(b, l, clamped, 1.0 / double(varianceReplicas));
+          second = arith::AddFOp::create(b, l, mean2, shrunk);
+          results.push_back(nextM2);
+        }
         // w -= lr * (m / c1) / (sqrt(v / c2) + eps).
         Value mHat = arith::DivFOp::create(b, l, nextM, c1);
-        Value vHat = arith::DivFOp::create(b, l, nextV, c2);
+        Value vHat = arith::DivFOp::create(b, l, second, c2);
         Value root = math::SqrtOp::create(b, l, vHat);
         Value epsilon = constant(b, l, eps);
         Value denominator = arith::AddFOp::create(b, l, root, epsilon);
         Value direction = arith::DivFOp::create(b, l, mHat, denominator);
         Value step = times(b, l, direction, lr);
-        return {arith::SubFOp::create(b, l, x[1], step), nextM, nextV};
+        results[0] = arith::SubFOp::create(b, l, x[1], step);
+        return results;
       });
 }

@@ -25,10 +25,14 @@ public:
   /// Creates the state globals of `optimizer` (an SgdAttr or AdamAttr) for
   /// `params` next to them in `symbols`: `@<param>_momentum` for SGD with
   /// momentum, `@<param>_adam_m`, `@<param>_adam_v` and one step counter
-  /// `@<counterPrefix>_optimizer_steps` for Adam.
+  /// `@<counterPrefix>_optimizer_steps` for Adam. With `varianceReplicas`
+  /// N > 0, Adam also keeps `@<param>_adam_m2`, a first moment decayed with
+  /// beta2, and takes its step with the second moment rebuilt as
+  /// m2^2 + max(v - m2^2, 0) / N (SDPipe's variance rescale).
   OptimizerUpdate(mlir::Attribute optimizer,
                   llvm::ArrayRef<mlir::memref::GlobalOp> params,
-                  llvm::StringRef counterPrefix, mlir::SymbolTable &symbols);
+                  llvm::StringRef counterPrefix, mlir::SymbolTable &symbols,
+                  int64_t varianceReplicas = 0);
 
   /// Starts one optimizer step in the function being built at `builder`'s
   /// insertion point (Adam: advances the step counter and computes the bias
@@ -43,6 +47,7 @@ public:
 
 private:
   mlir::Attribute optimizer;
+  int64_t varianceReplicas;
   llvm::DenseMap<mlir::Operation *,
                  llvm::SmallVector<mlir::memref::GlobalOp, 2>>
       state;

@@ -295,3 +295,110 @@ extern "C" float hrt_mlir_sample_next(const float *logits, long long rows,
   orAbort(hrt_sample_next(logits, rows, vocab, &logProbability));
   return logProbability;
 }
+
+//===----------------------------------------------------------------------===//
+// hetero.group_sync
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The sync groups of compiled code: one per process, created by the first
+/// hrt_mlir_sync_ready with the options every later call must repeat.
+struct CompiledSync {
+  long long stages = 0, replicas = 0, period = 0;
+  int policy = -1, periodic = 0, lock = 0;
+  double window = 0.0;
+  hrt_sync sync = nullptr;
+  /// policy = allreduce: the stage's replicas.
+  hrt_comm replicaGroup = nullptr;
+  long long groupSize = 0;
+};
+
+CompiledSync &compiledSync() {
+  static CompiledSync state;
+  return state;
+}
+
+} // namespace
+
+extern "C" long long hrt_mlir_sync_ready(long long stages, long long replicas,
+                                         int policy, long long period,
+                                         int periodic, int lock,
+                                         double window) {
+  CommunicationScope timed(HRT_TIMELINE_WAIT);
+  CompiledSync &state = compiledSync();
+  if (state.policy < 0) {
+    if (stages < 1 || replicas < 1 || stages > INT_MAX || replicas > INT_MAX)
+      abortWith("hetero.group_sync: a grid of " + std::to_string(stages) +
+                " stages x " + std::to_string(replicas) + " replicas");
+    if (policy != 0 && policy != 1)
+      abortWith("hetero.group_sync: unknown policy " + std::to_string(policy));
+    state.stages = stages;
+    state.replicas = replicas;
+    state.policy = policy;
+    state.period = period;
+    state.periodic = periodic;
+    state.lock = lock;
+    state.window = window;
+    if (policy == 0) {
+      state.replicaGroup = hrt_mlir_group(2, stages, replicas, 1, 1, 2);
+    } else {
+      int rank = 0;
+      orAbort(hrt_comm_rank(world(), &rank));
+      hrt_sync_options options;
+      hrt_sync_default_options(&options);
+      options.period = intOf("hrt_mlir_sync_ready", "period", period);
+      options.periodic = periodic;
+      options.lock = lock;
+      options.window_fraction = window;
+      orAbort(hrt_sync_create(world(), int(stages), int(replicas),
+                              int(rank / replicas), int(rank % replicas),
+                              &options, &state.sync));
+    }
+  } else if (state.stages != stages || state.replicas != replicas ||
+             state.policy != policy || state.period != period ||
+             state.periodic != periodic || state.lock != lock ||
+             state.window != window) {
+    abortWith("hetero.group_sync: every sync of a program must use the "
+              "options of its first one (grid, policy, period, semantics, "
+              "lock, window)");
+  }
+  if (state.policy == 0) {
+    state.groupSize = replicas;
+    return replicas;
+  }
+  int size = 0;
+  orAbort(hrt_sync_ready(state.sync, /*final=*/0, &size, nullptr));
+  state.groupSize = size;
+  return size;
+}
+
+extern "C" void hrt_mlir_sync_average(void *data, long long count, int dtype) {
+  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
+  CompiledSync &state = compiledSync();
+  if (state.groupSize == 0)
+    abortWith("hrt_mlir_sync_average: no group; hrt_mlir_sync_ready comes "
+              "first");
+  size_t elements = countOf("hrt_mlir_sync_average", count);
+  if (state.sync) {
+    orAbort(hrt_sync_average(state.sync, data, elements, hrt_dtype(dtype)));
+    return;
+  }
+  orAbort(hrt_all_reduce(data, data, elements, hrt_dtype(dtype), HRT_AVG,
+                         state.replicaGroup));
+}
+
+extern "C" int hrt_mlir_sync_stats(hrt_sync_stats *stats) {
+  CompiledSync &state = compiledSync();
+  if (!state.sync || !stats)
+    return 0;
+  orAbort(hrt_sync_get_stats(state.sync, stats));
+  return 1;
+}
+
+hrt_status hetero::rt::finishCompiledSync() {
+  CompiledSync &state = compiledSync();
+  hrt_sync sync = state.sync;
+  state = CompiledSync();
+  return hrt_sync_destroy(sync);
+}

@@ -493,8 +493,11 @@ extern "C" hrt_status hrt_finalize(void) {
   CallSite here{"hrt_finalize", nullptr, 0};
   if (!state)
     return fail(HRT_ERROR_NOT_INITIALIZED, here, "not initialised");
-  // Every buffered send completes before the communicators go.
-  hrt_status status = flushBufferedSends();
+  // The coordinator learns that this worker departed; then every buffered
+  // send completes before the communicators go.
+  hrt_status status = finishCompiledSync();
+  if (hrt_status flushed = flushBufferedSends(); status == HRT_SUCCESS)
+    status = flushed;
   hrt_status released = releaseCommunicator(&state->world);
   if (status == HRT_SUCCESS)
     status = released;

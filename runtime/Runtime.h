@@ -215,6 +215,10 @@ void recordCommunication(hrt_timeline_kind kind, double start, double end);
 /// Null when the library was built without NCCL.
 std::unique_ptr<Backend> createNcclBackend();
 
+/// Destroys the sync groups of compiled code (hrt_mlir_sync_ready), if any:
+/// collective over the world, called by hrt_finalize.
+hrt_status finishCompiledSync();
+
 } // namespace hetero::rt
 
 #endif // HETERO_RUNTIME_RUNTIME_H

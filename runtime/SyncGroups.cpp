@@ -103,7 +103,9 @@ private:
         MPI_Recv(message, 3, MPI_INT64_T, status.MPI_SOURCE, status.MPI_TAG,
                  control, MPI_STATUS_IGNORE);
         if (status.MPI_TAG == kTagStop) {
+          // A worker that stops has left for good: what waits for it goes.
           ++stopped;
+          send(scheduler.depart(message[0], message[1], nowMs()));
           continue;
         }
         send(scheduler.ready(message[0], message[1], nowMs(), message[2] != 0));
@@ -221,6 +223,7 @@ extern "C" void hrt_sync_default_options(hrt_sync_options *options) {
   options->enforce = 1;
   options->lock = 1;
   options->window_max_ms = -1.0;
+  options->window_fraction = -1.0;
   options->liveness_ms = 0.0;
   options->cache_capacity = 32;
 }
@@ -291,6 +294,8 @@ extern "C" hrt_status hrt_sync_create(hrt_comm world, int stages, int replicas,
     scheduler.lock = options->lock != 0;
     if (options->window_max_ms >= 0)
       scheduler.windowMaxMs = options->window_max_ms;
+    if (options->window_fraction >= 0)
+      scheduler.windowFraction = options->window_fraction;
     scheduler.livenessMs = options->liveness_ms;
     sync->coordinator = std::make_unique<Coordinator>(
         sync->control, scheduler, sync->rankOf, options->cache_capacity);
@@ -366,6 +371,7 @@ extern "C" hrt_status hrt_sync_ready(hrt_sync sync, int final, int *group_size,
   sync->groupSize = int(size);
   sync->group = nullptr;
   ++sync->stats.groups;
+  sync->stats.members += long(size);
   if (members)
     for (int64_t i = 0; i < size; ++i)
       members[i] = int(memberWords[i]);
@@ -441,7 +447,7 @@ extern "C" hrt_status hrt_sync_destroy(hrt_sync sync) {
   if (!sync)
     return HRT_SUCCESS;
   std::unique_ptr<hrt_sync_impl> owned(sync);
-  int64_t stop[3] = {0, 0, 0};
+  int64_t stop[3] = {sync->stage, sync->replica, 0};
   MPI_Send(stop, 3, MPI_INT64_T, kCoordinator, kTagStop, sync->control);
   if (sync->coordinator)
     sync->coordinator->join();

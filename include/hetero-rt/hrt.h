@@ -252,6 +252,8 @@ typedef struct hrt_sync_options {
   /* T_max in milliseconds; a negative value measures it (the stage's
    * iteration time over N); INFINITY makes every group all replicas. */
   double window_max_ms;
+  /* The measured T_max as a fraction of the iteration time; negative: 1/N. */
+  double window_fraction;
   /* A worker silent this long while others wait for it is treated as
    * departed; 0 disables it. */
   double liveness_ms;
@@ -281,6 +283,7 @@ HRT_EXPORT hrt_status hrt_sync_average(hrt_sync sync, void *buffer,
                                        size_t count, hrt_dtype dtype);
 typedef struct hrt_sync_stats {
   long groups;            /* groups this worker was in */
+  long members;           /* the sum of their sizes */
   long communicators;     /* communicators it created */
   long evictions;         /* cached communicators it freed */
   long enforced, ignored; /* the coordinator's counts (world rank 0) */
@@ -402,6 +405,21 @@ HRT_EXPORT hrt_comm hrt_mlir_group(long long ndims, long long d0, long long d1,
                                    long long d2, long long d3,
                                    long long axes_mask);
 HRT_EXPORT hrt_comm hrt_mlir_world(void);
+/* hetero.group_sync: this rank, worker (rank / replicas, rank % replicas)
+ * of a stages x replicas grid that is the world, reports READY and returns
+ * its group's size. `policy` 0 (allreduce) makes the group every replica of
+ * the stage; 1 (dynamic) asks the coordinator, created with the options at
+ * the first call (period, periodic semantics, lock, and `window`, T_max as a
+ * fraction of the iteration time; negative: 1/N). hrt_finalize destroys it,
+ * which tells the coordinator that this worker departed. */
+HRT_EXPORT long long hrt_mlir_sync_ready(long long stages, long long replicas,
+                                         int policy, long long period,
+                                         int periodic, int lock, double window);
+/* Averages `count` elements in place over the group of the last
+ * hrt_mlir_sync_ready. */
+HRT_EXPORT void hrt_mlir_sync_average(void *data, long long count, int dtype);
+/* The statistics of this rank's dynamic sync groups; 0 when it has none. */
+HRT_EXPORT int hrt_mlir_sync_stats(hrt_sync_stats *stats);
 /* A stage program's task of micro-batch `microbatch` (-1: unknown) just
  * ended: `kind` is HRT_TIMELINE_FORWARD or HRT_TIMELINE_BACKWARD. */
 HRT_EXPORT void hrt_mlir_task_mark(int kind, long long microbatch);

@@ -1356,7 +1356,7 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
       builder.getI64IntegerAttr(config.stages),
       builder.getI64IntegerAttr(config.microbatches),
       FlatSymbolRefAttr::get(context, "gpt_devices"),
-      FlatSymbolRefAttr::get(context, "gpt_data"), optimizer);
+      FlatSymbolRefAttr::get(context, "gpt_data"), optimizer, SyncAttr());
   builder.setInsertionPointToStart(&pipeline.getBody().emplaceBlock());
   for (int64_t s = 0; s < config.stages; ++s) {
     std::string prefix = "gpt_stage" + std::to_string(s);

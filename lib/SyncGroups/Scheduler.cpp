@@ -69,10 +69,10 @@ double Scheduler::windowMax(int64_t stage) const {
   if (options.windowMaxMs)
     return *options.windowMaxMs;
   const Stage &state = stageStates[stage];
-  double iteration = state.measuredIterationMs > 0.0
-                         ? state.measuredIterationMs
-                         : options.initialWindowMaxMs * options.replicas;
-  return iteration / double(options.replicas);
+  double fraction = options.windowFraction.value_or(1.0 / options.replicas);
+  if (state.measuredIterationMs <= 0.0)
+    return options.initialWindowMaxMs;
+  return state.measuredIterationMs * fraction;
 }
 
 double Scheduler::window(int64_t stage) const {

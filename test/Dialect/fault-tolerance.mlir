@@ -15,12 +15,3 @@ func.func @checkpoint(%w0: tensor<64x64xf32>, %w1: tensor<64xf32>) {
   return
 }
 
-// CHECK-LABEL: func.func @group_sync
-func.func @group_sync(%w0: tensor<64x64xf32>, %w1: tensor<64xf32>) -> (tensor<64x64xf32>, tensor<64xf32>) {
-  // CHECK: %{{.*}}:2 = hetero.group_sync %{{.*}}, %{{.*}} policy = dynamic window = 2 period = 8 : tensor<64x64xf32>, tensor<64xf32>
-  %r:2 = hetero.group_sync %w0, %w1 policy = dynamic window = 2 period = 8
-      : tensor<64x64xf32>, tensor<64xf32>
-  // CHECK: hetero.group_sync %{{.*}} policy = allreduce window = 0 period = 1 : tensor<64xf32>
-  %s = hetero.group_sync %w1 policy = allreduce window = 0 period = 1 : tensor<64xf32>
-  return %r#0, %r#1 : tensor<64x64xf32>, tensor<64xf32>
-}

@@ -61,27 +61,3 @@ func.func @ckpt_chunk_needs_a_chunk(%w: tensor<8xf32>) {
   hetero.ckpt_chunk %w chunk 0 of 0 to 1 : tensor<8xf32>
   return
 }
-
-// -----
-
-func.func @group_sync_window_negative(%w: tensor<8xf32>) {
-  // expected-error @+1 {{'hetero.group_sync' op attribute 'window' failed to satisfy constraint: 64-bit integer attribute whose value is non-negative}}
-  %0 = hetero.group_sync %w policy = dynamic window = -1 period = 4 : tensor<8xf32>
-  return
-}
-
-// -----
-
-func.func @group_sync_period_zero(%w: tensor<8xf32>) {
-  // expected-error @+1 {{'hetero.group_sync' op attribute 'period' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
-  %0 = hetero.group_sync %w policy = dynamic window = 2 period = 0 : tensor<8xf32>
-  return
-}
-
-// -----
-
-func.func @group_sync_needs_a_tensor() {
-  // expected-error @+1 {{'hetero.group_sync' op needs at least one parameter tensor}}
-  "hetero.group_sync"() <{policy = 1 : i32, window = 1 : i64, period = 1 : i64}> : () -> ()
-  return
-}

@@ -83,14 +83,6 @@ func.func @checkpoint_chunk_has_no_lowering(%w: tensor<64x64xf32>) {
 
 // -----
 
-func.func @group_sync_has_no_lowering(%w: tensor<64xf32>) -> tensor<64xf32> {
-  // expected-error @+1 {{failed to legalize operation 'hetero.group_sync' that was explicitly marked illegal}}
-  %s = hetero.group_sync %w policy = allreduce window = 0 period = 1 : tensor<64xf32>
-  return %s : tensor<64xf32>
-}
-
-// -----
-
 func.func @prunable_matmul_is_expanded_first(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>) -> tensor<16x256xf32> {
   // expected-error @+1 {{failed to legalize operation 'hetero.prunable_matmul' that was explicitly marked illegal}}
   %y = hetero.prunable_matmul col %x, %w layer "l0.fc1" tp = 4

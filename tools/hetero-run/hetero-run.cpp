@@ -337,6 +337,30 @@ bool exchangeParameters(ExecutionEngine &engine, const PipelineFacts &facts,
   return true;
 }
 
+/// After a run with dynamic sync groups (hetero.group_sync, policy =
+/// dynamic): the groups of all workers, their mean size, and the
+/// coordinator's enforced and ignored validations. Collective.
+bool printSyncGroups(hrt_comm world, bool printer) {
+  hrt_sync_stats stats{};
+  if (!hrt_mlir_sync_stats(&stats))
+    return true;
+  int64_t totals[2] = {stats.groups, stats.members};
+  if (hrt_all_reduce(totals, totals, 2, HRT_INT64, HRT_SUM, world) !=
+      HRT_SUCCESS) {
+    llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+    return false;
+  }
+  if (printer) {
+    std::printf("sync groups: %lld, mean size: %.3f, enforced: %ld, "
+                "ignored: %ld\n",
+                (long long)totals[0],
+                totals[0] ? double(totals[1]) / double(totals[0]) : 0.0,
+                stats.enforced, stats.ignored);
+    std::fflush(stdout);
+  }
+  return true;
+}
+
 int run() {
   hrt_backend kind;
   if (backend == "mpi")
@@ -594,6 +618,8 @@ int run() {
     return 1;
   if (planner)
     hrt_planner_destroy(planner);
+  if (!printSyncGroups(world, printer))
+    return 1;
   // Text that hetero.sample_next generated, stream by stream.
   for (long long stream = 0; printer && stream < hrt_sample_streams();
        ++stream) {

@@ -99,10 +99,16 @@ def Hetero_ReplicaPlacement : Hetero_I32EnumAttr<"ReplicaPlacement",
   I32EnumAttrCase<"mixed", 2>
 ]>;
 
-def Hetero_SyncPolicy : Hetero_I32EnumAttr<"SyncPolicy",
+def Hetero_SyncPolicy : Hetero_I32Enum<"SyncPolicy",
     "data-parallel synchronisation policy", [
   I32EnumAttrCase<"allreduce", 0>,
   I32EnumAttrCase<"dynamic", 1>
+]>;
+
+def Hetero_SyncSemantics : Hetero_I32Enum<"SyncSemantics",
+    "which groups must connect the replicas of a stage", [
+  I32EnumAttrCase<"sliding", 0>,
+  I32EnumAttrCase<"periodic", 1>
 ]>;
 
 //===----------------------------------------------------------------------===//
@@ -217,5 +223,61 @@ def Hetero_AdamAttr : Hetero_Attr<"Adam", "adam"> {
 }
 
 def Hetero_OptimizerAttr : AnyAttrOf<[Hetero_SgdAttr, Hetero_AdamAttr]>;
+
+def Hetero_SyncAttr : Hetero_Attr<"Sync", "sync"> {
+  let summary = "How the data-parallel replicas of a stage synchronise";
+  let description = [{
+    The synchronisation of a `hetero.pipeline`'s replicas (grid axis 1) and
+    of the `hetero.group_sync` ops that hetero-lower-pipeline emits for it.
+    `policy` is required; every other parameter has a default and is printed
+    only when it differs from it.
+
+    * `policy = allreduce`: the gradients are averaged over all replicas
+      before one optimizer step (synchronous data parallelism).
+    * `policy = dynamic` (SDPipe): each replica takes a local optimizer step
+      and then averages its weights with the replicas of its stage that are
+      ready within a window; a central coordinator forms the groups.
+    * `window`: T_max as a fraction of the measured iteration time, >= 0;
+      default 1/N for N replicas. 0 makes every group a singleton unless
+      connectivity is enforced; a very large value waits for all replicas.
+    * `period`: P, the last P groups of a stage (with the candidate) must
+      connect all its replicas; default 10.
+    * `semantics`: `sliding` (the paper; default) or `periodic` (the
+      authors' code: a check every P x N updates).
+    * `lock`: the single cross-stage enforcement token; default true. Off,
+      two stages can wait for each other forever (SDPipe's Fig. 3).
+    * `sync_every_microbatches`: a local step and a sync after every this
+      many backward passes (and after the step's last); default once per
+      step.
+    * `adam_var_rescale`: with `#hetero.adam`, the local step rebuilds the
+      second moment as m2^2 + (v - m2^2) / N from an extra first moment m2
+      decayed with beta2; default false.
+
+    Example:
+
+    ```mlir
+    #hetero.sync<policy = allreduce>
+    #hetero.sync<policy = dynamic, period = 4, window = 0.5, lock = false>
+    #hetero.sync<policy = dynamic, sync_every_microbatches = 2, adam_var_rescale = true>
+    ```
+  }];
+  let parameters = (ins
+    "::hetero::SyncPolicy":$policy,
+    OptionalParameter<"::mlir::FloatAttr">:$window,
+    DefaultValuedParameter<"int64_t", "10">:$period,
+    DefaultValuedParameter<"::hetero::SyncSemantics",
+                           "::hetero::SyncSemantics::sliding">:$semantics,
+    DefaultValuedParameter<"bool", "true">:$lock,
+    DefaultValuedParameter<"int64_t", "0">:$syncEveryMicrobatches,
+    DefaultValuedParameter<"bool", "false">:$adamVarRescale
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool isDynamic() const {
+      return getPolicy() == ::hetero::SyncPolicy::dynamic;
+    }
+  }];
+}
 
 #endif // HETERO_DIALECT_HETEROATTRS_TD

@@ -68,7 +68,10 @@ def Hetero_PipelineOp : Hetero_Op<"pipeline", [
     * `data(%step: i64, %replica: i64, %microbatch: i64) -> (input, target)`.
 
     `hetero-lower-pipeline` turns an executable pipeline and one of its
-    schedules into the per-rank training step.
+    schedules into the per-rank training step. An optional `sync`
+    (`#hetero.sync`) says how its replicas synchronise: by default the
+    gradients are all-reduced before one optimizer step; `policy = dynamic`
+    takes a local step and averages weights in SDPipe's dynamic groups.
 
     Example:
 
@@ -79,6 +82,11 @@ def Hetero_PipelineOp : Hetero_Op<"pipeline", [
       hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
       hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1] on "a100"
     }
+    hetero.pipeline @sd stages = 2 microbatches = 4 on @grid data @data
+        optimizer #hetero.sgd<lr = 5.0e-02>
+        sync #hetero.sync<policy = dynamic, period = 4> {
+      ...
+    }
     ```
   }];
   let arguments = (ins
@@ -87,13 +95,14 @@ def Hetero_PipelineOp : Hetero_Op<"pipeline", [
     Hetero_PositiveI64:$num_microbatches,
     OptionalAttr<FlatSymbolRefAttr>:$grid,
     OptionalAttr<FlatSymbolRefAttr>:$data,
-    OptionalAttr<Hetero_OptimizerAttr>:$optimizer
+    OptionalAttr<Hetero_OptimizerAttr>:$optimizer,
+    OptionalAttr<Hetero_SyncAttr>:$sync
   );
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `stages` `=` $num_stages `microbatches` `=` $num_microbatches
     (`on` $grid^)? (`data` $data^)? (`optimizer` $optimizer^)?
-    attr-dict-with-keyword $body
+    (`sync` $sync^)? attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -883,32 +892,40 @@ def Hetero_CkptChunkOp : Hetero_Op<"ckpt_chunk"> {
 //===----------------------------------------------------------------------===//
 
 def Hetero_GroupSyncOp : Hetero_Op<"group_sync", [
-    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
-  let summary = "Averages parameters within a dynamic sync group (SDPipe)";
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Averages a stage's parameters over its replicas (SDPipe)";
   let description = [{
-    Synchronises data-parallel replicas. `allreduce` averages over all
-    replicas every iteration. `dynamic` lets a central coordinator form sync
-    groups of the replicas that are ready within a window of `window`
-    iterations and averages within each group decentrally; every `period`
-    iterations the groups must have connected all replicas.
+    Synchronises the data-parallel replicas of one pipeline stage: the rank
+    at (stage, replica) of `grid` (axis 0 the stage, axis 1 the replica)
+    passes its parameters and gets them back averaged over a group of the
+    replicas of its stage. With `policy = allreduce` the group is every
+    replica. With `policy = dynamic` the rank reports READY to the
+    coordinator and averages with the group it is given: the replicas of
+    its stage that were ready within the window, grown when the last
+    `period` groups would not connect the stage's replicas (see
+    `#hetero.sync`). The members' results are equal; the mean over all
+    replicas is preserved.
+
+    hetero-lower-pipeline emits one after each local optimizer step of a
+    pipeline with `sync = #hetero.sync<policy = dynamic, ...>`, so the op
+    comes after the parameters were updated (SDPipe's Algorithm 1).
 
     Example:
 
     ```mlir
-    %w0n, %w1n = hetero.group_sync %w0, %w1 policy = dynamic window = 2
-        period = 8 : tensor<64x64xf32>, tensor<64xf32>
+    %w0n, %w1n = hetero.group_sync %w0, %w1 on @grid
+        <policy = dynamic, period = 8> : tensor<64x64xf32>, tensor<64xf32>
     ```
   }];
   let arguments = (ins
     Variadic<AnyRankedTensor>:$params,
-    Hetero_SyncPolicy:$policy,
-    Hetero_NonNegativeI64:$window,
-    Hetero_PositiveI64:$period
+    FlatSymbolRefAttr:$grid,
+    Hetero_SyncAttr:$sync
   );
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
-    $params `policy` `=` $policy `window` `=` $window `period` `=` $period
-    attr-dict `:` type($params)
+    $params `on` $grid $sync attr-dict `:` type($params)
   }];
   let hasVerifier = 1;
 }

@@ -71,6 +71,8 @@ struct Options {
   /// the interval between a worker's READYs, stragglers' intervals
   /// excluded) over N.
   std::optional<double> windowMaxMs;
+  /// The measured T_max as a fraction of the iteration time; unset, 1/N.
+  std::optional<double> windowFraction;
   /// T_max before the first measurement, when windowMaxMs is unset.
   double initialWindowMaxMs = 1.0;
   /// Doubles T after a singleton group and scales it by 0.9 otherwise,

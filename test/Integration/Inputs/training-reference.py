@@ -8,6 +8,13 @@
   training-reference.py runs A.txt A_DIR B.txt B_DIR
       Compares two runs of any pipeline: their losses and every saved
       parameter.
+  training-reference.py sdpipe MODEL STEPS RUN.txt SAVED_DIR
+      Trains MODEL in NumPy as SDPipe does when every group holds every
+      replica (its sync has period = 1 and lock = false): each replica takes
+      a local optimizer step on its own gradients, with its own optimizer
+      state (and Adam's variance rescale when the model asks for it), then
+      the replicas average their weights. Compares the losses of pipeline 0
+      and the saved parameters (replica 0's) with it.
 
 Agreement means 1e-5 relative: per loss, and per parameter tensor against
 its largest magnitude. Prints one line per check; exits 1 on a mismatch.
@@ -49,6 +56,7 @@ def parse_model(path):
         "microbatches": microbatches,
         "optimizer": optimizer.group(1),
         "options": options,
+        "rescale": "adam_var_rescale = true" in text,
     }
 
 
@@ -74,8 +82,10 @@ def gradients(w0, w1, x, t):
 
 
 class Optimizer:
-    def __init__(self, kind, options):
+    def __init__(self, kind, options, rescale_replicas=0):
         self.kind, self.options, self.state, self.steps = kind, options, {}, 0
+        # SDPipe's variance rescale over this many replicas (0: off).
+        self.rescale_replicas = rescale_replicas
 
     def step(self, params, grads):
         self.steps += 1
@@ -96,12 +106,18 @@ class Optimizer:
                 beta1 = self.options.get("beta1", 0.9)
                 beta2 = self.options.get("beta2", 0.999)
                 eps = self.options.get("eps", 1e-8)
-                m, v = self.state.get(name, (np.zeros_like(g), np.zeros_like(g)))
+                zeros = np.zeros_like(g)
+                m, v, m2 = self.state.get(name, (zeros, zeros, zeros))
                 m = beta1 * m + (1 - beta1) * g
                 v = beta2 * v + (1 - beta2) * g * g
-                self.state[name] = (m, v)
+                m2 = beta2 * m2 + (1 - beta2) * g
+                self.state[name] = (m, v, m2)
+                second = v
+                if self.rescale_replicas:
+                    n = self.rescale_replicas
+                    second = m2 * m2 + np.maximum(v - m2 * m2, 0.0) / n
                 m_hat = m / (1 - beta1 ** self.steps)
-                v_hat = v / (1 - beta2 ** self.steps)
+                v_hat = second / (1 - beta2 ** self.steps)
                 params[name] -= lr * m_hat / (np.sqrt(v_hat) + eps)
 
 
@@ -121,6 +137,34 @@ def train(model, steps):
                 grads["w1"] += dw1
         losses.append(total / count)
         optimizer.step(params, {n: g / count for n, g in grads.items()})
+    return losses, params
+
+
+def train_sdpipe(model, steps):
+    replicas = model["replicas"]
+    params = {"w0": model["w0"].copy(), "w1": model["w1"].copy()}
+    rescale = replicas if model["rescale"] and replicas > 1 else 0
+    optimizers = [Optimizer(model["optimizer"], model["options"], rescale)
+                  for _ in range(replicas)]
+    losses = []
+    for step in range(steps):
+        local = []
+        for replica in range(replicas):
+            total = 0.0
+            grads = {n: np.zeros_like(p) for n, p in params.items()}
+            for microbatch in range(model["microbatches"]):
+                x, t = data(step, replica, microbatch)
+                loss, dw0, dw1 = gradients(params["w0"], params["w1"], x, t)
+                total += loss
+                grads["w0"] += dw0
+                grads["w1"] += dw1
+            if replica == 0:
+                losses.append(total / model["microbatches"])
+            mine = {n: p.copy() for n, p in params.items()}
+            optimizers[replica].step(
+                mine, {n: g / model["microbatches"] for n, g in grads.items()})
+            local.append(mine)
+        params = {n: sum(p[n] for p in local) / replicas for n in params}
     return losses, params
 
 
@@ -180,6 +224,12 @@ def main(argv):
     if argv[1] == "numpy":
         model = parse_model(argv[2])
         losses, params = train(model, int(argv[3]))
+        if losses[-1] >= losses[0]:
+            print(f"MISMATCH: the reference loss does not fall: {losses}")
+            return 1
+        ok = compare(read_losses(argv[4]), read_params(argv[5]), losses, params)
+    elif argv[1] == "sdpipe":
+        losses, params = train_sdpipe(parse_model(argv[2]), int(argv[3]))
         if losses[-1] >= losses[0]:
             print(f"MISMATCH: the reference loss does not fall: {losses}")
             return 1
