@@ -120,3 +120,32 @@ func.func @three_axes(%w: tensor<8xf32>) {
   %0 = hetero.group_sync %w on @grid <policy = dynamic> : tensor<8xf32>
   return
 }
+
+// -----
+
+func.func private @data(i64, i64, i64) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+func.func private @fwd(tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+func.func private @bwd(tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+// expected-error @+1 {{'hetero.pipeline' op syncs every 3 micro-batches, but a step has only 2; sync_every_microbatches must be at most the pipeline's micro-batches}}
+hetero.pipeline @p stages = 1 microbatches = 2 data @data optimizer #hetero.sgd<lr = 1.0e-01> sync #hetero.sync<policy = dynamic, sync_every_microbatches = 3> {
+  hetero.stage 0 forward @fwd backward @bwd
+}
+
+// -----
+
+func.func private @data(i64, i64, i64) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+func.func private @fwd(tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+func.func private @bwd(tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+// expected-error @+1 {{'hetero.pipeline' op rescales Adam's second moment (adam_var_rescale = true), but its optimizer is not #hetero.adam}}
+hetero.pipeline @p stages = 1 microbatches = 2 data @data optimizer #hetero.sgd<lr = 1.0e-01> sync #hetero.sync<policy = dynamic, adam_var_rescale = true> {
+  hetero.stage 0 forward @fwd backward @bwd
+}
+
+// -----
+
+func.func private @fwd(tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+func.func private @bwd(tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+// expected-error @+1 {{'hetero.pipeline' op rescales Adam's second moment (adam_var_rescale = true), but its optimizer is not given}}
+hetero.pipeline @p stages = 1 microbatches = 2 sync #hetero.sync<policy = dynamic, adam_var_rescale = true> {
+  hetero.stage 0 forward @fwd backward @bwd
+}

@@ -88,3 +88,20 @@ hetero.schedule @p_unsound for @p group_size = 1 {
     hetero.fwd 1
   }
 }
+
+// -----
+
+// Dynamic groups average every stage's parameters; a stage without any has
+// nothing to average and its workers would never report READY.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w : memref<4x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+func.func private @s0_fwd(tensor<2x4xf32>) -> tensor<2x4xf32>
+func.func private @s0_bwd(tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+func.func private @s1_fwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32>)
+hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #hetero.sgd<lr = 1.0e-01> sync #hetero.sync<policy = dynamic> {
+  // expected-error @+1 {{'hetero.stage' op has no parameters, but the pipeline synchronises its replicas in dynamic groups (policy = dynamic), which average every stage's parameters}}
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w]
+}

@@ -115,3 +115,14 @@ func.func @impute_cols_has_no_lowering(%part: tensor<16x?xf32>, %kept: tensor<?x
       : tensor<16x?xf32>, tensor<?xindex> -> tensor<16x256xf32>
   return %full : tensor<16x256xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 2x?)
+
+func.func @group_sync_dynamic_grid(%w: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+2 {{'hetero.group_sync' op needs a static (stage[, replica]) grid to be lowered to the runtime}}
+  // expected-error @+1 {{failed to legalize operation 'hetero.group_sync' that was explicitly marked illegal}}
+  %s = hetero.group_sync %w on @grid <policy = dynamic> : tensor<64xf32>
+  return %s : tensor<64xf32>
+}
