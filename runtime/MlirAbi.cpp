@@ -396,6 +396,10 @@ extern "C" int hrt_mlir_sync_stats(hrt_sync_stats *stats) {
   return 1;
 }
 
+extern "C" void hrt_mlir_sync_finish(void) {
+  orAbort(hetero::rt::finishCompiledSync());
+}
+
 hrt_status hetero::rt::finishCompiledSync() {
   CompiledSync &state = compiledSync();
   hrt_sync sync = state.sync;

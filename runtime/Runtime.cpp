@@ -372,10 +372,18 @@ hrt_status waitWithTimeout(PendingOperation &pending) {
                 "the matching call?)";
       return fail(HRT_ERROR_TIMEOUT, pending.site, detail.str());
     }
-    // Spin briefly for latency, then yield the core to the peers.
-    if (++spins > 1000)
-      std::this_thread::yield();
+    pauseBetweenPolls(spins);
   }
+}
+
+void pauseBetweenPolls(int &polls) {
+  constexpr int kSpins = 1000, kYields = 2000;
+  if (polls <= kSpins + kYields)
+    ++polls;
+  if (polls > kSpins + kYields)
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  else if (polls > kSpins)
+    std::this_thread::yield();
 }
 
 WaitScope::WaitScope(const CallSite &site) {
@@ -459,6 +467,8 @@ extern "C" hrt_status hrt_init(hrt_backend backend, int *argc, char ***argv) {
   hrt_status configured = configureTimeout(here);
   if (configured == HRT_SUCCESS)
     configured = configureLinkModelFromEnvironment(here);
+  if (configured == HRT_SUCCESS)
+    configured = configureComputeFromEnvironment(here);
   if (configured == HRT_SUCCESS)
     configured = configureFault(here);
   if (configured == HRT_SUCCESS && linkModelActive() &&

@@ -88,6 +88,12 @@ public:
 /// Polls `pending` until it completes or the timeout passes.
 hrt_status waitWithTimeout(PendingOperation &pending);
 
+/// Between two polls of a wait: spins briefly for latency, then yields,
+/// then sleeps 50 us a poll, so that a rank that waits long (oversubscribed
+/// ranks, a coordinator's idle workers) leaves the cores to the others.
+/// `polls` counts the polls of the wait so far.
+void pauseBetweenPolls(int &polls);
+
 /// Marks the calling thread as blocked in `site` for as long as it lives.
 /// A rank stopped by a signal meanwhile (the launcher's SIGTERM when another
 /// rank of the job is lost, or a user's SIGINT) prints which operation it
@@ -187,6 +193,8 @@ size_t bufferedSendsInFlight();
 void noteCommunication(hrt_timeline_kind kind, double start, double end);
 /// One message's time on the emulated link.
 void noteTransfer(double seconds);
+/// Reads HETERO_RT_COMPUTE: emulated compute, a sleep at each task mark.
+hrt_status configureComputeFromEnvironment(const CallSite &site);
 
 /// Notes the communication call of compiled code that runs for as long as
 /// it lives.

@@ -66,6 +66,7 @@ public:
   }
 
   void join() { thread.join(); }
+  void detach() { thread.detach(); }
   hetero::sync::Counters counters() const {
     return {0, enforced.load(), ignored.load(), 0};
   }
@@ -313,6 +314,7 @@ hrt_status awaitGroup(hrt_sync sync, const CallSite &site,
   WaitScope waiting(site);
   auto start = std::chrono::steady_clock::now();
   double timeout = timeoutSeconds();
+  int polls = 0;
   while (true) {
     int flag = 0;
     MPI_Status status;
@@ -334,7 +336,7 @@ hrt_status awaitGroup(hrt_sync sync, const CallSite &site,
                       "replicas of stage " +
                       std::to_string(sync->stage) +
                       " (are they alive and still syncing?)");
-    std::this_thread::sleep_for(kPollSleep);
+    pauseBetweenPolls(polls);
   }
 }
 
@@ -447,15 +449,25 @@ extern "C" hrt_status hrt_sync_destroy(hrt_sync sync) {
   if (!sync)
     return HRT_SUCCESS;
   std::unique_ptr<hrt_sync_impl> owned(sync);
+  // STOP departs this worker; once every rank has sent it (the barrier,
+  // under the runtime's timeout), the coordinator has stopped too.
   int64_t stop[3] = {sync->stage, sync->replica, 0};
   MPI_Send(stop, 3, MPI_INT64_T, kCoordinator, kTagStop, sync->control);
+  if (hrt_status status = hrt_barrier(sync->world)) {
+    // Another rank never arrives: the coordinator cannot be joined, and
+    // the job is about to be aborted.
+    if (sync->coordinator) {
+      sync->coordinator->detach();
+      (void)sync->coordinator.release(); // its thread still runs
+    }
+    return status;
+  }
   if (sync->coordinator)
     sync->coordinator->join();
   hrt_status status = HRT_SUCCESS;
   for (auto &[id, comm] : sync->comms)
     if (hrt_status freed = hrt_comm_free(comm); status == HRT_SUCCESS)
       status = freed;
-  MPI_Barrier(sync->control);
   MPI_Comm_free(&sync->control);
   return status;
 }

@@ -15,8 +15,52 @@
 
 #include "Runtime.h"
 
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <thread>
+
 namespace hetero::rt {
 namespace {
+
+/// HETERO_RT_COMPUTE: every forward task takes `forwardMs` and every
+/// backward `backwardMs`, plus `stragglerMs` with probability
+/// `probability`, drawn per rank from `seed`. The sleep happens at the
+/// task's mark, so the task's measured time and its sends include it.
+struct ComputeEmulation {
+  bool active = false;
+  double forwardMs = 0.0, backwardMs = 0.0, stragglerMs = 0.0;
+  double probability = 0.0;
+  unsigned long long seed = 0;
+  bool seeded = false;
+  std::mt19937_64 random;
+};
+
+ComputeEmulation &computeEmulation() {
+  static ComputeEmulation emulation;
+  return emulation;
+}
+
+void emulateCompute(int kind) {
+  ComputeEmulation &emulation = computeEmulation();
+  if (!emulation.active)
+    return;
+  if (!emulation.seeded) {
+    hrt_comm world = nullptr;
+    int rank = 0;
+    if (hrt_comm_world(&world) == HRT_SUCCESS)
+      hrt_comm_rank(world, &rank);
+    emulation.random.seed(emulation.seed * 1000003ULL + unsigned(rank));
+    emulation.seeded = true;
+  }
+  double ms =
+      kind == HRT_TIMELINE_FORWARD ? emulation.forwardMs : emulation.backwardMs;
+  if (emulation.probability > 0.0 &&
+      std::uniform_real_distribution<double>(0.0, 1.0)(emulation.random) <
+          emulation.probability)
+    ms += emulation.stragglerMs;
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+}
 
 struct TaskClock {
   double lastMark = -1.0;
@@ -42,6 +86,45 @@ void noteCommunication(hrt_timeline_kind kind, double start, double end) {
   recordCommunication(kind, start, end);
 }
 
+hrt_status configureComputeFromEnvironment(const CallSite &site) {
+  ComputeEmulation &emulation = computeEmulation();
+  emulation = ComputeEmulation();
+  const char *text = std::getenv("HETERO_RT_COMPUTE");
+  if (!text || !*text)
+    return HRT_SUCCESS;
+  double values[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+  int count = 0;
+  const char *cursor = text;
+  bool valid = true;
+  while (valid && count < 5) {
+    char *end = nullptr;
+    values[count] = std::strtod(cursor, &end);
+    valid = end != cursor && values[count] >= 0.0;
+    ++count;
+    if (!valid || *end == '\0') {
+      cursor = end;
+      break;
+    }
+    valid = *end == ',';
+    cursor = end + 1;
+  }
+  valid = valid && *cursor == '\0' && (count == 2 || count >= 4) &&
+          values[3] <= 1.0;
+  if (!valid)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, site,
+                std::string("HETERO_RT_COMPUTE='") + text +
+                    "' is not '<forward ms>,<backward ms>[,<straggler ms>,"
+                    "<probability in [0, 1]>[,<seed>]]' of non-negative "
+                    "numbers");
+  emulation.active = true;
+  emulation.forwardMs = values[0];
+  emulation.backwardMs = values[1];
+  emulation.stragglerMs = values[2];
+  emulation.probability = values[3];
+  emulation.seed = static_cast<unsigned long long>(values[4]);
+  return HRT_SUCCESS;
+}
+
 void noteTransfer(double seconds) {
   taskClock().transferSum += seconds;
   ++taskClock().transfers;
@@ -52,10 +135,11 @@ void noteTransfer(double seconds) {
 using namespace hetero::rt;
 
 extern "C" void hrt_mlir_task_mark(int kind, long long microbatch) {
-  TaskClock &clock = taskClock();
-  double now = hrt_wtime();
   if (kind != HRT_TIMELINE_FORWARD && kind != HRT_TIMELINE_BACKWARD)
     return;
+  emulateCompute(kind);
+  TaskClock &clock = taskClock();
+  double now = hrt_wtime();
   recordTask(hrt_timeline_kind(kind), microbatch, now);
   if (clock.lastMark >= 0.0) {
     clock.sums[kind] += now - clock.lastMark - clock.communicationSinceMark;

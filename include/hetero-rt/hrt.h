@@ -420,6 +420,12 @@ HRT_EXPORT long long hrt_mlir_sync_ready(long long stages, long long replicas,
 HRT_EXPORT void hrt_mlir_sync_average(void *data, long long count, int dtype);
 /* The statistics of this rank's dynamic sync groups; 0 when it has none. */
 HRT_EXPORT int hrt_mlir_sync_stats(hrt_sync_stats *stats);
+/* Ends the sync groups of hrt_mlir_sync_ready, collectively over the world:
+ * this worker departs, so that no group waits for it any more, then the
+ * coordinator stops. Call it after the last step and before any other
+ * collective (hrt_finalize calls it otherwise): a replica that finished
+ * its steps first must not keep another waiting in an enforced sync. */
+HRT_EXPORT void hrt_mlir_sync_finish(void);
 /* A stage program's task of micro-batch `microbatch` (-1: unknown) just
  * ended: `kind` is HRT_TIMELINE_FORWARD or HRT_TIMELINE_BACKWARD. */
 HRT_EXPORT void hrt_mlir_task_mark(int kind, long long microbatch);

@@ -26,7 +26,7 @@ double uniform(std::mt19937_64 &generator) {
   return double(generator() >> 11) * 0x1.0p-53;
 }
 
-enum class OpKind { Forward, Backward, Sync };
+enum class OpKind { Forward, Backward, Sync, StepEnd };
 
 struct Op {
   OpKind kind;
@@ -34,19 +34,34 @@ struct Op {
   bool final = false;
 };
 
-std::vector<Op> workerProgram(const SyncConfig &config, int64_t stage) {
-  int64_t count = config.microbatches;
+/// 1F1B of micro-batches [first, first + count) with their syncs.
+void appendOneFOneB(const SyncConfig &config, int64_t stage, int64_t first,
+                    int64_t count, bool finalStep, std::vector<Op> &program) {
   int64_t warmup = std::min(config.stages - stage, count);
-  std::vector<Op> program;
   for (int64_t m = 0; m < warmup; ++m)
-    program.push_back({OpKind::Forward, m});
+    program.push_back({OpKind::Forward, first + m});
   for (int64_t b = 0; b < count; ++b) {
-    program.push_back({OpKind::Backward, b});
+    program.push_back({OpKind::Backward, first + b});
     bool last = b == count - 1;
     if (last || (b + 1) % config.syncEvery == 0)
-      program.push_back({OpKind::Sync, b, last});
+      program.push_back({OpKind::Sync, first + b, last && finalStep});
     if (b + warmup < count)
-      program.push_back({OpKind::Forward, b + warmup});
+      program.push_back({OpKind::Forward, first + b + warmup});
+  }
+}
+
+std::vector<Op> workerProgram(const SyncConfig &config, int64_t stage) {
+  std::vector<Op> program;
+  int64_t total = config.microbatches;
+  if (config.stepMicrobatches <= 0) {
+    appendOneFOneB(config, stage, 0, total, /*finalStep=*/true, program);
+    return program;
+  }
+  for (int64_t first = 0; first < total; first += config.stepMicrobatches) {
+    int64_t count = std::min(config.stepMicrobatches, total - first);
+    appendOneFOneB(config, stage, first, count, first + count == total,
+                   program);
+    program.push_back({OpKind::StepEnd, first + count - 1});
   }
   return program;
 }
@@ -170,6 +185,16 @@ private:
       worker.busy = true;
       enterSync(w, op.final);
       return;
+    case OpKind::StepEnd: {
+      worker.busy = true;
+      int64_t replica = replicaOf(w);
+      std::vector<int64_t> &arrived = stepBarrier[{replica, op.microbatch}];
+      arrived.push_back(w);
+      if (int64_t(arrived.size()) == config.stages)
+        for (int64_t member : arrived)
+          push(now + config.p2pMs, EventKind::Resume, member);
+      return;
+    }
     }
   }
 
@@ -293,6 +318,8 @@ private:
       return who + " waits for the gradient of B" + m;
     case OpKind::Sync:
       return who + " waits in its sync after B" + m;
+    case OpKind::StepEnd:
+      return who + " waits for its pipeline to end the step of B" + m;
     }
     return who;
   }
@@ -328,6 +355,8 @@ private:
   std::set<double> timers;
   /// All-Reduce and AD-PSGD: per stage and round, who has arrived.
   std::vector<std::map<int64_t, std::vector<int64_t>>> barrier;
+  /// The workers of a (pipeline, last micro-batch of a step) at its end.
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> stepBarrier;
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> matchings;
   std::map<int64_t, int64_t> ticks;
   std::vector<sync::Group> table;
@@ -361,7 +390,16 @@ double homogeneousIterationMs(const SyncConfig &config) {
 }
 
 void calibrate(SyncConfig &config, double sleepIterations) {
-  double iterationMs = homogeneousIterationMs(config);
+  // An iteration is the homogeneous interval between a worker's syncs (its
+  // local optimizer steps): one micro-batch in PipeDream's order, one step
+  // of the compiled step that syncs once per step.
+  std::vector<Op> program = workerProgram(config, 0);
+  double syncs =
+      double(std::count_if(program.begin(), program.end(), [](const Op &op) {
+        return op.kind == OpKind::Sync;
+      }));
+  double iterationMs =
+      homogeneousIterationMs(config) * double(config.microbatches) / syncs;
   config.sleepMs = sleepIterations * iterationMs;
   config.scheduler.windowMaxMs = iterationMs / double(config.pipelines);
 }

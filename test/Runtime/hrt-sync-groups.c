@@ -22,6 +22,22 @@
  * their communicator does not involve it.
  * BUSY: rank 0: group of 3 averaged while rank 3 slept
  * BUSY: rank 3: alone, no communicator
+ *
+ * The deadlock of SDPipe's Fig. 3 (T7 a) on real ranks, with the runtime's
+ * timeout as the watchdog: with P = 1 and T = 0 every singleton candidate
+ * must wait for its stage's other replica. (0, a) and (1, b) sync first;
+ * (0, b) syncs only after a message (1, b) sends after its sync, and (1, a)
+ * only after one from (0, a). Without the lock both stages wait: the job
+ * times out. With it, stage 1's candidate is dispatched anyway (ignored),
+ * and every worker completes.
+ * RUN: not %mpirun -np 4 hrt-sync-groups fig3 off 2>&1 | FileCheck %s --check-prefix=DEADLOCK
+ * RUN: %mpirun -np 4 hrt-sync-groups fig3 on | FileCheck %s --check-prefix=LOCK
+ * DEADLOCK: hrt_sync_ready{{.*}}no sync group within 3{{.*}} s: the coordinator on rank 0 is waiting for other replicas of stage
+ * LOCK-DAG: rank 0: synced in a group of 2
+ * LOCK-DAG: rank 1: synced in a group of 2
+ * LOCK-DAG: rank 2: synced in a group of 1
+ * LOCK-DAG: rank 3: synced in a group of 1
+ * LOCK-DAG: coordinator: enforced 1, ignored 1
  */
 
 #include "Inputs/hrt-test.h"
@@ -149,16 +165,59 @@ static int busy(hrt_comm world, int rank) {
   return 0;
 }
 
+/* Fig. 3's cycle on 2 x 2 workers; rank = stage * 2 + replica. */
+static int fig3(hrt_comm world, int rank, int lock) {
+  CHECK_OK(hrt_set_timeout(3.0));
+  int stage = rank / 2, replica = rank % 2;
+  hrt_sync_options options;
+  hrt_sync_default_options(&options);
+  options.period = 1;
+  options.window_max_ms = 0.0;
+  options.lock = lock;
+  hrt_sync sync;
+  CHECK_OK(hrt_sync_create(world, 2, 2, stage, replica, &options, &sync));
+  float token = 1.0f;
+  /* (0, b) waits for (1, b); (1, a) waits for (0, a). */
+  if (rank == 1 || rank == 2)
+    CHECK_OK(hrt_recv(&token, 1, HRT_FLOAT32, rank == 1 ? 3 : 0, 7, world));
+  int size = 0;
+  if (hrt_sync_ready(sync, 0, &size, NULL) != HRT_SUCCESS) {
+    fprintf(stderr, "rank %d: %s\n", rank, hrt_last_error());
+    fflush(stderr);
+    hrt_abort(3);
+  }
+  float value = (float)replica;
+  CHECK_OK(hrt_sync_average(sync, &value, 1, HRT_FLOAT32));
+  if (rank == 0 || rank == 3)
+    CHECK_OK(hrt_send(&token, 1, HRT_FLOAT32, rank == 0 ? 2 : 1, 7, world));
+  printf("rank %d: synced in a group of %d\n", rank, size);
+  fflush(stdout);
+  /* Stage 1's candidate was ignored before (0, b) could sync, and stage
+   * 0's group was the enforced one. */
+  if (rank == 0) {
+    hrt_sync_stats stats;
+    CHECK_OK(hrt_sync_get_stats(sync, &stats));
+    printf("coordinator: enforced %ld, ignored %ld\n", stats.enforced,
+           stats.ignored);
+  }
+  /* A departure ends the enforcement that waits for a finished worker. */
+  CHECK_OK(hrt_sync_destroy(sync));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int rank, size;
   hrt_comm world = hrt_test_init(&argc, &argv, &rank, &size);
   CHECK_OK(hrt_set_timeout(30.0));
   if (argc == 2 && strcmp(argv[1], "busy") == 0)
     busy(world, rank);
+  else if (argc == 3 && strcmp(argv[1], "fig3") == 0)
+    fig3(world, rank, strcmp(argv[2], "on") == 0);
   else if (argc == 3)
     mesh(world, rank, atoi(argv[1]), atoi(argv[2]));
   else
-    fprintf(stderr, "usage: hrt-sync-groups <stages> <replicas> | busy\n");
+    fprintf(stderr, "usage: hrt-sync-groups <stages> <replicas> | busy | "
+                    "fig3 on|off\n");
   fflush(stdout);
   CHECK_OK(hrt_finalize());
   return 0;

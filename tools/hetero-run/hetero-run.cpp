@@ -104,6 +104,13 @@ static cl::opt<std::string>
                   cl::desc("Before the first iteration, read every parameter "
                            "of the pipeline from DIR/<global>.npy"),
                   cl::value_desc("DIR"), cl::init(""), cl::cat(category));
+static cl::opt<bool> measureThroughput(
+    "throughput",
+    cl::desc("Time the iterations after the first (a warm-up, ended by a "
+             "barrier): rank 0 prints `throughput: <micro-batches per "
+             "second>`, the micro-batches of every replica over the slowest "
+             "rank's time"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> blockingCollectives(
     "blocking-collectives",
     cl::desc("Wait for every all-reduce where it stands (no overlap)"),
@@ -234,6 +241,7 @@ struct PipelineFacts {
   std::string gridName;
   int64_t devices = 1; // the grid's size
   int64_t replicas = 1;
+  int64_t microbatches = 1;
   struct Parameter {
     std::string global;
     std::vector<int64_t> shape;
@@ -259,6 +267,7 @@ FailureOr<std::optional<PipelineFacts>> preparePipeline(ModuleOp module) {
   hetero::PipelineOp pipeline = pipelines.front();
   PipelineFacts facts;
   facts.name = pipeline.getSymName().str();
+  facts.microbatches = pipeline.getNumMicrobatches();
   for (int64_t s = 0; s < pipeline.getNumStages(); ++s)
     for (FlatSymbolRefAttr param : pipeline.getStage(s).getParamSymbols()) {
       auto global = module.lookupSymbol<memref::GlobalOp>(param.getAttr());
@@ -340,10 +349,8 @@ bool exchangeParameters(ExecutionEngine &engine, const PipelineFacts &facts,
 /// After a run with dynamic sync groups (hetero.group_sync, policy =
 /// dynamic): the groups of all workers, their mean size, and the
 /// coordinator's enforced and ignored validations. Collective.
-bool printSyncGroups(hrt_comm world, bool printer) {
-  hrt_sync_stats stats{};
-  if (!hrt_mlir_sync_stats(&stats))
-    return true;
+bool printSyncGroups(hrt_comm world, bool printer,
+                     const hrt_sync_stats &stats) {
   int64_t totals[2] = {stats.groups, stats.members};
   if (hrt_all_reduce(totals, totals, 2, HRT_INT64, HRT_SUM, world) !=
       HRT_SUCCESS) {
@@ -567,7 +574,20 @@ int run() {
   if (timeline && rank == 0 &&
       !hetero::prepareTimelineDirectory(timelineDirectory))
     return 1;
+  if (measureThroughput && (!isStep || iterations < 2)) {
+    llvm::errs() << "hetero-run: --throughput times a pipeline's step over "
+                    "at least 2 iterations (the first warms up)\n";
+    return 1;
+  }
+  double timedFrom = 0.0;
   for (int64_t i = 0; i < iterations; ++i) {
+    if (measureThroughput && i == 1) {
+      if (hrt_barrier(world) != HRT_SUCCESS) {
+        llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+        return 1;
+      }
+      timedFrom = hrt_wtime();
+    }
     // --timeline keeps the spans of the last iteration only.
     if (timeline)
       hrt_timeline_begin_iteration();
@@ -618,7 +638,27 @@ int run() {
     return 1;
   if (planner)
     hrt_planner_destroy(planner);
-  if (!printSyncGroups(world, printer))
+  // Every worker departs from its sync groups before the next collective,
+  // so that none waits in an enforced sync for one that has finished.
+  double timedUntil = hrt_wtime();
+  hrt_sync_stats syncStats{};
+  bool synced = hrt_mlir_sync_stats(&syncStats);
+  hrt_mlir_sync_finish();
+  if (measureThroughput) {
+    double seconds = timedUntil - timedFrom;
+    if (hrt_all_reduce(&seconds, &seconds, 1, HRT_FLOAT64, HRT_MAX, world) !=
+        HRT_SUCCESS) {
+      llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+      return 1;
+    }
+    double microbatches = double((*pipeline)->replicas *
+                                 (*pipeline)->microbatches * (iterations - 1));
+    if (printer) {
+      std::printf("throughput: %.6g\n", microbatches / seconds);
+      std::fflush(stdout);
+    }
+  }
+  if (synced && !printSyncGroups(world, printer, syncStats))
     return 1;
   // Text that hetero.sample_next generated, stream by stream.
   for (long long stream = 0; printer && stream < hrt_sample_streams();

@@ -78,7 +78,8 @@ int usage(const std::string &problem) {
                "--heterogeneity none|A|B --policy sdpipe|allreduce|adpsgd "
                "[--lock on|off] [--period P] [--seed s] "
                "[--semantics sliding|periodic] [--window-ms T] "
-               "[--sync-every n] [--stage-mb S] [--bandwidth-gbps G] "
+               "[--sync-every n] [--step-microbatches m] [--stage-mb S] "
+               "[--bandwidth-gbps G] "
                "[--latency-ms a] [--p2p-ms p] [--rpc-ms r] "
                "[--sync-table out.csv]\n",
                problem.c_str());
@@ -368,10 +369,12 @@ int runSdpipe(int argc, char **argv) {
     double least;
   };
   double period = double(config.scheduler.period), seed = 1, syncEvery = 1;
+  double stepMicrobatches = 0;
   double bandwidthGbps = config.bandwidthBytesPerMs / 1e6;
   for (const Optional &option :
        {Optional{"period", &period, 1}, Optional{"seed", &seed, 0},
         Optional{"sync-every", &syncEvery, 1},
+        Optional{"step-microbatches", &stepMicrobatches, 1},
         Optional{"bandwidth-gbps", &bandwidthGbps, 1e-9},
         Optional{"latency-ms", &config.latencyMs, 0},
         Optional{"p2p-ms", &config.p2pMs, 0},
@@ -387,6 +390,7 @@ int runSdpipe(int argc, char **argv) {
   config.scheduler.period = int64_t(period);
   config.seed = uint64_t(seed);
   config.syncEvery = int64_t(syncEvery);
+  config.stepMicrobatches = int64_t(stepMicrobatches);
   // --stage-mb takes one size for every stage or one per stage.
   if (options.count("stage-mb")) {
     llvm::SmallVector<llvm::StringRef> sizes;

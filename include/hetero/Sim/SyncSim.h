@@ -53,6 +53,12 @@ struct SyncConfig {
   uint64_t seed = 1;
   /// A sync after every this many backwards (and after the last).
   int64_t syncEvery = 1;
+  /// The compiled step (hetero-lower-pipeline): steps of this many
+  /// micro-batches, each a 1F1B of its own with a sync after every
+  /// `syncEvery`-th backward of the step and after its last, ending in a
+  /// barrier over the pipeline's stages (the step's loss reduction, one
+  /// p2pMs). 0: one stream of all micro-batches (PipeDream's order).
+  int64_t stepMicrobatches = 0;
 
   /// The network: activations and gradients between stages, and the
   /// averaging all-reduce of a stage's parameters.
