@@ -22,7 +22,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -103,7 +105,12 @@ private:
         int64_t message[3] = {0, 0, 0};
         MPI_Recv(message, 3, MPI_INT64_T, status.MPI_SOURCE, status.MPI_TAG,
                  control, MPI_STATUS_IGNORE);
-        if (status.MPI_TAG == kTagStop) {
+        bool stop = status.MPI_TAG == kTagStop;
+        if (trace)
+          std::fprintf(stderr, "hrt_sync: %.3f ms: %s from (%lld, %lld)\n",
+                       nowMs(), stop ? "STOP" : "READY", (long long)message[0],
+                       (long long)message[1]);
+        if (stop) {
           // A worker that stops has left for good: what waits for it goes.
           ++stopped;
           send(scheduler.depart(message[0], message[1], nowMs()));
@@ -162,6 +169,13 @@ private:
   /// none), whether to create it, its evictions, then the members.
   void send(const std::vector<hetero::sync::Group> &groups) {
     for (const hetero::sync::Group &group : groups) {
+      if (trace) {
+        std::fprintf(stderr, "hrt_sync: %.3f ms: stage %lld group", nowMs(),
+                     (long long)group.stage);
+        for (int64_t member : group.members)
+          std::fprintf(stderr, " %lld", (long long)member);
+        std::fprintf(stderr, " (%s)\n", hetero::sync::modeName(group.mode));
+      }
       if (group.mode == hetero::sync::Mode::Enforced)
         ++enforced;
       if (group.mode == hetero::sync::Mode::Ignored)
@@ -196,6 +210,11 @@ private:
   uint64_t uses = 0;
   int worldSize = 1;
   std::atomic<long> enforced{0}, ignored{0};
+  /// HETERO_RT_SYNC_TRACE=1: every READY, STOP and group on stderr.
+  bool trace = [] {
+    const char *text = std::getenv("HETERO_RT_SYNC_TRACE");
+    return text && *text && std::string(text) != "0";
+  }();
   std::chrono::steady_clock::time_point start =
       std::chrono::steady_clock::now();
   std::thread thread;

@@ -106,10 +106,10 @@ static cl::opt<std::string>
                   cl::value_desc("DIR"), cl::init(""), cl::cat(category));
 static cl::opt<bool> measureThroughput(
     "throughput",
-    cl::desc("Time the iterations after the first (a warm-up, ended by a "
-             "barrier): rank 0 prints `throughput: <micro-batches per "
-             "second>`, the micro-batches of every replica over the slowest "
-             "rank's time"),
+    cl::desc("Time the iterations after the first (a warm-up) on every "
+             "rank: rank 0 prints `throughput: <micro-batches per second>`, "
+             "the micro-batches of every replica over the slowest rank's "
+             "time"),
     cl::init(false), cl::cat(category));
 static cl::opt<bool> blockingCollectives(
     "blocking-collectives",
@@ -242,6 +242,8 @@ struct PipelineFacts {
   int64_t devices = 1; // the grid's size
   int64_t replicas = 1;
   int64_t microbatches = 1;
+  /// Whether its replicas sync in dynamic groups (#hetero.sync).
+  bool dynamicSync = false;
   struct Parameter {
     std::string global;
     std::vector<int64_t> shape;
@@ -268,6 +270,8 @@ FailureOr<std::optional<PipelineFacts>> preparePipeline(ModuleOp module) {
   PipelineFacts facts;
   facts.name = pipeline.getSymName().str();
   facts.microbatches = pipeline.getNumMicrobatches();
+  facts.dynamicSync =
+      pipeline.getSyncAttr() && pipeline.getSyncAttr().isDynamic();
   for (int64_t s = 0; s < pipeline.getNumStages(); ++s)
     for (FlatSymbolRefAttr param : pipeline.getStage(s).getParamSymbols()) {
       auto global = module.lookupSymbol<memref::GlobalOp>(param.getAttr());
@@ -456,6 +460,15 @@ int run() {
   std::vector<int> groupSizes;
   std::vector<std::string> planSteps;
   int64_t stages = 0, microbatches = 0;
+  if (adaptive && *pipeline && (*pipeline)->dynamicSync) {
+    llvm::errs() << "hetero-run: --adaptive re-plans with a collective over "
+                    "every rank after each iteration, which a replica "
+                    "waiting in a dynamic sync group never joins; pipeline @"
+                 << (*pipeline)->name
+                 << " syncs with policy = dynamic, so run it without "
+                    "--adaptive\n";
+    return 1;
+  }
   if (adaptive) {
     ArrayAttr table = dialect.getPlanTableAttrHelper().getAttr(function);
     IntegerAttr stagesAttr = dialect.getStagesAttrHelper().getAttr(function);
@@ -579,15 +592,13 @@ int run() {
                     "at least 2 iterations (the first warms up)\n";
     return 1;
   }
+  // No collective over every rank runs between two steps: a replica that
+  // waits in a dynamic sync group (docs/sync-groups.md) for others would
+  // never join it. So each rank times its own iterations.
   double timedFrom = 0.0;
   for (int64_t i = 0; i < iterations; ++i) {
-    if (measureThroughput && i == 1) {
-      if (hrt_barrier(world) != HRT_SUCCESS) {
-        llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
-        return 1;
-      }
+    if (i == 1)
       timedFrom = hrt_wtime();
-    }
     // --timeline keeps the spans of the last iteration only.
     if (timeline)
       hrt_timeline_begin_iteration();
@@ -632,18 +643,18 @@ int run() {
       std::fflush(stdout);
     }
   }
-  if (timeline && iterations > 0 &&
-      !hetero::writeTimeline(world, timelineDirectory, iterations - 1,
-                             isStep ? (*pipeline)->replicas : 0))
-    return 1;
-  if (planner)
-    hrt_planner_destroy(planner);
   // Every worker departs from its sync groups before the next collective,
   // so that none waits in an enforced sync for one that has finished.
   double timedUntil = hrt_wtime();
   hrt_sync_stats syncStats{};
   bool synced = hrt_mlir_sync_stats(&syncStats);
   hrt_mlir_sync_finish();
+  if (timeline && iterations > 0 &&
+      !hetero::writeTimeline(world, timelineDirectory, iterations - 1,
+                             isStep ? (*pipeline)->replicas : 0))
+    return 1;
+  if (planner)
+    hrt_planner_destroy(planner);
   if (measureThroughput) {
     double seconds = timedUntil - timedFrom;
     if (hrt_all_reduce(&seconds, &seconds, 1, HRT_FLOAT64, HRT_MAX, world) !=

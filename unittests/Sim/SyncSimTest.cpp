@@ -73,6 +73,38 @@ double meanThroughput(SyncPolicy policy, double sleepIterations) {
 
 /// The paper's ordering under hete-B, SDPipe = All-Reduce when homogeneous,
 /// and the bands of the reproduction plan.
+// The compiled step: each step of M micro-batches is a 1F1B with a flush,
+// (M + S - 1)(F + B) long without communication costs, and a sync after
+// every `syncEvery`-th backward of the step and after its last.
+TEST(SyncSim, StepsFlushAsTheCompiledStep) {
+  SyncConfig config = mesh(2, 2, SyncPolicy::AllReduce);
+  config.microbatches = 40;
+  config.stepMicrobatches = 4;
+  config.syncEvery = 4;
+  config.p2pMs = config.latencyMs = config.rpcMs = config.stageBytes = 0.0;
+  SyncResult result = simulateSync(config);
+  ASSERT_FALSE(result.stalled);
+  EXPECT_DOUBLE_EQ(result.makespanMs, 10 * (4 + 2 - 1) * 30.0);
+  // One all-reduce per stage and step.
+  EXPECT_EQ(result.table.size(), 2u * 10u);
+  config.syncEvery = 3; // after backward 3 and 4 of each step
+  EXPECT_EQ(simulateSync(config).table.size(), 2u * 20u);
+
+  // Without the flush the same 40 micro-batches stream: (K + S - 1)(F + B).
+  config.stepMicrobatches = 0;
+  config.syncEvery = 4;
+  result = simulateSync(config);
+  EXPECT_DOUBLE_EQ(result.makespanMs, (40 + 2 - 1) * 30.0);
+
+  // The stragglers' h and T_max are made of the interval between syncs:
+  // one 150 ms step here.
+  config.stepMicrobatches = 4;
+  calibrate(config, 2.3);
+  EXPECT_NEAR(config.sleepMs, 2.3 * 150.0, 1e-9);
+  ASSERT_TRUE(config.scheduler.windowMaxMs.has_value());
+  EXPECT_NEAR(*config.scheduler.windowMaxMs, 150.0 / 2, 1e-9);
+}
+
 TEST(SyncSim, ThroughputOrderingAndBands) {
   double sdpipe = meanThroughput(SyncPolicy::SDPipe, 2.3);
   double allReduce = meanThroughput(SyncPolicy::AllReduce, 2.3);
