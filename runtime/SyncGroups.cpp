@@ -39,6 +39,12 @@ constexpr int kTagStop = 3;
 /// hrt_comm_create_group's tag: a worker creates one communicator at a
 /// time, so creations that share a rank never overlap.
 constexpr int kCreateTag = 5151;
+/// T_max until a stage's iteration time is measured (a worker's second
+/// READY): generous, so that the first rounds of a homogeneous start form
+/// whole groups instead of the singletons of a window far below the
+/// iteration, and finite, so that a straggler in them delays the others
+/// only so long.
+constexpr double kInitialWindowMaxMs = 1000.0;
 /// How long an idle poll sleeps, so that waiting never holds a core.
 constexpr auto kPollSleep = std::chrono::microseconds(50);
 
@@ -314,6 +320,8 @@ extern "C" hrt_status hrt_sync_create(hrt_comm world, int stages, int replicas,
     scheduler.lock = options->lock != 0;
     if (options->window_max_ms >= 0)
       scheduler.windowMaxMs = options->window_max_ms;
+    else
+      scheduler.initialWindowMaxMs = kInitialWindowMaxMs;
     if (options->window_fraction >= 0)
       scheduler.windowFraction = options->window_fraction;
     scheduler.livenessMs = options->liveness_ms;

@@ -234,7 +234,8 @@ void Scheduler::dispatch(int64_t stage, double nowMs, Mode mode,
     if (group.members.size() < 2)
       state.window = std::min(2.0 * state.window, max);
     else
-      state.window = std::max(0.9 * state.window, max * kWindowFloor);
+      state.window =
+          std::min(std::max(0.9 * state.window, max * kWindowFloor), max);
   } else {
     state.window = windowMax(stage);
   }
