@@ -149,6 +149,25 @@ TEST(SyncScheduler, MeasuredWindowIsTheIterationOverN) {
   EXPECT_NEAR(scheduler.windowMax(0), 5.0, 0.5);
 }
 
+/// A window that started above the T_max measured later comes down to it
+/// with the next whole group, and a windowFraction replaces 1/N.
+TEST(SyncScheduler, WindowNeverExceedsTheMeasuredMaximum) {
+  Options options;
+  options.replicas = 2;
+  options.initialWindowMaxMs = 1000.0;
+  options.windowFraction = 0.25;
+  Scheduler scheduler(options);
+  EXPECT_DOUBLE_EQ(scheduler.window(0), 100.0); // 0.1 T_max to start
+  // Whole groups at 0 and 40 ms: 0.9 x 100 after the first, and the
+  // interval of 40 ms makes T_max = 40 / 4 (not 40 / 2) before the second.
+  for (int step = 0; step < 2; ++step) {
+    scheduler.ready(0, 0, 40.0 * step);
+    scheduler.ready(0, 1, 40.0 * step);
+  }
+  EXPECT_DOUBLE_EQ(scheduler.windowMax(0), 10.0);
+  EXPECT_DOUBLE_EQ(scheduler.window(0), 10.0);
+}
+
 /// T4 (e): with P = 1 the candidate alone must connect the stage, so every
 /// group is all N.
 TEST(SyncScheduler, PeriodOneIsAllReduce) {
