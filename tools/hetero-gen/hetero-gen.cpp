@@ -7,7 +7,7 @@
 //   hetero-gen gpt [--vocab V] [--layers L] [--hidden H] [--heads A]
 //                  [--seq S] [--batch B] [--stages P] [--microbatches M]
 //                  [--tp T] [--dp D] [--optimizer sgd|adam] [--lr R]
-//                  [-o file]
+//                  [--sync "policy = dynamic, ..."] [-o file]
 //
 // Emits what a frontend would: parameters, the data function (reading the
 // runtime's corpus), the stage functions, the generation function and the
@@ -17,10 +17,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hetero/Dialect/Hetero.h"
 #include "hetero/InitAll.h"
 #include "hetero/Models/Gpt.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Support/FileUtilities.h"
@@ -66,6 +69,12 @@ static cl::opt<std::string> optimizer("optimizer",
 static cl::opt<double> learningRate("lr", cl::desc("Learning rate"),
                                     cl::init(defaults.learningRate),
                                     cl::cat(category));
+static cl::opt<std::string>
+    sync("sync",
+         cl::desc("The pipeline's #hetero.sync parameters, for example "
+                  "\"policy = dynamic, period = 4\" (docs/sync-groups.md); "
+                  "default: none (gradient all-reduce)"),
+         cl::init(""), cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(category));
@@ -103,6 +112,26 @@ int main(int argc, char **argv) {
   hetero::registerAndLoadAllDialects(context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       hetero::models::buildGpt(&context, config);
+  if (!sync.empty()) {
+    // The attribute's parser and the pipeline's verifier say what is wrong.
+    std::string problem;
+    mlir::ScopedDiagnosticHandler handler(&context,
+                                          [&](mlir::Diagnostic &diagnostic) {
+                                            if (problem.empty())
+                                              problem = diagnostic.str();
+                                            return mlir::success();
+                                          });
+    auto attr = llvm::dyn_cast_or_null<hetero::SyncAttr>(
+        mlir::parseAttribute("#hetero.sync<" + sync + ">", &context));
+    if (attr)
+      for (auto pipeline : module->getOps<hetero::PipelineOp>())
+        pipeline.setSyncAttr(attr);
+    if (!attr || failed(mlir::verify(*module))) {
+      llvm::errs() << "hetero-gen: --sync \"" << sync << "\": " << problem
+                   << "\n";
+      return 1;
+    }
+  }
   if (failed(mlir::verify(*module))) {
     llvm::errs() << "hetero-gen: internal error: the generated model does "
                     "not verify\n";
@@ -120,8 +149,10 @@ int main(int argc, char **argv) {
                << " --heads " << heads << " --seq " << seq << " --batch "
                << batch << " --stages " << stages << " --microbatches "
                << microbatches << " --tp " << tp << " --dp " << dp
-               << " --optimizer " << optimizer << " --lr " << learningRate
-               << "\n";
+               << " --optimizer " << optimizer << " --lr " << learningRate;
+  if (!sync.empty())
+    output->os() << " --sync \"" << sync << "\"";
+  output->os() << "\n";
   module->print(output->os());
   output->os() << "\n";
   output->keep();
