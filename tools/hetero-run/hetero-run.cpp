@@ -442,6 +442,8 @@ int run() {
                      << (*pipeline)->devices << " devices, but the job has "
                      << size << " ranks; run it with mpirun -np "
                      << (*pipeline)->devices << "\n";
+      // Every rank found it: no rank aborts the job before rank 0 said it.
+      hrt_barrier(world);
       return 1;
     }
   }
