@@ -121,6 +121,18 @@ class Optimizer:
                 params[name] -= lr * m_hat / (np.sqrt(v_hat) + eps)
 
 
+def replica_sums(params, step, replica, microbatches):
+    """The loss sum and the gradient sums of one replica's micro-batches."""
+    total, grads = 0.0, {n: np.zeros_like(p) for n, p in params.items()}
+    for microbatch in range(microbatches):
+        x, t = data(step, replica, microbatch)
+        loss, dw0, dw1 = gradients(params["w0"], params["w1"], x, t)
+        total += loss
+        grads["w0"] += dw0
+        grads["w1"] += dw1
+    return total, grads
+
+
 def train(model, steps):
     params = {"w0": model["w0"].copy(), "w1": model["w1"].copy()}
     optimizer = Optimizer(model["optimizer"], model["options"])
@@ -129,12 +141,11 @@ def train(model, steps):
     for step in range(steps):
         total, grads = 0.0, {n: np.zeros_like(p) for n, p in params.items()}
         for replica in range(model["replicas"]):
-            for microbatch in range(model["microbatches"]):
-                x, t = data(step, replica, microbatch)
-                loss, dw0, dw1 = gradients(params["w0"], params["w1"], x, t)
-                total += loss
-                grads["w0"] += dw0
-                grads["w1"] += dw1
+            loss, replica_grads = replica_sums(params, step, replica,
+                                               model["microbatches"])
+            total += loss
+            for name in grads:
+                grads[name] += replica_grads[name]
         losses.append(total / count)
         optimizer.step(params, {n: g / count for n, g in grads.items()})
     return losses, params
@@ -150,14 +161,8 @@ def train_sdpipe(model, steps):
     for step in range(steps):
         local = []
         for replica in range(replicas):
-            total = 0.0
-            grads = {n: np.zeros_like(p) for n, p in params.items()}
-            for microbatch in range(model["microbatches"]):
-                x, t = data(step, replica, microbatch)
-                loss, dw0, dw1 = gradients(params["w0"], params["w1"], x, t)
-                total += loss
-                grads["w0"] += dw0
-                grads["w1"] += dw1
+            total, grads = replica_sums(params, step, replica,
+                                        model["microbatches"])
             if replica == 0:
                 losses.append(total / model["microbatches"])
             mine = {n: p.copy() for n, p in params.items()}
