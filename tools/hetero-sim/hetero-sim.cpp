@@ -17,6 +17,13 @@
 //                     --forward-ms F --backward-ms B
 //                     --heterogeneity none|A|B --policy sdpipe|allreduce|adpsgd
 //                     [--lock on|off] [--period P] [--seed s] [...]
+//   hetero-sim checkpoint --machines N --replicas m --failures k
+//                     [--placement mixed|group|ring]
+//   hetero-sim checkpoint-plan --spans-ms t1,t2,... --checkpoint-bytes C
+//                     --copies c --buffer-bytes R --parts p
+//                     --bandwidth-bytes-per-ms B --alpha-ms a --mu u
+//                     [--interleaving gemini|naive|blocking]
+//                     [--copy-bytes-per-ms b]
 //
 // Prints `iteration_ms: <value>`, `bubble_fraction: <value>`,
 // `peak_inflight: <per stage>` and, per directed link, its idle spans.
@@ -32,7 +39,11 @@
 // (the best split into m equal tensor counts). `sdpipe` runs the
 // data-parallel sync model of hetero/Sim/SyncSim.h and prints
 // `throughput: <micro-batches per second>`, `mean_group_size: <value>` and
-// `stalled: yes|no`.
+// `stalled: yes|no`. `checkpoint` prints Gemini's exact probability of
+// recovering from CPU memory when k machines fail at once,
+// `recovery_probability: <value>` (hetero/Checkpoint/Placement.h);
+// `checkpoint-plan` prints Algorithm 6.2's chunks in send order, one
+// `chunk <span> <copy> <bytes>` line each (hetero/Checkpoint/Partition.h).
 //
 // The simulators are MLIR-free; MLIR only reads the module.
 //
@@ -40,6 +51,8 @@
 
 #include "ScheduledModule.h"
 
+#include "hetero/Checkpoint/Partition.h"
+#include "hetero/Checkpoint/Placement.h"
 #include "hetero/Profile/FusionProfile.h"
 #include "hetero/Profile/PipelineProfile.h"
 #include "hetero/Sim/PipelineSim.h"
@@ -47,6 +60,7 @@
 #include "hetero/Sim/Timeline.h"
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -81,7 +95,14 @@ int usage(const std::string &problem) {
                "[--sync-every n] [--step-microbatches m] [--stage-mb S] "
                "[--bandwidth-gbps G] "
                "[--latency-ms a] [--p2p-ms p] [--rpc-ms r] "
-               "[--sync-table out.csv]\n",
+               "[--sync-table out.csv]\n"
+               "       hetero-sim checkpoint --machines N --replicas m "
+               "--failures k [--placement mixed|group|ring]\n"
+               "       hetero-sim checkpoint-plan --spans-ms t1,t2,... "
+               "--checkpoint-bytes C --copies c --buffer-bytes R --parts p "
+               "--bandwidth-bytes-per-ms B --alpha-ms a --mu u "
+               "[--interleaving gemini|naive|blocking] "
+               "[--copy-bytes-per-ms b]\n",
                problem.c_str());
   return 1;
 }
@@ -446,6 +467,109 @@ int runSdpipe(int argc, char **argv) {
   return 0;
 }
 
+/// Reads a whole number of at least `least`.
+bool readCount(const std::map<std::string, std::string> &options,
+               const std::string &name, int64_t least, int64_t &value,
+               std::string &error) {
+  double number;
+  if (!readNumber(options, name, number, error))
+    return false;
+  if (number != std::floor(number) || number < double(least) || number > 9e18) {
+    error = "--" + name +
+            " expects a whole number >= " + std::to_string(least) + ", got '" +
+            options.at(name) + "'";
+    return false;
+  }
+  value = int64_t(number);
+  return true;
+}
+
+int runCheckpoint(int argc, char **argv) {
+  std::map<std::string, std::string> options;
+  if (std::string error = parseOptions(argc, argv, options); !error.empty())
+    return usage(error);
+  int64_t machines, replicas, failures;
+  std::string error;
+  size_t layout = 0;
+  if (!readCount(options, "machines", 1, machines, error) ||
+      !readCount(options, "replicas", 1, replicas, error) ||
+      !readCount(options, "failures", 0, failures, error) ||
+      (options.count("placement") &&
+       !readChoice(options, "placement", {"mixed", "group", "ring"}, layout,
+                   error)))
+    return usage(error);
+  checkpoint::Layout chosen =
+      std::array{checkpoint::Layout::Mixed, checkpoint::Layout::Group,
+                 checkpoint::Layout::Ring}[layout];
+  if (std::string problem =
+          checkpoint::checkPlacement(machines, replicas, chosen);
+      !problem.empty())
+    return failure(problem);
+  checkpoint::Probability probability;
+  if (!checkpoint::recoveryProbability(
+          checkpoint::place(machines, replicas, chosen), failures, probability,
+          error))
+    return failure(error);
+  std::printf("recovery_probability: %s\n", probability.format(6).c_str());
+  return 0;
+}
+
+int runCheckpointPlan(int argc, char **argv) {
+  std::map<std::string, std::string> options;
+  if (std::string error = parseOptions(argc, argv, options); !error.empty())
+    return usage(error);
+  checkpoint::PartitionProblem problem;
+  std::string error;
+  double alphaMs, copyBytesPerMs = 0;
+  size_t interleaving = 0;
+  if (!readCount(options, "checkpoint-bytes", 0, problem.checkpointBytes,
+                 error) ||
+      !readCount(options, "copies", 0, problem.copies, error) ||
+      !readCount(options, "buffer-bytes", 1, problem.bufferBytes, error) ||
+      !readCount(options, "parts", 1, problem.parts, error) ||
+      !readNumber(options, "bandwidth-bytes-per-ms",
+                  problem.bandwidthBytesPerMs, error) ||
+      !readNumber(options, "alpha-ms", alphaMs, error) ||
+      !readNumber(options, "mu", problem.mu, error) ||
+      (options.count("copy-bytes-per-ms") &&
+       !readNumber(options, "copy-bytes-per-ms", copyBytesPerMs, error)) ||
+      (options.count("interleaving") &&
+       !readChoice(options, "interleaving", {"gemini", "naive", "blocking"},
+                   interleaving, error)))
+    return usage(error);
+  if (!options.count("spans-ms"))
+    return usage("missing --spans-ms");
+  llvm::SmallVector<llvm::StringRef> spans;
+  llvm::StringRef(options["spans-ms"]).split(spans, ',');
+  for (llvm::StringRef span : spans) {
+    double ms;
+    if (span.trim().getAsDouble(ms) || !(ms >= 0) || !std::isfinite(ms))
+      return usage("--spans-ms expects idle spans >= 0 in ms, got '" +
+                   span.str() + "'");
+    problem.spansNs.push_back(std::llround(ms * 1e6));
+  }
+  if (!(alphaMs >= 0) || !std::isfinite(alphaMs))
+    return usage("--alpha-ms must be >= 0");
+  problem.alphaNs = std::llround(alphaMs * 1e6);
+  problem.copyBytesPerMs = copyBytesPerMs;
+  problem.interleaving = std::array{
+      checkpoint::Interleaving::Gemini, checkpoint::Interleaving::Naive,
+      checkpoint::Interleaving::Blocking}[interleaving];
+  if (std::string problemText = checkpoint::checkPartitionProblem(problem);
+      !problemText.empty())
+    return failure(problemText);
+  checkpoint::Partition plan = checkpoint::partition(problem);
+  for (const checkpoint::Chunk &chunk : plan.chunks)
+    std::printf("chunk %lld %lld %lld\n", (long long)chunk.span,
+                (long long)chunk.copy, (long long)chunk.bytes);
+  if (plan.overflowNs > 0)
+    std::fprintf(stderr,
+                 "hetero-sim: the checkpoint overflows the last span by "
+                 "%.6g ms, which delays the optimizer update\n",
+                 double(plan.overflowNs) / 1e6);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -458,9 +582,13 @@ int main(int argc, char **argv) {
     return runFusion(argc, argv);
   if (command == "sdpipe")
     return runSdpipe(argc, argv);
+  if (command == "checkpoint")
+    return runCheckpoint(argc, argv);
+  if (command == "checkpoint-plan")
+    return runCheckpointPlan(argc, argv);
   if (llvm::StringRef(command).ends_with(".mlir") || command == "-")
     return runScheduledModule(argc, argv);
   return usage("unknown command '" + command +
-               "', expected 'pipeline', 'fusion', 'sdpipe' or a scheduled "
-               ".mlir file");
+               "', expected 'pipeline', 'fusion', 'sdpipe', "
+               "'checkpoint', 'checkpoint-plan' or a scheduled .mlir file");
 }
