@@ -242,6 +242,22 @@ void CompressAttr::print(AsmPrinter &printer) const {
 }
 
 //===----------------------------------------------------------------------===//
+// CheckpointAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+CheckpointAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t replicas, ReplicaPlacement, int64_t every) {
+  if (replicas < 1)
+    return emitError() << "checkpoint replicas must be >= 1 (the local copy "
+                          "counts), got "
+                       << replicas;
+  if (every < 1)
+    return emitError() << "checkpoint every must be >= 1 steps, got " << every;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // SyncAttr
 //===----------------------------------------------------------------------===//
 

@@ -451,11 +451,47 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
   return success();
 }
 
+/// The checkpoint's replicas must fit the ranks the pipeline runs on: its
+/// grid, or one rank per stage without one.
+static LogicalResult verifyCheckpointWorld(PipelineOp pipeline,
+                                           shard::GridOp grid) {
+  CheckpointAttr checkpoint = pipeline.getCheckpointAttr();
+  if (!checkpoint)
+    return success();
+  int64_t world = pipeline.getNumStages();
+  if (grid) {
+    world = 1;
+    for (int64_t size : grid.getShape())
+      world *= size;
+  }
+  if (checkpoint.getReplicas() > world)
+    return pipeline.emitOpError()
+           << "keeps " << checkpoint.getReplicas()
+           << " checkpoint replicas, but runs on only " << world
+           << " ranks; replicas must be at most the ranks";
+  if (checkpoint.getPlacement() == ReplicaPlacement::group &&
+      world % checkpoint.getReplicas() != 0)
+    return pipeline.emitOpError()
+           << "places checkpoints in groups of " << checkpoint.getReplicas()
+           << ", which do not divide its " << world
+           << " ranks; use placement = mixed or ring";
+  return success();
+}
+
 LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  if (FlatSymbolRefAttr grid = getGridAttr())
-    if (!symbolTable.lookupNearestSymbolFrom<shard::GridOp>(*this, grid))
+  shard::GridOp gridOp;
+  if (FlatSymbolRefAttr grid = getGridAttr()) {
+    gridOp = symbolTable.lookupNearestSymbolFrom<shard::GridOp>(*this, grid);
+    if (!gridOp)
       return emitOpError() << "'" << grid.getValue()
                            << "' does not name a shard.grid";
+  }
+  if (failed(verifyCheckpointWorld(*this, gridOp)))
+    return failure();
+  if (getCheckpointAttr() && !isExecutable())
+    return emitOpError() << "keeps checkpoints, but names no data function "
+                            "and optimizer: only an executable pipeline has "
+                            "training state";
   if (bool(getDataAttr()) != bool(getOptimizerAttr()))
     return emitOpError() << "names "
                          << (getDataAttr() ? "a data function" : "an optimizer")
@@ -1056,6 +1092,13 @@ void BucketOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 // Fault tolerance
 //===----------------------------------------------------------------------===//
 
+int64_t CheckpointOp::getShardBytes() {
+  int64_t bytes = 0;
+  for (Value tensor : getTensors())
+    bytes += tensorBytes(tensor.getType());
+  return bytes;
+}
+
 LogicalResult CheckpointOp::verify() {
   if (getTensors().empty())
     return emitOpError() << "needs at least one tensor to checkpoint";
@@ -1071,10 +1114,47 @@ LogicalResult CheckpointOp::verify() {
   return success();
 }
 
+/// The hetero.checkpoint before `op` in its block, or null.
+static CheckpointOp checkpointBefore(Operation *op) {
+  for (Operation *before = op->getPrevNode(); before;
+       before = before->getPrevNode())
+    if (auto checkpoint = dyn_cast<CheckpointOp>(before))
+      return checkpoint;
+  return {};
+}
+
 LogicalResult CkptChunkOp::verify() {
-  if (getChunk() >= getChunks())
-    return emitOpError() << "chunk " << getChunk() << " is outside 0.."
-                         << getChunks() - 1;
+  int64_t size = tensorBytes(getTensor().getType());
+  if (getOffset() + getBytes() > size)
+    return emitOpError() << "sends bytes [" << getOffset() << ", "
+                         << getOffset() + getBytes() << ") of a tensor of "
+                         << size << " bytes";
+  CheckpointOp checkpoint = checkpointBefore(*this);
+  if (!checkpoint || !llvm::is_contained(checkpoint.getTensors(), getTensor()))
+    return emitOpError() << "sends a tensor that no hetero.checkpoint before "
+                            "it in the block checkpoints";
+  if (getCopy() + 1 >= checkpoint.getReplicas())
+    return emitOpError() << "sends remote copy " << getCopy()
+                         << ", but its checkpoint keeps "
+                         << checkpoint.getReplicas()
+                         << " replicas: remote copies 0.."
+                         << checkpoint.getReplicas() - 2;
+  return success();
+}
+
+LogicalResult CkptCommitOp::verify() {
+  if (!checkpointBefore(*this))
+    return emitOpError()
+           << "has no hetero.checkpoint before it in the block to complete";
+  for (Operation *after = (*this)->getNextNode(); after;
+       after = after->getNextNode()) {
+    if (isa<CkptChunkOp>(after))
+      return emitOpError() << "comes before a hetero.ckpt_chunk of its "
+                              "checkpoint; every chunk is sent before the "
+                              "commit";
+    if (isa<CheckpointOp>(after))
+      break;
+  }
   return success();
 }
 

@@ -186,6 +186,9 @@ private:
   /// written back to their globals.
   void emitLocalStepAndSync(int64_t s, int64_t count);
   bool dynamicSync() const { return sync && sync.isDynamic(); }
+  /// Opens the in-memory checkpoint (#hetero.checkpoint) of stage `s`'s
+  /// parameters and optimizer state as they are at the start of `step`.
+  void emitCheckpoint(int64_t s, Value step);
 
   PipelineOp pipeline;
   SymbolTable &symbols;
@@ -197,6 +200,8 @@ private:
   /// Whether the grid has axis 1; without it there is one replica.
   bool hasReplicaAxis = false;
   int64_t replicas = 1;
+  /// The ranks of the grid.
+  int64_t worldSize = 1;
   int64_t microbatches = 0;
   SyncAttr sync;
   std::unique_ptr<OptimizerUpdate> optimizer;
@@ -231,6 +236,8 @@ LogicalResult PipelineLowering::prepare() {
     hasReplicaAxis = gridOp.getShape().size() > 1;
     if (hasReplicaAxis)
       replicas = gridOp.getShape()[1];
+    for (int64_t size : gridOp.getShape())
+      worldSize *= size;
   } else {
     // A pipeline without a grid runs on one rank per stage.
     builder.setInsertionPoint(pipeline);
@@ -240,6 +247,7 @@ LogicalResult PipelineLowering::prepare() {
     symbols.insert(gridOp, Block::iterator(pipeline.getOperation()));
     grid = FlatSymbolRefAttr::get(gridOp.getSymNameAttr());
     pipeline.setGridAttr(grid);
+    worldSize = pipeline.getNumStages();
   }
   sync = pipeline.getSyncAttr();
   if (dynamicSync())
@@ -249,6 +257,13 @@ LogicalResult PipelineLowering::prepare() {
                << "has no parameters, but the pipeline synchronises its "
                   "replicas in dynamic groups (policy = dynamic), which "
                   "average every stage's parameters";
+  if (pipeline.getCheckpointAttr())
+    for (int64_t s = 0; s < numStages(); ++s)
+      if (stages[s].params.empty())
+        return pipeline.getStage(s).emitOpError()
+               << "has no parameters, but the pipeline keeps in-memory "
+                  "checkpoints (checkpoint <...>), which every rank takes "
+                  "part in with its parameters";
   // The rescale divides the variance by N; with one replica it is Adam.
   int64_t varianceReplicas =
       dynamicSync() && sync.getAdamVarRescale() && replicas > 1 ? replicas : 0;
@@ -413,6 +428,21 @@ void PipelineLowering::emitUpdates(int64_t stage, ArrayRef<Value> gradients,
     optimizer->update(builder, loc, param, gradient, scale);
 }
 
+void PipelineLowering::emitCheckpoint(int64_t s, Value step) {
+  CheckpointAttr checkpoint = pipeline.getCheckpointAttr();
+  SmallVector<Value> tensors;
+  for (memref::GlobalOp param : stages[s].params) {
+    tensors.push_back(readGlobal(builder, loc, param));
+    for (memref::GlobalOp state : optimizer->stateOf(param))
+      tensors.push_back(readGlobal(builder, loc, state));
+  }
+  if (memref::GlobalOp counter = optimizer->stepCounter())
+    tensors.push_back(readGlobal(builder, loc, counter));
+  CheckpointOp::create(builder, loc, tensors, step, checkpoint.getReplicas(),
+                       worldSize, checkpoint.getPlacement(),
+                       checkpoint.getEvery());
+}
+
 func::FuncOp
 PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
                                    const std::vector<Action> &program) {
@@ -427,6 +457,8 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   Value step = function.getArgument(0), replica = function.getArgument(1);
   Stage &stage = stages[s];
   int64_t last = numStages() - 1;
+  if (pipeline.getCheckpointAttr())
+    emitCheckpoint(s, step);
 
   FunctionType forwardType = stage.forward.getFunctionType();
   Type inputType = forwardType.getInput(0);

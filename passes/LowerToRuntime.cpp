@@ -7,6 +7,7 @@
 #include "hetero-rt/compress.h"
 #include "hetero-rt/hrt.h"
 #include "hetero/Dialect/Hetero.h"
+#include "hetero/Dialect/Utils.h"
 #include "hetero/Passes/HeteroToRuntime.h"
 #include "hetero/Passes/Passes.h"
 
@@ -897,6 +898,90 @@ struct GroupSyncLowering : OpConversionPattern<GroupSyncOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// hetero.checkpoint, hetero.ckpt_chunk, hetero.ckpt_commit
+//===----------------------------------------------------------------------===//
+
+/// The global memref that holds a checkpointed tensor: the runtime copies it
+/// out, and restores a recovered checkpoint into it.
+FailureOr<Value> stateBuffer(Operation *op, Value tensor) {
+  auto toTensor = tensor.getDefiningOp<bufferization::ToTensorOp>();
+  if (toTensor && toTensor.getBuffer().getDefiningOp<memref::GetGlobalOp>())
+    return toTensor.getBuffer();
+  return op->emitOpError()
+         << "checkpoints a tensor that is not read from a memref.global; "
+            "training state lives in globals, which a recovered checkpoint "
+            "is restored into";
+}
+
+struct CheckpointLowering : OpConversionPattern<CheckpointOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(CheckpointOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    bool committed = false;
+    for (Operation *after = op->getNextNode(); after && !committed;
+         after = after->getNextNode())
+      committed = isa<CkptCommitOp>(after);
+    if (!committed)
+      return op.emitOpError()
+             << "has no hetero.ckpt_commit: place its chunks with "
+                "hetero-interleave-checkpoints before lowering to the runtime";
+    RuntimeCalls calls(op, rewriter);
+    SmallVector<Value> buffers;
+    for (Value tensor : op.getTensors()) {
+      FailureOr<Value> buffer = stateBuffer(op, tensor);
+      if (failed(buffer))
+        return failure();
+      buffers.push_back(*buffer);
+    }
+    calls.call("hrt_mlir_ckpt_begin",
+               {adaptor.getIteration(), calls.constant64(op.getReplicas()),
+                calls.constant64(op.getWorld()),
+                calls.constant32(int64_t(op.getPlacement())),
+                calls.constant64(op.getEvery()),
+                calls.constant64(op.getTensors().size())});
+    for (auto [tensor, buffer] : llvm::zip(op.getTensors(), buffers))
+      calls.call("hrt_mlir_ckpt_tensor",
+                 {calls.pointerOf(buffer),
+                  calls.constant64(tensorBytes(tensor.getType()))});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct CkptChunkLowering : OpConversionPattern<CkptChunkOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(CkptChunkOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<Value> buffer = stateBuffer(op, op.getTensor());
+    if (failed(buffer))
+      return failure();
+    RuntimeCalls calls(op, rewriter);
+    calls.call("hrt_mlir_ckpt_chunk",
+               {calls.pointerOf(*buffer), calls.constant64(op.getOffset()),
+                calls.constant64(op.getBytes()),
+                calls.constant64(op.getCopy())});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct CkptCommitLowering : OpConversionPattern<CkptCommitOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(CkptCommitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls(op, rewriter).call("hrt_mlir_ckpt_commit", {});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void hetero::populateHeteroToRuntimeConversionPatterns(
@@ -914,8 +999,8 @@ void hetero::populateHeteroToRuntimeConversionPatterns(
            ReduceScatterLowering, AllToAllLowering, SendLowering, RecvLowering,
            TaskMarkLowering, ProcessMultiIndexLowering,
            ProcessLinearIndexLowering, CorpusBatchLowering,
-           SampleContextLowering, SampleNextLowering, GroupSyncLowering>(
-          context);
+           SampleContextLowering, SampleNextLowering, GroupSyncLowering,
+           CheckpointLowering, CkptChunkLowering, CkptCommitLowering>(context);
 }
 
 void hetero::configureHeteroToRuntimeTarget(ConversionTarget &target) {

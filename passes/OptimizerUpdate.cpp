@@ -104,6 +104,13 @@ OptimizerUpdate::OptimizerUpdate(Attribute optimizer,
   }
 }
 
+ArrayRef<memref::GlobalOp> OptimizerUpdate::stateOf(memref::GlobalOp param) {
+  auto found = state.find(param);
+  if (found == state.end())
+    return {};
+  return found->second;
+}
+
 void OptimizerUpdate::beginStep(OpBuilder &builder, Location loc) {
   auto adam = dyn_cast<AdamAttr>(optimizer);
   if (!adam || !steps)

@@ -45,6 +45,11 @@ public:
               mlir::memref::GlobalOp param, mlir::Value gradientSum,
               double scale);
 
+  /// The globals of `param`'s optimizer state (momentum, Adam's moments).
+  llvm::ArrayRef<mlir::memref::GlobalOp> stateOf(mlir::memref::GlobalOp param);
+  /// Adam's step counter, or null.
+  mlir::memref::GlobalOp stepCounter() const { return steps; }
+
 private:
   mlir::Attribute optimizer;
   int64_t varianceReplicas;

@@ -362,6 +362,7 @@ hrt_status waitWithTimeout(PendingOperation &pending) {
       return status;
     if (done)
       return HRT_SUCCESS;
+    pollCheckpointTraffic();
     std::chrono::duration<double> waited =
         std::chrono::steady_clock::now() - start;
     if (timeout > 0.0 && waited.count() > timeout) {
@@ -508,6 +509,7 @@ extern "C" hrt_status hrt_finalize(void) {
   hrt_status status = finishCompiledSync();
   if (hrt_status flushed = flushBufferedSends(); status == HRT_SUCCESS)
     status = flushed;
+  releaseCheckpoints();
   hrt_status released = releaseCommunicator(&state->world);
   if (status == HRT_SUCCESS)
     status = released;

@@ -223,6 +223,12 @@ void recordCommunication(hrt_timeline_kind kind, double start, double end);
 /// Null when the library was built without NCCL.
 std::unique_ptr<Backend> createNcclBackend();
 
+/// Receives the checkpoint chunks that have come (Checkpoint.cpp): every
+/// wait polls it, so that chunks land while a rank waits.
+void pollCheckpointTraffic();
+/// Unmaps the checkpoints and disconnects from the agent (hrt_finalize).
+void releaseCheckpoints();
+
 /// Destroys the sync groups of compiled code (hrt_mlir_sync_ready), if any:
 /// collective over the world, called by hrt_finalize.
 hrt_status finishCompiledSync();

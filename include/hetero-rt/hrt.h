@@ -294,6 +294,51 @@ HRT_EXPORT hrt_status hrt_sync_get_stats(hrt_sync sync, hrt_sync_stats *stats);
 HRT_EXPORT hrt_status hrt_sync_destroy(hrt_sync sync);
 
 /*===----------------------------------------------------------------------===*
+ * In-memory checkpoints (Gemini). Compiled steps open, send and commit them
+ * (hrt_mlir_ckpt_*); a launcher configures where they live and recovers
+ * from them before the first step.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct hrt_ckpt_options {
+  /* The directory of the checkpoint agents' sockets (agent-<rank>.sock);
+   * NULL or "": the checkpoints live in the process and die with it. */
+  const char *agents;
+  /* The hetero-ckpt-agent program, started for a rank whose agent does not
+   * answer; NULL or "": never start one. */
+  const char *agent_program;
+  /* Identifies the program: checkpoints of another are never restored. */
+  unsigned long long fingerprint;
+} hrt_ckpt_options;
+
+typedef struct hrt_ckpt_stats {
+  long long commits;    /* checkpoints committed on every rank */
+  long long incomplete; /* checkpoints some rank could not complete */
+  long long chunks_sent, bytes_sent;
+  long long chunks_received, bytes_received;
+  long long last_committed_step; /* the step of the newest commit */
+  long long restored_step;       /* the step hrt_ckpt_recover restored, or 0 */
+  double commit_wait_seconds;    /* time spent in commits */
+} hrt_ckpt_stats;
+
+/* Connects this rank to its agent, starting it when none answers and
+ * `agent_program` is given. Not collective. */
+HRT_EXPORT hrt_status hrt_ckpt_configure(const hrt_ckpt_options *options);
+/* Collective over the world: finds the newest step whose checkpoint of
+ * every rank's shard is complete and intact in some rank's memory, fetches
+ * this rank's shard (from its own memory, else from a peer's), and has the
+ * compiled step restore it when it opens the checkpoint of that step.
+ * `*step` is that step (run it next), or -1 when there is none;
+ * `*from_peer` is 1 when this rank's shard came from a peer. */
+HRT_EXPORT hrt_status hrt_ckpt_recover(long long *step, int *from_peer);
+HRT_EXPORT hrt_status hrt_ckpt_get_stats(hrt_ckpt_stats *stats);
+/* Collective over the world, after the last step: releases the
+ * checkpoints and, when `stop_agent`, stops this rank's agent. */
+HRT_EXPORT hrt_status hrt_ckpt_finish(int stop_agent);
+/* Runs a checkpoint agent on `socket_path` until it is told to quit
+ * (hetero-ckpt-agent). Returns 0, or 1 after printing why it cannot. */
+HRT_EXPORT int hrt_ckpt_agent_main(const char *socket_path);
+
+/*===----------------------------------------------------------------------===*
  * Timelines of measured iterations. Between hrt_timeline_begin_iteration
  * and hrt_timeline_gather each rank records, in hrt_wtime seconds:
  *   - each task a compiled stage program reports (hrt_mlir_task_mark), from
@@ -426,6 +471,22 @@ HRT_EXPORT int hrt_mlir_sync_stats(hrt_sync_stats *stats);
  * collective (hrt_finalize calls it otherwise): a replica that finished
  * its steps first must not keep another waiting in an enforced sync. */
 HRT_EXPORT void hrt_mlir_sync_finish(void);
+/* hetero.checkpoint: opens the checkpoint of the state before step `step`
+ * (active when `step` is a multiple of `every`), `replicas` copies over the
+ * `world` ranks in `placement` (0 group, 1 ring, 2 mixed); its `tensors`
+ * tensors follow, in shard order, with hrt_mlir_ckpt_tensor. The last one
+ * makes the local copy, after restoring a recovered shard of this step. */
+HRT_EXPORT void hrt_mlir_ckpt_begin(long long step, long long replicas,
+                                    long long world, int placement,
+                                    long long every, long long tensors);
+HRT_EXPORT void hrt_mlir_ckpt_tensor(void *data, long long bytes);
+/* hetero.ckpt_chunk: sends bytes [offset, offset + bytes) of the tensor at
+ * `data` to the `copy`-th peer of this rank's replica set, without
+ * waiting. */
+HRT_EXPORT void hrt_mlir_ckpt_chunk(const void *data, long long offset,
+                                    long long bytes, long long copy);
+/* hetero.ckpt_commit: completes the open checkpoint on every rank. */
+HRT_EXPORT void hrt_mlir_ckpt_commit(void);
 /* A stage program's task of micro-batch `microbatch` (-1: unknown) just
  * ended: `kind` is HRT_TIMELINE_FORWARD or HRT_TIMELINE_BACKWARD. */
 HRT_EXPORT void hrt_mlir_task_mark(int kind, long long microbatch);

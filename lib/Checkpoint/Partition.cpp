@@ -69,8 +69,8 @@ long double nsPerByte(const PartitionProblem &problem) {
 int64_t bytesThatFit(const PartitionProblem &problem, int64_t spanNs) {
   if (spanNs <= problem.alphaNs)
     return 0;
-  long double bytes = (long double)(spanNs - problem.alphaNs) /
-                      nsPerByte(problem);
+  long double bytes =
+      (long double)(spanNs - problem.alphaNs) / nsPerByte(problem);
   if (bytes >= (long double)std::numeric_limits<int64_t>::max())
     return std::numeric_limits<int64_t>::max();
   int64_t size = int64_t(std::floor(bytes));
@@ -105,8 +105,9 @@ Partition partition(const PartitionProblem &problem) {
     // last span is unbounded in every mode.
     bool open = i == last || problem.interleaving == Interleaving::Blocking;
     int64_t span =
-        open ? unbounded
-             : int64_t(std::floor(problem.mu * (long double)problem.spansNs[i]));
+        open
+            ? unbounded
+            : int64_t(std::floor(problem.mu * (long double)problem.spansNs[i]));
     int64_t used = 0;
     bool placedInSpan = false;
     while (span > 0) {

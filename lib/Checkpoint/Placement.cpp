@@ -47,8 +47,10 @@ std::string checkPlacement(int64_t machines, int64_t replicas, Layout layout) {
     return "the number of replicas must be at least 1 (the local copy), got " +
            std::to_string(replicas);
   if (replicas > machines)
-    return std::to_string(replicas) + " replicas need at least as many "
-           "machines, but there are " + std::to_string(machines);
+    return std::to_string(replicas) +
+           " replicas need at least as many "
+           "machines, but there are " +
+           std::to_string(machines);
   if (layout == Layout::Group && machines % replicas != 0)
     return "group placement needs the " + std::to_string(machines) +
            " machines to split into groups of " + std::to_string(replicas) +
@@ -361,7 +363,8 @@ std::string Probability::format(int digits) const {
     scale *= 10;
   Count scaled;
   Count rounded;
-  if (multiply(numerator, 2 * scale, scaled) && add(scaled, denominator, scaled))
+  if (multiply(numerator, 2 * scale, scaled) &&
+      add(scaled, denominator, scaled))
     rounded = scaled / (2 * denominator);
   else
     rounded = Count((long double)numerator / (long double)denominator *

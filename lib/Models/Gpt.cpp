@@ -1351,12 +1351,13 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
           : Attribute(SgdAttr::get(context,
                                    builder.getF64FloatAttr(config.learningRate),
                                    FloatAttr()));
-  auto pipeline = PipelineOp::create(
-      builder, loc, builder.getStringAttr("gpt"),
-      builder.getI64IntegerAttr(config.stages),
-      builder.getI64IntegerAttr(config.microbatches),
-      FlatSymbolRefAttr::get(context, "gpt_devices"),
-      FlatSymbolRefAttr::get(context, "gpt_data"), optimizer, SyncAttr());
+  auto pipeline =
+      PipelineOp::create(builder, loc, builder.getStringAttr("gpt"),
+                         builder.getI64IntegerAttr(config.stages),
+                         builder.getI64IntegerAttr(config.microbatches),
+                         FlatSymbolRefAttr::get(context, "gpt_devices"),
+                         FlatSymbolRefAttr::get(context, "gpt_data"), optimizer,
+                         SyncAttr(), CheckpointAttr());
   builder.setInsertionPointToStart(&pipeline.getBody().emplaceBlock());
   for (int64_t s = 0; s < config.stages; ++s) {
     std::string prefix = "gpt_stage" + std::to_string(s);

@@ -65,23 +65,27 @@ func.func @grid_is_static(%g: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// A checkpoint lowers once its chunks are placed, and only of state in
+// globals.
+
+func.func @checkpoint_needs_its_commit(%w: tensor<4xf32>, %step: i64) {
+  // expected-error @+1 {{'hetero.checkpoint' op has no hetero.ckpt_commit: place its chunks with hetero-interleave-checkpoints before lowering to the runtime}}
+  hetero.checkpoint %w at %step replicas = 1 of 2 placement = ring : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @checkpoint_of_a_value(%w: tensor<4xf32>, %step: i64) {
+  // expected-error @+1 {{'hetero.checkpoint' op checkpoints a tensor that is not read from a memref.global; training state lives in globals, which a recovered checkpoint is restored into}}
+  hetero.checkpoint %w at %step replicas = 1 of 2 placement = ring : tensor<4xf32>
+  hetero.ckpt_commit
+  return
+}
+
+// -----
+
 // The ops without a runtime lowering fail to legalize at their location.
-
-func.func @checkpoint_has_no_lowering(%w: tensor<4xf32>) {
-  // expected-error @+1 {{failed to legalize operation 'hetero.checkpoint' that was explicitly marked illegal}}
-  hetero.checkpoint %w replicas = 1 of 2 placement = ring : tensor<4xf32>
-  return
-}
-
-// -----
-
-func.func @checkpoint_chunk_has_no_lowering(%w: tensor<64x64xf32>) {
-  // expected-error @+1 {{failed to legalize operation 'hetero.ckpt_chunk' that was explicitly marked illegal}}
-  hetero.ckpt_chunk %w chunk 3 of 4 to 5 : tensor<64x64xf32>
-  return
-}
-
-// -----
 
 func.func @prunable_matmul_is_expanded_first(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>) -> tensor<16x256xf32> {
   // expected-error @+1 {{failed to legalize operation 'hetero.prunable_matmul' that was explicitly marked illegal}}

@@ -31,7 +31,8 @@ func.func @s0_bwd(%dw: tensor<16x16xf32>) -> tensor<16x16xf32> {
   // 1 KiB; topk keeps 16 of 256 values: 16 x (4 + 4) = 128 B on the wire.
   %0 = hetero.all_reduce %dw compress <topk, ratio = 0.0625, scheme = allgather> : tensor<16x16xf32>
   %1 = hetero.all_reduce %0 : tensor<16x16xf32>
-  hetero.checkpoint %1 replicas = 2 of 4 placement = group every = 5 : tensor<16x16xf32>
+  %step = arith.constant 0 : i64
+  hetero.checkpoint %1 at %step replicas = 2 of 4 placement = group every = 5 : tensor<16x16xf32>
   return %1 : tensor<16x16xf32>
 }
 func.func @s1_fwd(%x: tensor<4x16xf32>) -> tensor<f32> {

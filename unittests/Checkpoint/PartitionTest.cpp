@@ -60,8 +60,8 @@ TEST(Partition, ReferenceOutputsWithoutOverflow) {
 
 TEST(Partition, ReferenceOutputsWithOverflow) {
   Partition plan = partition(reference(500, 2));
-  Expected expected = {{0, 0, 32}, {0, 0, 32}, {0, 0, 20},
-                       {1, 0, 32}, {1, 0, 9}};
+  Expected expected = {
+      {0, 0, 32}, {0, 0, 32}, {0, 0, 20}, {1, 0, 32}, {1, 0, 9}};
   for (int i = 0; i < 7; ++i)
     expected.emplace_back(2, 0, 32);
   expected.emplace_back(2, 0, 30);

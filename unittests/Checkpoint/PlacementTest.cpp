@@ -87,9 +87,9 @@ TEST(Placement, EveryLayoutIsBalancedAndToleratesFewerThanMFailures) {
           }
         }
         EXPECT_EQ(int64_t(covered.size()), n);
-        EXPECT_EQ(int64_t(std::set<int64_t>(covered.begin(), covered.end())
-                              .size()),
-                  n);
+        EXPECT_EQ(
+            int64_t(std::set<int64_t>(covered.begin(), covered.end()).size()),
+            n);
         for (int64_t i = 0; i < n; ++i) {
           const std::vector<int64_t> &set = placement.replicaSets[i];
           ASSERT_EQ(int64_t(set.size()), m);
@@ -120,15 +120,24 @@ TEST(Placement, RecoveryProbabilityReferenceTable) {
     int64_t n, m, k;
     const char *mixed, *ring;
   } rows[] = {
-      {4, 2, 2, "2/3", "1/3"},         {5, 2, 2, "3/5", "1/2"},
-      {8, 2, 2, "6/7", "5/7"},         {8, 2, 3, "4/7", "2/7"},
-      {16, 2, 2, "14/15", "13/15"},    {16, 2, 3, "4/5", "22/35"},
-      {16, 2, 4, "8/13", "33/91"},     {16, 2, 5, "16/39", "2/13"},
-      {32, 2, 2, "30/31", "29/31"},    {32, 2, 3, "28/31", "126/155"},
-      {64, 2, 2, "62/63", "61/63"},    {128, 2, 2, "126/127", "125/127"},
-      {1000, 2, 2, "998/999", "997/999"}, {15, 3, 3, "90/91", "88/91"},
-      {16, 3, 3, "69/70", "34/35"},    {16, 3, 4, "1719/1820", "407/455"},
-      {7, 3, 3, "6/7", "4/5"},         {17, 2, 2, "63/68", "7/8"},
+      {4, 2, 2, "2/3", "1/3"},
+      {5, 2, 2, "3/5", "1/2"},
+      {8, 2, 2, "6/7", "5/7"},
+      {8, 2, 3, "4/7", "2/7"},
+      {16, 2, 2, "14/15", "13/15"},
+      {16, 2, 3, "4/5", "22/35"},
+      {16, 2, 4, "8/13", "33/91"},
+      {16, 2, 5, "16/39", "2/13"},
+      {32, 2, 2, "30/31", "29/31"},
+      {32, 2, 3, "28/31", "126/155"},
+      {64, 2, 2, "62/63", "61/63"},
+      {128, 2, 2, "126/127", "125/127"},
+      {1000, 2, 2, "998/999", "997/999"},
+      {15, 3, 3, "90/91", "88/91"},
+      {16, 3, 3, "69/70", "34/35"},
+      {16, 3, 4, "1719/1820", "407/455"},
+      {7, 3, 3, "6/7", "4/5"},
+      {17, 2, 2, "63/68", "7/8"},
       {17, 2, 3, "133/170", "13/20"},
   };
   for (const Row &row : rows) {
@@ -235,7 +244,8 @@ TEST(Placement, ReportsWhatItCannotCount) {
   std::string error;
   EXPECT_FALSE(recoveryProbability(place(4, 2, Layout::Mixed), 5, p, error));
   EXPECT_NE(error.find("between 0 and the 4 machines"), std::string::npos);
-  EXPECT_FALSE(recoveryProbability(place(400, 2, Layout::Mixed), 200, p, error));
+  EXPECT_FALSE(
+      recoveryProbability(place(400, 2, Layout::Mixed), 200, p, error));
   EXPECT_NE(error.find("128 bits"), std::string::npos);
   // Large but countable: C(2000, 6) fits.
   EXPECT_TRUE(recoveryProbability(place(2000, 3, Layout::Ring), 6, p, error));

@@ -57,11 +57,13 @@ TEST_F(HeteroDialectTest, BuildsAndVerifiesACheckpoint) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   builder.setInsertionPointToEnd(module->getBody());
   auto type = RankedTensorType::get({8}, builder.getF32Type());
-  auto function = func::FuncOp::create(builder, loc, "step",
-                                       builder.getFunctionType({type}, {}));
+  auto function = func::FuncOp::create(
+      builder, loc, "step",
+      builder.getFunctionType({type, builder.getI64Type()}, {}));
   Block *body = function.addEntryBlock();
   builder.setInsertionPointToEnd(body);
-  hetero::CheckpointOp::create(builder, loc, body->getArguments(),
+  Value tensor = body->getArgument(0), step = body->getArgument(1);
+  hetero::CheckpointOp::create(builder, loc, ValueRange{tensor}, step,
                                /*replicas=*/2, /*world=*/4,
                                hetero::ReplicaPlacement::group,
                                /*every=*/1);
@@ -70,7 +72,7 @@ TEST_F(HeteroDialectTest, BuildsAndVerifiesACheckpoint) {
 
   // Too many replicas for the world is reported, not asserted.
   builder.setInsertionPoint(body->getTerminator());
-  hetero::CheckpointOp::create(builder, loc, body->getArguments(),
+  hetero::CheckpointOp::create(builder, loc, ValueRange{tensor}, step,
                                /*replicas=*/5, /*world=*/4,
                                hetero::ReplicaPlacement::ring,
                                /*every=*/1);

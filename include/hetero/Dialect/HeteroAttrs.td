@@ -280,4 +280,33 @@ def Hetero_SyncAttr : Hetero_Attr<"Sync", "sync"> {
   }];
 }
 
+def Hetero_CheckpointAttr : Hetero_Attr<"Checkpoint", "checkpoint"> {
+  let summary = "In-memory checkpoints of a pipeline's training state";
+  let description = [{
+    Gemini's in-memory checkpointing of a `hetero.pipeline`: after every
+    `every`-th step, each rank's parameters and optimizer state are copied
+    into CPU memory on `replicas` machines, its own included, chosen by
+    `placement` over the ranks of the pipeline's grid (`mixed` by default:
+    groups of `replicas` ranks, the remainder joining the last group as a
+    ring). hetero-lower-pipeline emits one `hetero.checkpoint` per stage
+    program; hetero-interleave-checkpoints cuts its remote copies into
+    chunks placed in the step's network idle spans.
+
+    Example:
+
+    ```mlir
+    #hetero.checkpoint<replicas = 2>
+    #hetero.checkpoint<replicas = 3, placement = ring, every = 5>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$replicas,
+    DefaultValuedParameter<"::hetero::ReplicaPlacement",
+                           "::hetero::ReplicaPlacement::mixed">:$placement,
+    DefaultValuedParameter<"int64_t", "1">:$every
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // HETERO_DIALECT_HETEROATTRS_TD

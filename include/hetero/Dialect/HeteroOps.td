@@ -71,7 +71,9 @@ def Hetero_PipelineOp : Hetero_Op<"pipeline", [
     schedules into the per-rank training step. An optional `sync`
     (`#hetero.sync`) says how its replicas synchronise: by default the
     gradients are all-reduced before one optimizer step; `policy = dynamic`
-    takes a local step and averages weights in SDPipe's dynamic groups.
+    takes a local step and averages weights in SDPipe's dynamic groups. An
+    optional `checkpoint` (`#hetero.checkpoint`) keeps in-memory checkpoints
+    of the training state on peer ranks (Gemini).
 
     Example:
 
@@ -96,13 +98,14 @@ def Hetero_PipelineOp : Hetero_Op<"pipeline", [
     OptionalAttr<FlatSymbolRefAttr>:$grid,
     OptionalAttr<FlatSymbolRefAttr>:$data,
     OptionalAttr<Hetero_OptimizerAttr>:$optimizer,
-    OptionalAttr<Hetero_SyncAttr>:$sync
+    OptionalAttr<Hetero_SyncAttr>:$sync,
+    OptionalAttr<Hetero_CheckpointAttr>:$checkpoint
   );
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `stages` `=` $num_stages `microbatches` `=` $num_microbatches
     (`on` $grid^)? (`data` $data^)? (`optimizer` $optimizer^)?
-    (`sync` $sync^)? attr-dict-with-keyword $body
+    (`sync` $sync^)? (`checkpoint` $checkpoint^)? attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -832,58 +835,99 @@ def Hetero_SampleNextOp : Hetero_Op<"sample_next", [
 //===----------------------------------------------------------------------===//
 
 def Hetero_CheckpointOp : Hetero_Op<"checkpoint"> {
-  let summary = "In-memory checkpoint of training state (Gemini)";
+  let summary = "In-memory checkpoint of a rank's training state (Gemini)";
   let description = [{
-    Every `every` iterations, copies `tensors` into the CPU memory of
-    `replicas` machines out of a world of `world` machines (the local one
-    included). `group` placement splits the world into groups of `replicas`
-    machines that hold each other's checkpoints (it needs `world` divisible
-    by `replicas`); `ring` places replicas on the next machines around a
-    ring; `mixed` combines the two when the world does not divide.
+    Opens the checkpoint of `tensors` (a rank's parameters and optimizer
+    state as they are at this point: the state after iteration
+    `iteration` - 1) when `iteration` is a multiple of `every`. Its
+    `replicas` copies live in the CPU memory of `replicas` machines out of
+    the `world` ranks, the local one included: `group` placement splits the
+    world into groups of `replicas` ranks that hold each other's
+    checkpoints (it needs `world` divisible by `replicas`); `ring` places
+    the copies on the next ranks around a ring; `mixed` is Gemini's
+    Algorithm 6.1, groups with the remainder in a ring.
+
+    The local copy is a memory copy made here. The `replicas` - 1 remote
+    copies travel as `hetero.ckpt_chunk` ops that
+    hetero-interleave-checkpoints places into the step's idle network
+    spans, and a `hetero.ckpt_commit` before the state is overwritten makes
+    the checkpoint complete on every rank.
 
     Example:
 
     ```mlir
-    hetero.checkpoint %w0, %w1 replicas = 2 of 8 placement = group every = 1
+    hetero.checkpoint %w0, %w1 at %step replicas = 2 of 8 placement = group
         : tensor<64x64xf32>, tensor<64xf32>
     ```
   }];
   let arguments = (ins
-    Variadic<AnyRankedTensor>:$tensors,
+    Variadic<AnyStaticShapeTensor>:$tensors,
+    I64:$iteration,
     Hetero_PositiveI64:$replicas,
     Hetero_PositiveI64:$world,
     Hetero_ReplicaPlacement:$placement,
     DefaultValuedAttr<Hetero_PositiveI64, "1">:$every
   );
   let assemblyFormat = [{
-    $tensors `replicas` `=` $replicas `of` $world `placement` `=` $placement
-    (`every` `=` $every^)? attr-dict `:` type($tensors)
+    $tensors `at` $iteration `replicas` `=` $replicas `of` $world
+    `placement` `=` $placement (`every` `=` $every^)? attr-dict `:`
+    type($tensors)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The bytes of all tensors: the size of one checkpoint shard.
+    int64_t getShardBytes();
+  }];
 }
 
 def Hetero_CkptChunkOp : Hetero_Op<"ckpt_chunk"> {
-  let summary = "Sends one chunk of a checkpoint tensor to a replica";
+  let summary = "Sends one chunk of a checkpoint to a peer's CPU memory";
   let description = [{
-    Checkpoint traffic is split into `chunks` chunks that are interleaved
-    into idle spans of the training network; this op sends chunk `chunk` of
-    `tensor` to the replica on rank `peer`.
+    Sends bytes `[offset, offset + bytes)` of `tensor`, one of the tensors
+    of a `hetero.checkpoint` before it in the block, as part of remote copy
+    `copy` (0 .. replicas - 2) of the checkpoint: to the `copy`-th peer of
+    the rank's replica set. The send does not wait for its receive. `span`
+    records the idle network span of the step that
+    hetero-interleave-checkpoints placed the chunk in.
 
     Example:
 
     ```mlir
-    hetero.ckpt_chunk %w chunk 0 of 4 to 3 : tensor<64x64xf32>
+    hetero.ckpt_chunk %w offset 0 bytes 4096 copy 0 span 2 : tensor<64x64xf32>
     ```
   }];
   let arguments = (ins
-    AnyRankedTensor:$tensor,
-    Hetero_NonNegativeI64:$chunk,
-    Hetero_PositiveI64:$chunks,
-    Hetero_NonNegativeI64:$peer
+    AnyStaticShapeTensor:$tensor,
+    Hetero_NonNegativeI64:$offset,
+    Hetero_PositiveI64:$bytes,
+    Hetero_NonNegativeI64:$copy,
+    Hetero_NonNegativeI64:$span
   );
   let assemblyFormat = [{
-    $tensor `chunk` $chunk `of` $chunks `to` $peer attr-dict `:` type($tensor)
+    $tensor `offset` $offset `bytes` $bytes `copy` $copy `span` $span
+    attr-dict `:` type($tensor)
   }];
+  let hasVerifier = 1;
+}
+
+def Hetero_CkptCommitOp : Hetero_Op<"ckpt_commit"> {
+  let summary = "Completes the checkpoint opened before it (Gemini)";
+  let description = [{
+    Waits until every chunk of the `hetero.checkpoint` before it in the
+    block has reached its peer and every chunk this rank hosts for its peers
+    has arrived, then agrees with all ranks that the iteration's checkpoint
+    is complete everywhere and only then replaces the previous complete
+    checkpoint with it. It must come before anything overwrites the
+    checkpointed state (the optimizer update); chunks that did not fit into
+    the step's idle spans are sent just before it and delay the update.
+
+    Example:
+
+    ```mlir
+    hetero.ckpt_commit
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
   let hasVerifier = 1;
 }
 

@@ -332,6 +332,63 @@ def HeteroLowerPipeline : Pass<"hetero-lower-pipeline", "::mlir::ModuleOp"> {
                            "::hetero::HeteroDialect"];
 }
 
+def HeteroInterleaveCheckpoints
+    : Pass<"hetero-interleave-checkpoints", "::mlir::ModuleOp"> {
+  let summary = "Place Gemini's checkpoint chunks into the step's idle "
+                "network spans";
+  let description = [{
+    For every stage program of a lowered step (hetero-lower-pipeline with a
+    `checkpoint <...>` clause) that opens a `hetero.checkpoint`, finds the
+    stage's network idle spans in one iteration, runs Gemini's checkpoint
+    partition (Algorithm 6.2, hetero/Checkpoint/Partition.h) over them, and
+    inserts one `hetero.ckpt_chunk` per piece of each chunk (a chunk that
+    crosses two tensors becomes two pieces), in send order:
+
+    * a span's chunks are issued just before the compute task that runs
+      when the span starts (after the sends of the task before it), so they
+      travel while the stage computes;
+    * everything is sent, and a `hetero.ckpt_commit` completes the
+      checkpoint, before the first op that overwrites the checkpointed
+      state (the optimizer update): the write-after-read order. The last
+      span before it is unbounded; chunks that land there beyond its length
+      delay the update.
+
+    The timeline comes from the simulator (hetero/Sim/PipelineSim.h) on the
+    step's schedule with the costs of `costs=` (a pipeline profile, as
+    `hetero-sim <module> --profile` reads), or from a measured iteration,
+    `profile=` (the timeline.json that `hetero-run --timeline DIR` writes).
+    `interleaving=blocking` sends every chunk at the start of the step and
+    `interleaving=naive` one chunk per span (no buffer cap): the baselines
+    of the thesis's ablation.
+
+    ```
+    hetero-opt --hetero-lower-pipeline \
+        --hetero-interleave-checkpoints="costs=mlp.json bandwidth-bytes-per-ms=1.25e6"
+    ```
+  }];
+  let options = [
+    Option<"costs", "costs", "std::string", /*default=*/"",
+           "Pipeline profile (JSON) for the simulated timeline">,
+    Option<"profile", "profile", "std::string", /*default=*/"",
+           "Measured timeline (hetero-run --timeline's timeline.json)">,
+    Option<"bandwidthBytesPerMs", "bandwidth-bytes-per-ms", "double",
+           /*default=*/"1.25e6", "B: checkpoint bandwidth, bytes per ms">,
+    Option<"alphaMs", "alpha-ms", "double", /*default=*/"0.05",
+           "alpha: start-up time of one chunk, ms">,
+    Option<"mu", "mu", "double", /*default=*/"0.9",
+           "mu: the share of each idle span that is used">,
+    Option<"bufferBytes", "buffer-bytes", "int64_t",
+           /*default=*/"134217728", "R: the receiver's staging buffer">,
+    Option<"parts", "parts", "int64_t", /*default=*/"4",
+           "p: parts of the staging buffer (the largest chunk is R/p)">,
+    Option<"interleaving", "interleaving", "std::string",
+           /*default=*/"\"gemini\"",
+           "gemini (Algorithm 6.2), naive (one chunk per span) or blocking "
+           "(everything at the start of the step)">
+  ];
+  let dependentDialects = ["::hetero::HeteroDialect"];
+}
+
 def HeteroConvertToLLVM : Pass<"hetero-convert-to-llvm", "::mlir::ModuleOp"> {
   let summary = "Lower func, arith, math, index, cf, memref and ub to LLVM in "
                 "one conversion";

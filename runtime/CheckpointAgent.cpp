@@ -1,0 +1,389 @@
+//===- CheckpointAgent.cpp - the checkpoint agent and its clients ---------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CheckpointAgent.h"
+
+#include "hetero-rt/hrt.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace hetero::rt::agent {
+namespace {
+
+constexpr size_t kMaxSegmentBytes = size_t(1) << 40;
+
+std::string systemError(const std::string &what) {
+  return what + ": " + std::strerror(errno);
+}
+
+bool socketAddress(const std::string &path, sockaddr_un &address,
+                   std::string &error) {
+  std::memset(&address, 0, sizeof(address));
+  address.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof(address.sun_path)) {
+    error = "the agent socket path '" + path + "' must have 1 to " +
+            std::to_string(sizeof(address.sun_path) - 1) + " characters";
+    return false;
+  }
+  std::memcpy(address.sun_path, path.c_str(), path.size());
+  return true;
+}
+
+/// Sends `text`, with `fd` attached when it is >= 0.
+bool sendReply(int socket, const std::string &text, int fd) {
+  msghdr message{};
+  iovec vector{const_cast<char *>(text.data()), text.size()};
+  message.msg_iov = &vector;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  if (fd >= 0) {
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+    cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+  }
+  size_t sent = 0;
+  while (sent < text.size()) {
+    ssize_t n = sendmsg(socket, &message, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    sent += size_t(n);
+    // The descriptor travels with the first bytes only.
+    message.msg_control = nullptr;
+    message.msg_controllen = 0;
+    vector.iov_base = const_cast<char *>(text.data()) + sent;
+    vector.iov_len = text.size() - sent;
+  }
+  return true;
+}
+
+struct Segment {
+  int fd = -1;
+  size_t bytes = 0;
+};
+
+/// One request line of a client; returns false when the agent should exit.
+bool handle(int client, const std::string &line,
+            std::map<std::string, Segment> &segments) {
+  std::istringstream in(line);
+  std::string command, name;
+  in >> command;
+  if (command == "OPEN") {
+    unsigned long long bytes = 0;
+    if (!(in >> name >> bytes) || name.size() > 200 || bytes == 0 ||
+        bytes > kMaxSegmentBytes) {
+      sendReply(client, "ERR OPEN takes a name and 1 to 2^40 bytes\n", -1);
+      return true;
+    }
+    Segment &segment = segments[name];
+    bool created = false;
+    if (segment.fd < 0 || segment.bytes != bytes) {
+      if (segment.fd >= 0)
+        close(segment.fd);
+      segment.fd = memfd_create(name.c_str(), MFD_CLOEXEC);
+      if (segment.fd < 0 || ftruncate(segment.fd, off_t(bytes)) != 0) {
+        std::string why = systemError("cannot create the segment");
+        if (segment.fd >= 0)
+          close(segment.fd);
+        segments.erase(name);
+        sendReply(client, "ERR " + why + "\n", -1);
+        return true;
+      }
+      segment.bytes = bytes;
+      created = true;
+    }
+    sendReply(client,
+              "OK " + std::to_string(bytes) + " " + (created ? "1" : "0") +
+                  "\n",
+              segment.fd);
+    return true;
+  }
+  if (command == "LIST") {
+    std::string reply = "OK " + std::to_string(segments.size()) + "\n";
+    for (auto &[segmentName, segment] : segments)
+      reply += segmentName + " " + std::to_string(segment.bytes) + "\n";
+    sendReply(client, reply, -1);
+    return true;
+  }
+  if (command == "DROP") {
+    in >> name;
+    auto found = segments.find(name);
+    if (found != segments.end()) {
+      close(found->second.fd);
+      segments.erase(found);
+    }
+    sendReply(client, "OK\n", -1);
+    return true;
+  }
+  if (command == "QUIT") {
+    sendReply(client, "OK\n", -1);
+    return false;
+  }
+  sendReply(client, "ERR unknown request '" + command + "'\n", -1);
+  return true;
+}
+
+} // namespace
+
+bool serve(const std::string &socketPath, std::string &error) {
+  std::string probe;
+  if (Client::connect(socketPath, probe)) {
+    error = "an agent already answers on " + socketPath;
+    return false;
+  }
+  sockaddr_un address;
+  if (!socketAddress(socketPath, address, error))
+    return false;
+  std::signal(SIGPIPE, SIG_IGN);
+  unlink(socketPath.c_str());
+  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0 ||
+      bind(listener, reinterpret_cast<sockaddr *>(&address),
+           sizeof(address)) != 0 ||
+      listen(listener, 64) != 0) {
+    error = systemError("cannot listen on " + socketPath);
+    return false;
+  }
+  std::map<std::string, Segment> segments;
+  std::vector<pollfd> watched = {{listener, POLLIN, 0}};
+  std::map<int, std::string> pending; // per client, its unfinished line
+  bool running = true;
+  while (running) {
+    if (poll(watched.data(), watched.size(), -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      error = systemError("poll");
+      break;
+    }
+    for (size_t i = watched.size(); i-- > 0;) {
+      if (!watched[i].revents)
+        continue;
+      int fd = watched[i].fd;
+      if (fd == listener) {
+        int client = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+        if (client >= 0)
+          watched.push_back({client, POLLIN, 0});
+        continue;
+      }
+      char buffer[4096];
+      ssize_t n = read(fd, buffer, sizeof(buffer));
+      if (n <= 0) {
+        close(fd);
+        pending.erase(fd);
+        watched.erase(watched.begin() + long(i));
+        continue;
+      }
+      std::string &text = pending[fd];
+      text.append(buffer, size_t(n));
+      size_t end;
+      while (running && (end = text.find('\n')) != std::string::npos) {
+        std::string line = text.substr(0, end);
+        text.erase(0, end + 1);
+        running = handle(fd, line, segments);
+      }
+    }
+  }
+  for (pollfd &entry : watched)
+    close(entry.fd);
+  unlink(socketPath.c_str());
+  return !running;
+}
+
+bool spawn(const std::string &agentPath, const std::string &socketPath,
+           std::string &error) {
+  pid_t child = fork();
+  if (child < 0) {
+    error = systemError("cannot start the checkpoint agent");
+    return false;
+  }
+  if (child == 0) {
+    // A new session, then a grandchild that init adopts: the job's end
+    // (mpirun's signals to its process group) does not reach the agent.
+    setsid();
+    if (fork() != 0)
+      _exit(0);
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    // The launcher's descriptors (MPI's sockets) stay with the job.
+    for (int fd = 3; fd < 65536; ++fd)
+      if (fd != 2)
+        close(fd);
+    execl(agentPath.c_str(), agentPath.c_str(), "--socket", socketPath.c_str(),
+          static_cast<char *>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  // The agent answers once it listens.
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    std::string ignored;
+    if (Client::connect(socketPath, ignored))
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  error = "the checkpoint agent '" + agentPath + "' did not answer on " +
+          socketPath + " within 5 s";
+  return false;
+}
+
+Client::~Client() { close(socket); }
+
+std::unique_ptr<Client> Client::connect(const std::string &socketPath,
+                                        std::string &error) {
+  sockaddr_un address;
+  if (!socketAddress(socketPath, address, error))
+    return nullptr;
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    error = systemError("socket");
+    return nullptr;
+  }
+  if (::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) !=
+      0) {
+    error = systemError("no checkpoint agent answers on " + socketPath);
+    close(fd);
+    return nullptr;
+  }
+  return std::unique_ptr<Client>(new Client(fd));
+}
+
+bool Client::readLine(std::string &line, int *fd, std::string &error) {
+  while (true) {
+    size_t end = buffered.find('\n');
+    if (end != std::string::npos) {
+      line = buffered.substr(0, end);
+      buffered.erase(0, end + 1);
+      return true;
+    }
+    char data[4096];
+    msghdr message{};
+    iovec vector{data, sizeof(data)};
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+    ssize_t n = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      error = n == 0 ? "the checkpoint agent closed the connection"
+                     : systemError("reading from the checkpoint agent");
+      return false;
+    }
+    for (cmsghdr *header = CMSG_FIRSTHDR(&message); header;
+         header = CMSG_NXTHDR(&message, header))
+      if (header->cmsg_level == SOL_SOCKET &&
+          header->cmsg_type == SCM_RIGHTS && fd)
+        std::memcpy(fd, CMSG_DATA(header), sizeof(int));
+    buffered.append(data, size_t(n));
+  }
+}
+
+bool Client::exchange(const std::string &request, std::string &reply, int *fd,
+                      std::string &error) {
+  std::string line = request + "\n";
+  if (!sendReply(socket, line, -1)) {
+    error = systemError("writing to the checkpoint agent");
+    return false;
+  }
+  if (!readLine(reply, fd, error))
+    return false;
+  if (reply.rfind("OK", 0) == 0)
+    return true;
+  error = "the checkpoint agent refused '" + request + "': " + reply;
+  return false;
+}
+
+bool Client::open(const std::string &name, size_t bytes, int &fd,
+                  bool &created, std::string &error) {
+  std::string reply;
+  fd = -1;
+  if (!exchange("OPEN " + name + " " + std::to_string(bytes), reply, &fd,
+                error))
+    return false;
+  unsigned long long size = 0;
+  int isNew = 0;
+  if (std::sscanf(reply.c_str(), "OK %llu %d", &size, &isNew) != 2 ||
+      size != bytes || fd < 0) {
+    error = "the checkpoint agent answered '" + reply + "' without a segment";
+    if (fd >= 0)
+      close(fd);
+    return false;
+  }
+  created = isNew != 0;
+  return true;
+}
+
+bool Client::list(std::vector<std::pair<std::string, size_t>> &segments,
+                  std::string &error) {
+  std::string reply;
+  if (!exchange("LIST", reply, nullptr, error))
+    return false;
+  size_t count = 0;
+  if (std::sscanf(reply.c_str(), "OK %zu", &count) != 1) {
+    error = "the checkpoint agent answered '" + reply + "' to LIST";
+    return false;
+  }
+  segments.clear();
+  for (size_t i = 0; i < count; ++i) {
+    std::string line;
+    if (!readLine(line, nullptr, error))
+      return false;
+    size_t space = line.rfind(' ');
+    if (space == std::string::npos) {
+      error = "the checkpoint agent listed '" + line + "'";
+      return false;
+    }
+    segments.emplace_back(line.substr(0, space),
+                          std::stoull(line.substr(space + 1)));
+  }
+  return true;
+}
+
+bool Client::drop(const std::string &name, std::string &error) {
+  std::string reply;
+  return exchange("DROP " + name, reply, nullptr, error);
+}
+
+bool Client::quit(std::string &error) {
+  std::string reply;
+  return exchange("QUIT", reply, nullptr, error);
+}
+
+} // namespace hetero::rt::agent
+
+extern "C" int hrt_ckpt_agent_main(const char *socketPath) {
+  std::string error;
+  if (!socketPath ||
+      !hetero::rt::agent::serve(socketPath, error)) {
+    std::fprintf(stderr, "hetero-ckpt-agent: %s\n",
+                 socketPath ? error.c_str() : "no socket path");
+    return 1;
+  }
+  return 0;
+}
