@@ -7,11 +7,11 @@
 #include "hetero/Checkpoint/IdleSpans.h"
 #include "hetero/Checkpoint/Partition.h"
 #include "hetero/Dialect/Hetero.h"
-#include "hetero/Schedule/Kfkb.h"
 #include "hetero/Dialect/Utils.h"
 #include "hetero/Passes/Passes.h"
 #include "hetero/Profile/PipelineProfile.h"
 #include "hetero/Profile/TimelineProfile.h"
+#include "hetero/Schedule/Kfkb.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -142,14 +142,14 @@ InterleaveCheckpointsPass::programsOf(PipelineOp pipeline) {
                                int64_t(mark.getMicrobatch().value_or(0))});
       } else if (auto send = dyn_cast<SendOp>(op)) {
         int64_t peer = send.getPeer();
-        programs[s].push_back({peer > s ? Action::SendActivation
-                                        : Action::SendGradient,
-                               microbatchOf(send.getTag()), peer});
+        programs[s].push_back(
+            {peer > s ? Action::SendActivation : Action::SendGradient,
+             microbatchOf(send.getTag()), peer});
       } else if (auto recv = dyn_cast<RecvOp>(op)) {
         int64_t peer = recv.getPeer();
-        programs[s].push_back({peer < s ? Action::RecvActivation
-                                        : Action::RecvGradient,
-                               microbatchOf(recv.getTag()), peer});
+        programs[s].push_back(
+            {peer < s ? Action::RecvActivation : Action::RecvGradient,
+             microbatchOf(recv.getTag()), peer});
       }
     }
   }
@@ -166,19 +166,17 @@ LogicalResult InterleaveCheckpointsPass::timelines(
   }
   int64_t stages = pipeline.getNumStages();
   if (!profile.empty()) {
-    if (failed(readPassProfile(stageProgram, kPass, profile,
-                               [&](const std::string &text) {
-                                 return profile::parseTimelineProfile(
-                                     text, stages, out);
-                               })))
+    if (failed(readPassProfile(
+            stageProgram, kPass, profile, [&](const std::string &text) {
+              return profile::parseTimelineProfile(text, stages, out);
+            })))
       return failure();
   } else {
     sim::Costs simCosts;
-    if (failed(readPassProfile(stageProgram, kPass, costs,
-                               [&](const std::string &text) {
-                                 return profile::parsePipelineProfile(
-                                     text, stages, simCosts);
-                               })))
+    if (failed(readPassProfile(
+            stageProgram, kPass, costs, [&](const std::string &text) {
+              return profile::parsePipelineProfile(text, stages, simCosts);
+            })))
       return failure();
     sim::Result result = sim::simulate(programsOf(pipeline), simCosts);
     for (int64_t s = 0; s < stages; ++s)
@@ -188,13 +186,14 @@ LogicalResult InterleaveCheckpointsPass::timelines(
   return success();
 }
 
-LogicalResult
-InterleaveCheckpointsPass::interleave(func::FuncOp stageProgram,
-                                      CheckpointOp checkpoint,
-                                      const checkpoint::StageTimeline &timeline) {
+LogicalResult InterleaveCheckpointsPass::interleave(
+    func::FuncOp stageProgram, CheckpointOp checkpoint,
+    const checkpoint::StageTimeline &timeline) {
   Block *block = checkpoint->getBlock();
   SmallVector<TaskMarkOp> marks(block->getOps<TaskMarkOp>());
-  if (marks.size() != timeline.tasks.size())
+  bool blocking =
+      problemTemplate.interleaving == checkpoint::Interleaving::Blocking;
+  if (!blocking && marks.size() != timeline.tasks.size())
     return checkpoint.emitError()
            << kPass << ": the timeline of this stage has "
            << timeline.tasks.size() << " compute tasks, but its program marks "
@@ -235,8 +234,7 @@ InterleaveCheckpointsPass::interleave(func::FuncOp stageProgram,
     if (anchor != writer && writer->isBeforeInBlock(anchor))
       break;
     anchors.push_back(anchor);
-    problem.spansNs.push_back(
-        std::llround((span.endMs - span.startMs) * 1e6));
+    problem.spansNs.push_back(std::llround((span.endMs - span.startMs) * 1e6));
   }
   if (anchors.empty() ||
       problem.interleaving == checkpoint::Interleaving::Blocking) {
@@ -288,16 +286,6 @@ void InterleaveCheckpointsPass::runOnOperation() {
   if (checkpoints.empty())
     return;
 
-  if (costs.empty() == profile.empty()) {
-    module.emitError() << kPass
-                       << (costs.empty()
-                               ? " needs the step's timeline: costs=<pipeline "
-                                 "profile.json> to simulate it, or "
-                                 "profile=<timeline.json> measured by "
-                                 "hetero-run --timeline"
-                               : " takes costs= or profile=, not both");
-    return signalPassFailure();
-  }
   checkpoint::PartitionProblem &problem = problemTemplate;
   problem.spansNs = {0};
   problem.checkpointBytes = 1;
@@ -322,20 +310,34 @@ void InterleaveCheckpointsPass::runOnOperation() {
     module.emitError() << kPass << ": " << bad;
     return signalPassFailure();
   }
+  // Blocking sends everything at the start of the step: no spans needed.
+  bool blocking = problem.interleaving == checkpoint::Interleaving::Blocking;
+  if (!costs.empty() && !profile.empty()) {
+    module.emitError() << kPass << " takes costs= or profile=, not both";
+    return signalPassFailure();
+  }
+  if (!blocking && costs.empty() && profile.empty()) {
+    module.emitError() << kPass
+                       << " needs the step's timeline: costs=<pipeline "
+                          "profile.json> to simulate it, or "
+                          "profile=<timeline.json> measured by hetero-run "
+                          "--timeline";
+    return signalPassFailure();
+  }
 
   HeteroDialect &dialect = *getContext().getLoadedDialect<HeteroDialect>();
   for (CheckpointOp checkpoint : checkpoints) {
     auto stageProgram = checkpoint->getParentOfType<func::FuncOp>();
-    IntegerAttr stage =
-        stageProgram ? dialect.getStageAttrHelper().getAttr(stageProgram)
-                     : IntegerAttr();
+    IntegerAttr stage = stageProgram
+                            ? dialect.getStageAttrHelper().getAttr(stageProgram)
+                            : IntegerAttr();
     FlatSymbolRefAttr pipelineName =
         stageProgram ? dialect.getPipelineAttrHelper().getAttr(stageProgram)
                      : FlatSymbolRefAttr();
-    auto pipeline =
-        pipelineName ? SymbolTable::lookupNearestSymbolFrom<PipelineOp>(
-                           module, pipelineName)
-                     : PipelineOp();
+    auto pipeline = pipelineName
+                        ? SymbolTable::lookupNearestSymbolFrom<PipelineOp>(
+                              module, pipelineName)
+                        : PipelineOp();
     if (!stage || !pipeline ||
         checkpoint->getBlock() != &stageProgram.getBody().front()) {
       checkpoint.emitError()
@@ -346,8 +348,11 @@ void InterleaveCheckpointsPass::runOnOperation() {
       return signalPassFailure();
     }
     std::vector<checkpoint::StageTimeline> stageTimelines;
-    if (failed(timelines(pipeline, stageProgram, stageTimelines)) ||
-        failed(interleave(stageProgram, checkpoint,
+    if (blocking)
+      stageTimelines.resize(pipeline.getNumStages());
+    else if (failed(timelines(pipeline, stageProgram, stageTimelines)))
+      return signalPassFailure();
+    if (failed(interleave(stageProgram, checkpoint,
                           stageTimelines[stage.getInt()])))
       return signalPassFailure();
   }

@@ -131,8 +131,7 @@ public:
   /// being written for it, else the one without the newest complete one.
   int slotFor(int64_t step) {
     for (int s = 0; s < 2; ++s)
-      if (header().slots[s].state.load(std::memory_order_acquire) ==
-              kWriting &&
+      if (header().slots[s].state.load(std::memory_order_acquire) == kWriting &&
           header().slots[s].step == step)
         return s;
     int newest = newestComplete();
@@ -220,8 +219,7 @@ std::unique_ptr<Segment> openSegment(int64_t owner, size_t shardBytes) {
   if (s.client) {
     int fd = -1;
     std::string error;
-    if (!s.client->open(segmentName(owner), segment->mapped, fd, fresh,
-                        error))
+    if (!s.client->open(segmentName(owner), segment->mapped, fd, fresh, error))
       fatal("rank " + std::to_string(s.rank) +
             ": cannot open the checkpoint memory of rank " +
             std::to_string(owner) + ": " + error);
@@ -309,9 +307,8 @@ void drain() {
              s.comm->mpi, MPI_STATUS_IGNORE);
     ChunkHeader header;
     if (message.size() < sizeof(header))
-      fatal("rank " + std::to_string(s.rank) +
-            ": a checkpoint message of " + std::to_string(count) +
-            " bytes is shorter than its header");
+      fatal("rank " + std::to_string(s.rank) + ": a checkpoint message of " +
+            std::to_string(count) + " bytes is shorter than its header");
     std::memcpy(&header, message.data(), sizeof(header));
     size_t expected = sizeof(header) + size_t(header.bytes);
     if (header.magic != kChunkMagic ||
@@ -343,8 +340,10 @@ void openCheckpoint() {
   }
   if (s.restoreStep >= 0) {
     if (s.restoreStep != s.step || s.restoreBytes.size() != s.shardBytes)
-      fatal("rank " + std::to_string(s.rank) + ": the recovered checkpoint is "
-            "of step " + std::to_string(s.restoreStep) + " (" +
+      fatal("rank " + std::to_string(s.rank) +
+            ": the recovered checkpoint is "
+            "of step " +
+            std::to_string(s.restoreStep) + " (" +
             std::to_string(s.restoreBytes.size()) + " bytes), but step " +
             std::to_string(s.step) + " opened one of " +
             std::to_string(s.shardBytes) +
@@ -438,9 +437,8 @@ extern "C" void hrt_mlir_ckpt_begin(long long step, long long replicas,
   State &s = ckpt();
   ensureComm();
   if (world != s.size)
-    fatal("hrt_mlir_ckpt_begin: the checkpoint spans " +
-          std::to_string(world) + " ranks, but the job has " +
-          std::to_string(s.size));
+    fatal("hrt_mlir_ckpt_begin: the checkpoint spans " + std::to_string(world) +
+          " ranks, but the job has " + std::to_string(s.size));
   auto layout = std::array{checkpoint::Layout::Group, checkpoint::Layout::Ring,
                            checkpoint::Layout::Mixed};
   if (placement < 0 || placement > 2 || every < 1 || tensors < 1 ||
@@ -484,8 +482,8 @@ extern "C" void hrt_mlir_ckpt_chunk(const void *data, long long offset,
       copy >= int64_t(peers.size()))
     fatal("hrt_mlir_ckpt_chunk on rank " + std::to_string(s.rank) +
           ": bytes [" + std::to_string(offset) + ", " +
-          std::to_string(offset + bytes) + ") of copy " +
-          std::to_string(copy) + " are not part of the open checkpoint");
+          std::to_string(offset + bytes) + ") of copy " + std::to_string(copy) +
+          " are not part of the open checkpoint");
   ChunkHeader header{kChunkMagic,
                      s.rank,
                      s.step,
@@ -499,8 +497,8 @@ extern "C" void hrt_mlir_ckpt_chunk(const void *data, long long offset,
   std::memcpy(message.data() + sizeof(header), tensor->data + offset,
               size_t(bytes));
   hrt_request request = nullptr;
-  orFatal(hrt_isend(message.data(), message.size(), HRT_UINT8,
-                    int(peers[copy]), kChunkTag, s.comm, &request));
+  orFatal(hrt_isend(message.data(), message.size(), HRT_UINT8, int(peers[copy]),
+                    kChunkTag, s.comm, &request));
   s.sends.emplace_back(std::move(message), request);
   s.stats.chunks_sent += 1;
   s.stats.bytes_sent += bytes;
@@ -574,7 +572,8 @@ namespace {
 using Holding = std::array<int64_t, 3>;
 
 /// The complete, intact checkpoints in this rank's agent.
-std::vector<Holding> inventory(std::map<int64_t, std::unique_ptr<Segment>> &held) {
+std::vector<Holding>
+inventory(std::map<int64_t, std::unique_ptr<Segment>> &held) {
   State &s = ckpt();
   std::vector<Holding> holdings;
   if (!s.client)
@@ -611,7 +610,8 @@ std::vector<Holding> inventory(std::map<int64_t, std::unique_ptr<Segment>> &held
 }
 } // namespace
 
-extern "C" hrt_status hrt_ckpt_recover(long long *step, int *from_peer) {
+extern "C" hrt_status hrt_ckpt_recover(long long newer_than, long long *step,
+                                       int *from_peer) {
   CallSite here{"hrt_ckpt_recover", nullptr, 0};
   if (!hrt_initialized())
     return fail(HRT_ERROR_NOT_INITIALIZED, here, "not initialised");
@@ -641,7 +641,8 @@ extern "C" hrt_status hrt_ckpt_recover(long long *step, int *from_peer) {
   std::map<std::pair<int64_t, int64_t>, int64_t> sizes;
   for (int rank = 0; rank < s.size; ++rank)
     for (int64_t i = 0; i < most; ++i) {
-      const int64_t *entry = &all[(size_t(rank) * size_t(most) + size_t(i)) * 3];
+      const int64_t *entry =
+          &all[(size_t(rank) * size_t(most) + size_t(i)) * 3];
       if (entry[0] < 0)
         continue;
       holders[{entry[0], entry[1]}].push_back(rank);
@@ -652,6 +653,8 @@ extern "C" hrt_status hrt_ckpt_recover(long long *step, int *from_peer) {
     steps.insert(key.second);
   int64_t chosen = -1;
   for (int64_t candidate : steps) {
+    if (candidate <= newer_than)
+      break;
     bool everyone = true;
     for (int64_t owner = 0; owner < s.size && everyone; ++owner)
       everyone = holders.count({owner, candidate}) > 0;
@@ -689,10 +692,9 @@ extern "C" hrt_status hrt_ckpt_recover(long long *step, int *from_peer) {
   }
   for (int64_t owner = 0; owner < s.size; ++owner)
     if (owner != s.rank && sourceOf(owner) == s.rank)
-      if (hrt_status status = hrt_send(slotOf(*held.at(owner)),
-                                       size_t(sizes[{owner, chosen}]),
-                                       HRT_UINT8, int(owner), kRestoreTag,
-                                       s.comm))
+      if (hrt_status status =
+              hrt_send(slotOf(*held.at(owner)), size_t(sizes[{owner, chosen}]),
+                       HRT_UINT8, int(owner), kRestoreTag, s.comm))
         return status;
   if (incoming)
     if (hrt_status status = hrt_wait(&incoming))

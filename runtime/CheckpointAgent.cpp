@@ -161,8 +161,8 @@ bool serve(const std::string &socketPath, std::string &error) {
   unlink(socketPath.c_str());
   int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listener < 0 ||
-      bind(listener, reinterpret_cast<sockaddr *>(&address),
-           sizeof(address)) != 0 ||
+      bind(listener, reinterpret_cast<sockaddr *>(&address), sizeof(address)) !=
+          0 ||
       listen(listener, 64) != 0) {
     error = systemError("cannot listen on " + socketPath);
     return false;
@@ -297,8 +297,8 @@ bool Client::readLine(std::string &line, int *fd, std::string &error) {
     }
     for (cmsghdr *header = CMSG_FIRSTHDR(&message); header;
          header = CMSG_NXTHDR(&message, header))
-      if (header->cmsg_level == SOL_SOCKET &&
-          header->cmsg_type == SCM_RIGHTS && fd)
+      if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS &&
+          fd)
         std::memcpy(fd, CMSG_DATA(header), sizeof(int));
     buffered.append(data, size_t(n));
   }
@@ -319,8 +319,8 @@ bool Client::exchange(const std::string &request, std::string &reply, int *fd,
   return false;
 }
 
-bool Client::open(const std::string &name, size_t bytes, int &fd,
-                  bool &created, std::string &error) {
+bool Client::open(const std::string &name, size_t bytes, int &fd, bool &created,
+                  std::string &error) {
   std::string reply;
   fd = -1;
   if (!exchange("OPEN " + name + " " + std::to_string(bytes), reply, &fd,
@@ -379,8 +379,7 @@ bool Client::quit(std::string &error) {
 
 extern "C" int hrt_ckpt_agent_main(const char *socketPath) {
   std::string error;
-  if (!socketPath ||
-      !hetero::rt::agent::serve(socketPath, error)) {
+  if (!socketPath || !hetero::rt::agent::serve(socketPath, error)) {
     std::fprintf(stderr, "hetero-ckpt-agent: %s\n",
                  socketPath ? error.c_str() : "no socket path");
     return 1;

@@ -323,13 +323,15 @@ typedef struct hrt_ckpt_stats {
 /* Connects this rank to its agent, starting it when none answers and
  * `agent_program` is given. Not collective. */
 HRT_EXPORT hrt_status hrt_ckpt_configure(const hrt_ckpt_options *options);
-/* Collective over the world: finds the newest step whose checkpoint of
- * every rank's shard is complete and intact in some rank's memory, fetches
+/* Collective over the world: finds the newest step after `newer_than`
+ * whose checkpoint of every rank's shard is complete and intact in some
+ * rank's memory, fetches
  * this rank's shard (from its own memory, else from a peer's), and has the
  * compiled step restore it when it opens the checkpoint of that step.
  * `*step` is that step (run it next), or -1 when there is none;
  * `*from_peer` is 1 when this rank's shard came from a peer. */
-HRT_EXPORT hrt_status hrt_ckpt_recover(long long *step, int *from_peer);
+HRT_EXPORT hrt_status hrt_ckpt_recover(long long newer_than, long long *step,
+                                       int *from_peer);
 HRT_EXPORT hrt_status hrt_ckpt_get_stats(hrt_ckpt_stats *stats);
 /* Collective over the world, after the last step: releases the
  * checkpoints and, when `stop_agent`, stops this rank's agent. */

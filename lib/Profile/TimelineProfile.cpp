@@ -92,9 +92,8 @@ bool readTimelines(const Value &root, int64_t stages,
     if (!tid || !stageOfRow.count(*tid))
       continue;
     std::string path = "$.traceEvents[" + std::to_string(index) + "]";
-    std::optional<double> start =
-        readNonNegative(member(*fields, "ts", path, error, true), path + ".ts",
-                        error);
+    std::optional<double> start = readNonNegative(
+        member(*fields, "ts", path, error, true), path + ".ts", error);
     if (!start)
       return false;
     std::optional<double> duration = readNonNegative(

@@ -1,4 +1,4 @@
-//===- Npy.cpp - NumPy .npy files of float32 arrays -----------------------===//
+//===- Npy.cpp - NumPy .npy files of float32 and int64 arrays -------------===//
 //
 // Part of the hetero project.
 //
@@ -33,12 +33,18 @@ int64_t elementCount(const std::vector<int64_t> &shape) {
   return count;
 }
 
+const char *descr(Dtype dtype) {
+  return dtype == Dtype::Float32 ? "<f4" : "<i8";
+}
+
+size_t elementBytes(Dtype dtype) { return dtype == Dtype::Float32 ? 4 : 8; }
+
 } // namespace
 
-std::string header(const std::vector<int64_t> &shape) {
-  std::string dictionary = "{'descr': '<f4', 'fortran_order': False, "
-                           "'shape': " +
-                           shapeText(shape) + ", }";
+std::string header(const std::vector<int64_t> &shape, Dtype dtype) {
+  std::string dictionary =
+      std::string("{'descr': '") + descr(dtype) +
+      "', 'fortran_order': False, 'shape': " + shapeText(shape) + ", }";
   // magic (6) + version (2) + length (2) + dictionary + padding + '\n'.
   size_t unpadded = kMagicSize + 4 + dictionary.size() + 1;
   dictionary.append((64 - unpadded % 64) % 64, ' ');
@@ -52,15 +58,16 @@ std::string header(const std::vector<int64_t> &shape) {
 }
 
 std::string write(const std::string &path, const std::vector<int64_t> &shape,
-                  const float *data) {
+                  const void *data, Dtype dtype) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (!file)
     return "cannot open " + path + " for writing: " + std::strerror(errno);
-  std::string head = header(shape);
+  std::string head = header(shape, dtype);
   file.write(head.data(), std::streamsize(head.size()));
-  // The host is little-endian (x86-64, AArch64), as '<f4' states.
-  file.write(reinterpret_cast<const char *>(data),
-             std::streamsize(elementCount(shape) * sizeof(float)));
+  // The host is little-endian (x86-64, AArch64), as '<f4' and '<i8' state.
+  file.write(
+      static_cast<const char *>(data),
+      std::streamsize(size_t(elementCount(shape)) * elementBytes(dtype)));
   file.close();
   if (!file)
     return "cannot write " + path + ": " + std::strerror(errno);
@@ -68,7 +75,7 @@ std::string write(const std::string &path, const std::vector<int64_t> &shape,
 }
 
 std::string read(const std::string &path, const std::vector<int64_t> &shape,
-                 float *data) {
+                 void *data, Dtype dtype) {
   std::ifstream file(path, std::ios::binary);
   if (!file)
     return "cannot open " + path + ": " + std::strerror(errno);
@@ -86,11 +93,13 @@ std::string read(const std::string &path, const std::vector<int64_t> &shape,
   std::smatch match;
   if (!std::regex_search(dictionary, match,
                          std::regex("'descr'\\s*:\\s*'([^']*)'")) ||
-      match[1] != "<f4")
+      match[1] != descr(dtype))
     return path + " holds " +
            (match.empty() ? std::string("no dtype")
                           : "dtype " + match[1].str()) +
-           ", expected little-endian float32 ('<f4')";
+           ", expected little-endian " +
+           (dtype == Dtype::Float32 ? "float32" : "int64") + " ('" +
+           descr(dtype) + "')";
   if (!std::regex_search(dictionary, match,
                          std::regex("'fortran_order'\\s*:\\s*False")))
     return path + " is in Fortran order, expected C order";
@@ -113,8 +122,9 @@ std::string read(const std::string &path, const std::vector<int64_t> &shape,
   if (found != shape)
     return path + " holds an array of shape " + shapeText(found) +
            ", expected " + shapeText(shape);
-  std::streamsize bytes = std::streamsize(elementCount(shape) * sizeof(float));
-  if (!file.read(reinterpret_cast<char *>(data), bytes))
+  std::streamsize bytes =
+      std::streamsize(size_t(elementCount(shape)) * elementBytes(dtype));
+  if (!file.read(static_cast<char *>(data), bytes))
     return path + ": the data is cut short (expected " + std::to_string(bytes) +
            " bytes)";
   if (file.peek() != std::char_traits<char>::eof())

@@ -9,6 +9,7 @@
 //                          [--save DIR] [--load DIR] [--timeline DIR]
 //                          [--corpus FILE] [--prompt TEXT]
 //                          [--temperature T]
+//                          [--checkpoint replicas=m,every=n,...]
 //
 // Compiles the module with the CPU pipeline (hetero-lower-to-cpu), JITs it
 // with the MLIR ExecutionEngine and calls the entry function once per
@@ -22,10 +23,13 @@
 // the pipeline's @<pipeline>_step, and --save / --load exchange its
 // parameters with NumPy as DIR/<global>.npy. hetero.corpus_batch reads the
 // --corpus text; after the iterations, rank 0 prints the streams that
-// hetero.sample_next generated from --prompt.
+// hetero.sample_next generated from --prompt. --checkpoint keeps Gemini's
+// in-memory checkpoints of the step (Checkpointing.h) and resumes from the
+// newest one a failed run left.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Checkpointing.h"
 #include "MeasuredTimeline.h"
 #include "ToolDialects.h"
 
@@ -50,6 +54,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/xxhash.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -140,6 +145,15 @@ static cl::opt<std::string> timelineDirectory(
     cl::desc("Measure the last iteration on every rank and write it as "
              "DIR/timeline.json (Chrome trace) and DIR/timeline.svg"),
     cl::value_desc("DIR"), cl::init(""), cl::cat(category));
+
+static cl::opt<std::string> checkpointOption(
+    "checkpoint",
+    cl::desc("Keep in-memory checkpoints (Gemini) of the pipeline's step and "
+             "resume from them after a failure: replicas=m,every=n"
+             "[,placement=group|ring|mixed][,costs=F|profile=F]"
+             "[,interleaving=gemini|naive|blocking][,agents=DIR|none]"
+             "[,disk=DIR,disk_every=K] (docs/checkpointing.md)"),
+    cl::init(""), cl::cat(category));
 
 namespace {
 
@@ -241,6 +255,7 @@ struct PipelineFacts {
   std::string gridName;
   int64_t devices = 1; // the grid's size
   int64_t replicas = 1;
+  int64_t stages = 1;
   int64_t microbatches = 1;
   /// Whether its replicas sync in dynamic groups (#hetero.sync).
   bool dynamicSync = false;
@@ -254,7 +269,8 @@ struct PipelineFacts {
 
 /// The facts of the module's executable pipeline, after lowering it to its
 /// step when the module does not hold the step yet. Fails after a message.
-FailureOr<std::optional<PipelineFacts>> preparePipeline(ModuleOp module) {
+FailureOr<std::optional<PipelineFacts>>
+preparePipeline(ModuleOp module, const hetero::CheckpointConfig &checkpoint) {
   SmallVector<hetero::PipelineOp> pipelines;
   for (auto pipeline : module.getOps<hetero::PipelineOp>())
     if (pipeline.isExecutable())
@@ -284,6 +300,9 @@ FailureOr<std::optional<PipelineFacts>> preparePipeline(ModuleOp module) {
            s});
     }
   if (!module.lookupSymbol<func::FuncOp>(facts.name + "_step")) {
+    if (checkpoint.enabled &&
+        failed(hetero::applyCheckpointClause(pipeline, checkpoint)))
+      return failure();
     PassManager pm(module.getContext());
     hetero::HeteroLowerPipelineOptions options;
     options.reference = true;
@@ -306,6 +325,10 @@ FailureOr<std::optional<PipelineFacts>> preparePipeline(ModuleOp module) {
   facts.devices = ShapedType::getNumElements(grid.getShape());
   if (grid.getShape().size() > 1)
     facts.replicas = grid.getShape()[1];
+  facts.stages = pipeline.getNumStages();
+  if (checkpoint.enabled &&
+      failed(hetero::placeCheckpointChunks(module, checkpoint)))
+    return failure();
   return std::optional<PipelineFacts>(facts);
 }
 
@@ -410,7 +433,17 @@ int run() {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
-  FailureOr<std::optional<PipelineFacts>> pipeline = preparePipeline(*module);
+  hetero::CheckpointConfig checkpointConfig;
+  if (!checkpointOption.empty()) {
+    if (std::string problem =
+            hetero::parseCheckpointConfig(checkpointOption, checkpointConfig);
+        !problem.empty()) {
+      llvm::errs() << "hetero-run: --checkpoint: " << problem << "\n";
+      return 1;
+    }
+  }
+  FailureOr<std::optional<PipelineFacts>> pipeline =
+      preparePipeline(*module, checkpointConfig);
   if (failed(pipeline))
     return 1;
   if (!*pipeline && (!saveDirectory.empty() || !loadDirectory.empty())) {
@@ -456,6 +489,16 @@ int run() {
   FailureOr<EntrySignature> signature = checkEntry(function);
   if (failed(signature))
     return 1;
+  if (checkpointConfig.enabled && (!isStep || signature->arguments == 0)) {
+    llvm::errs() << "hetero-run: --checkpoint checkpoints the step of an "
+                    "executable hetero.pipeline, and @"
+                 << entry << " is not one\n";
+    return 1;
+  }
+  std::vector<std::vector<hetero::StateGlobal>> stateGlobals;
+  if (checkpointConfig.enabled)
+    stateGlobals = hetero::Checkpointing::collectStateGlobals(
+        *module, (*pipeline)->stages);
   function->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
   // --adaptive: the plans of the entry's plan table (hetero-lower-pipeline
   // of a pipeline with a hetero.plan_set), by position.
@@ -585,6 +628,24 @@ int run() {
                  << "\n";
     return 1;
   }
+  std::optional<hetero::Checkpointing> checkpointing;
+  int64_t firstStep = 0;
+  if (checkpointConfig.enabled) {
+    // The program and the job: a checkpoint of another is never restored.
+    llvm::StringRef text =
+        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
+    uint64_t fingerprint =
+        llvm::xxh3_64bits(text) ^ uint64_t((*pipeline)->devices) * 0x9E37;
+    llvm::SmallString<256> agent(
+        llvm::sys::fs::getMainExecutable(nullptr, nullptr));
+    llvm::sys::path::remove_filename(agent);
+    llvm::sys::path::append(agent, "hetero-ckpt-agent");
+    checkpointing.emplace(checkpointConfig, world, rank, (*pipeline)->replicas,
+                          (*pipeline)->dynamicSync, std::move(stateGlobals),
+                          fingerprint, agent.str().str());
+    if (!checkpointing->start(**engine, printer, firstStep))
+      return 1;
+  }
   bool timeline = !timelineDirectory.empty();
   if (timeline && rank == 0 &&
       !hetero::prepareTimelineDirectory(timelineDirectory))
@@ -598,8 +659,8 @@ int run() {
   // waits in a dynamic sync group (docs/sync-groups.md) for others would
   // never join it. So each rank times its own iterations.
   double timedFrom = 0.0;
-  for (int64_t i = 0; i < iterations; ++i) {
-    if (i == 1)
+  for (int64_t i = firstStep; i < iterations; ++i) {
+    if (i == firstStep + 1)
       timedFrom = hrt_wtime();
     // --timeline keeps the spans of the last iteration only.
     if (timeline)
@@ -644,6 +705,8 @@ int run() {
                     hrt_planner_group_size(planner));
       std::fflush(stdout);
     }
+    if (checkpointing && !checkpointing->afterStep(**engine, i))
+      return 1;
   }
   // Every worker departs from its sync groups before the next collective,
   // so that none waits in an enforced sync for one that has finished.
@@ -664,14 +727,17 @@ int run() {
       llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
       return 1;
     }
-    double microbatches = double((*pipeline)->replicas *
-                                 (*pipeline)->microbatches * (iterations - 1));
+    double microbatches =
+        double((*pipeline)->replicas * (*pipeline)->microbatches *
+               (iterations - firstStep - 1));
     if (printer) {
       std::printf("throughput: %.6g\n", microbatches / seconds);
       std::fflush(stdout);
     }
   }
   if (synced && !printSyncGroups(world, printer, syncStats))
+    return 1;
+  if (checkpointing && !checkpointing->finish(printer, iterations - firstStep))
     return 1;
   // Text that hetero.sample_next generated, stream by stream.
   for (long long stream = 0; printer && stream < hrt_sample_streams();

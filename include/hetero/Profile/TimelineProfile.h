@@ -24,8 +24,9 @@
 namespace hetero::profile {
 
 /// Fills `timelines` with one entry per stage; returns "" or what is wrong.
-std::string parseTimelineProfile(const std::string &text, int64_t stages,
-                                 std::vector<checkpoint::StageTimeline> &timelines);
+std::string
+parseTimelineProfile(const std::string &text, int64_t stages,
+                     std::vector<checkpoint::StageTimeline> &timelines);
 
 } // namespace hetero::profile
 

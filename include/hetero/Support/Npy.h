@@ -1,12 +1,13 @@
-//===- Npy.h - NumPy .npy files of float32 arrays ---------------*- C++ -*-===//
+//===- Npy.h - NumPy .npy files of float32 and int64 arrays -----*- C++ -*-===//
 //
 // Part of the hetero project.
 //
 //===----------------------------------------------------------------------===//
 //
 // MLIR-free: reads and writes NumPy format 1.0 files holding little-endian
-// float32 arrays in C order, as hetero-run's --save and --load exchange
-// parameters with NumPy.
+// float32 (or int64) arrays in C order, as hetero-run's --save and --load
+// exchange parameters with NumPy (and its disk checkpoints the optimizer's
+// step counter).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,20 +20,32 @@
 
 namespace hetero::npy {
 
-/// The header of a format 1.0 file of a `<f4` C-order array of `shape`,
-/// padded so that the data starts at a multiple of 64 bytes.
-std::string header(const std::vector<int64_t> &shape);
+/// The element types: NumPy's '<f4' and '<i8'.
+enum class Dtype { Float32, Int64 };
 
-/// Writes `data` (the product of `shape` floats) to `path`; returns "" or
+/// The header of a format 1.0 file of a C-order array of `shape`, padded so
+/// that the data starts at a multiple of 64 bytes.
+std::string header(const std::vector<int64_t> &shape,
+                   Dtype dtype = Dtype::Float32);
+
+/// Writes `data` (the product of `shape` elements) to `path`; returns "" or
 /// what went wrong.
 std::string write(const std::string &path, const std::vector<int64_t> &shape,
-                  const float *data);
+                  const void *data, Dtype dtype);
+inline std::string write(const std::string &path,
+                         const std::vector<int64_t> &shape, const float *data) {
+  return write(path, shape, data, Dtype::Float32);
+}
 
-/// Reads `path` into `data`, which holds the product of `shape` floats; the
-/// file must hold a `<f4` C-order array of exactly `shape`. Returns "" or
-/// what is wrong with the file.
+/// Reads `path` into `data`, which holds the product of `shape` elements;
+/// the file must hold a C-order array of `dtype` and exactly `shape`.
+/// Returns "" or what is wrong with the file.
 std::string read(const std::string &path, const std::vector<int64_t> &shape,
-                 float *data);
+                 void *data, Dtype dtype);
+inline std::string read(const std::string &path,
+                        const std::vector<int64_t> &shape, float *data) {
+  return read(path, shape, data, Dtype::Float32);
+}
 
 } // namespace hetero::npy
 

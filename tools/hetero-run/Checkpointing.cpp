@@ -1,0 +1,449 @@
+//===- Checkpointing.cpp - hetero-run --checkpoint ------------------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Checkpointing.h"
+
+#include "hetero/Checkpoint/Checksum.h"
+#include "hetero/Passes/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <unistd.h>
+
+using namespace mlir;
+
+namespace hetero {
+namespace {
+
+/// A whole number >= 1 from `text`.
+bool readCount(llvm::StringRef text, int64_t &value) {
+  return !text.getAsInteger(10, value) && value >= 1;
+}
+
+void say(bool printer, const std::string &line) {
+  if (!printer)
+    return;
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+std::string bytesText(double bytes) {
+  char text[32];
+  if (bytes >= 1 << 20)
+    std::snprintf(text, sizeof(text), "%.2f MiB", bytes / (1 << 20));
+  else if (bytes >= 1 << 10)
+    std::snprintf(text, sizeof(text), "%.2f KiB", bytes / (1 << 10));
+  else
+    std::snprintf(text, sizeof(text), "%.0f B", bytes);
+  return text;
+}
+
+} // namespace
+
+std::string parseCheckpointConfig(const std::string &text,
+                                  CheckpointConfig &config) {
+  config.enabled = true;
+  llvm::SmallVector<llvm::StringRef> items;
+  llvm::StringRef(text).split(items, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef item : items) {
+    auto [key, value] = item.split('=');
+    key = key.trim();
+    value = value.trim();
+    if (value.empty())
+      return "'" + item.str() + "' is not key=value";
+    if (key == "replicas" || key == "every" || key == "disk_every") {
+      int64_t &target = key == "replicas" ? config.replicas
+                        : key == "every"  ? config.every
+                                          : config.diskEvery;
+      if (!readCount(value, target))
+        return key.str() + " must be a whole number >= 1, got '" +
+               value.str() + "'";
+    } else if (key == "placement") {
+      if (value != "group" && value != "ring" && value != "mixed")
+        return "placement must be group, ring or mixed, got '" + value.str() +
+               "'";
+      config.placement = value.str();
+    } else if (key == "interleaving") {
+      if (value != "gemini" && value != "naive" && value != "blocking")
+        return "interleaving must be gemini, naive or blocking, got '" +
+               value.str() + "'";
+      config.interleaving = value.str();
+    } else if (key == "costs") {
+      config.costs = value.str();
+    } else if (key == "profile") {
+      config.profile = value.str();
+    } else if (key == "agents") {
+      config.agents = value.str();
+    } else if (key == "disk") {
+      config.disk = value.str();
+    } else {
+      return "unknown key '" + key.str() +
+             "', expected replicas, every, placement, costs, profile, "
+             "interleaving, agents, disk or disk_every";
+    }
+  }
+  if (!config.costs.empty() && !config.profile.empty())
+    return "give costs= or profile=, not both";
+  if (config.disk.empty() != (config.diskEvery == 0))
+    return "disk=DIR and disk_every=K go together";
+  if (config.agents.empty()) {
+    const char *user = std::getenv("USER");
+    config.agents = std::string("/tmp/hetero-ckpt-") +
+                    (user && *user ? user : std::to_string(getuid()));
+  }
+  return "";
+}
+
+LogicalResult applyCheckpointClause(PipelineOp pipeline,
+                                    const CheckpointConfig &config) {
+  MLIRContext *context = pipeline.getContext();
+  std::optional<ReplicaPlacement> placement;
+  if (!config.placement.empty())
+    placement = symbolizeReplicaPlacement(config.placement);
+  if (CheckpointAttr existing = pipeline.getCheckpointAttr()) {
+    auto disagrees = [&](llvm::StringRef key, std::string value) {
+      llvm::errs() << "hetero-run: --checkpoint " << key << "=" << value
+                   << " disagrees with pipeline @" << pipeline.getSymName()
+                   << "'s checkpoint " << existing << "\n";
+      return failure();
+    };
+    if (config.replicas && config.replicas != existing.getReplicas())
+      return disagrees("replicas", std::to_string(config.replicas));
+    if (config.every && config.every != existing.getEvery())
+      return disagrees("every", std::to_string(config.every));
+    if (placement && *placement != existing.getPlacement())
+      return disagrees("placement", config.placement);
+    return success();
+  }
+  pipeline.setCheckpointAttr(CheckpointAttr::get(
+      context, config.replicas ? config.replicas : 2,
+      placement.value_or(ReplicaPlacement::mixed),
+      config.every ? config.every : 1));
+  return verify(pipeline);
+}
+
+LogicalResult placeCheckpointChunks(ModuleOp module,
+                                    const CheckpointConfig &config) {
+  bool unplaced = false;
+  module.walk([&](CheckpointOp checkpoint) {
+    bool committed = false;
+    for (Operation *op = checkpoint->getNextNode(); op && !committed;
+         op = op->getNextNode())
+      committed = isa<CkptCommitOp>(op);
+    unplaced |= !committed;
+  });
+  if (!unplaced)
+    return success();
+  if (config.costs.empty() && config.profile.empty() &&
+      config.interleaving != "blocking") {
+    llvm::errs() << "hetero-run: --checkpoint places its chunks into the "
+                    "step's idle network spans, so it needs the step's "
+                    "timeline: costs=<pipeline profile.json>, "
+                    "profile=<timeline.json> (from hetero-run --timeline), or "
+                    "interleaving=blocking\n";
+    return failure();
+  }
+  HeteroInterleaveCheckpointsOptions options;
+  options.costs = config.costs;
+  options.profile = config.profile;
+  options.interleaving = config.interleaving;
+  PassManager pm(module.getContext());
+  pm.addPass(createHeteroInterleaveCheckpoints(options));
+  return pm.run(module);
+}
+
+//===----------------------------------------------------------------------===//
+// Checkpointing
+//===----------------------------------------------------------------------===//
+
+Checkpointing::Checkpointing(const CheckpointConfig &config, hrt_comm world,
+                             int rank, int64_t replicas, bool dynamicSync,
+                             std::vector<std::vector<StateGlobal>> stageGlobals,
+                             uint64_t fingerprint, std::string agentProgram)
+    : config(config), world(world), rank(rank), replicas(replicas),
+      dynamicSync(dynamicSync), stageGlobals(std::move(stageGlobals)),
+      fingerprint(fingerprint), agentProgram(std::move(agentProgram)) {}
+
+std::vector<std::vector<StateGlobal>>
+Checkpointing::collectStateGlobals(ModuleOp module, int64_t stages) {
+  std::vector<std::vector<StateGlobal>> globals(stages);
+  HeteroDialect &dialect = getHeteroDialect(module.getContext());
+  for (auto function : module.getOps<func::FuncOp>()) {
+    IntegerAttr stage = dialect.getStageAttrHelper().getAttr(function);
+    if (!stage || function.isExternal() || stage.getInt() >= stages)
+      continue;
+    for (auto checkpoint : function.getBody().getOps<CheckpointOp>()) {
+      std::vector<StateGlobal> &list = globals[stage.getInt()];
+      list.clear();
+      for (Value tensor : checkpoint.getTensors()) {
+        auto toTensor = tensor.getDefiningOp<bufferization::ToTensorOp>();
+        auto get = toTensor ? toTensor.getBuffer()
+                                  .getDefiningOp<memref::GetGlobalOp>()
+                            : memref::GetGlobalOp();
+        auto global =
+            get ? module.lookupSymbol<memref::GlobalOp>(get.getNameAttr())
+                : memref::GlobalOp();
+        if (!global)
+          continue;
+        SymbolTable::setSymbolVisibility(global,
+                                         SymbolTable::Visibility::Public);
+        MemRefType type = global.getType();
+        list.push_back({global.getSymName().str(),
+                        std::vector<int64_t>(type.getShape().begin(),
+                                             type.getShape().end()),
+                        type.getElementType().isF32() ? npy::Dtype::Float32
+                                                      : npy::Dtype::Int64});
+      }
+    }
+  }
+  return globals;
+}
+
+std::string Checkpointing::stepDirectory(int64_t step) const {
+  llvm::SmallString<256> path(config.disk);
+  llvm::sys::path::append(path, "step-" + std::to_string(step));
+  return path.str().str();
+}
+
+int64_t Checkpointing::newestOnDisk(int64_t below) const {
+  int64_t newest = -1;
+  std::error_code error;
+  for (llvm::sys::fs::directory_iterator entry(config.disk, error), end;
+       !error && entry != end; entry.increment(error)) {
+    llvm::StringRef name = llvm::sys::path::filename(entry->path());
+    int64_t step;
+    if (!name.consume_front("step-") || name.getAsInteger(10, step) ||
+        step >= below || step <= newest)
+      continue;
+    llvm::SmallString<256> complete(entry->path());
+    llvm::sys::path::append(complete, "COMPLETE");
+    if (llvm::sys::fs::exists(complete))
+      newest = step;
+  }
+  return newest;
+}
+
+bool Checkpointing::writeToDisk(ExecutionEngine &engine, int64_t step) {
+  std::string directory = stepDirectory(step);
+  int64_t stage = rank / replicas;
+  bool writer = rank % replicas == 0;
+  std::string problem;
+  if (writer) {
+    if (std::error_code error =
+            llvm::sys::fs::create_directories(directory))
+      problem = "cannot create " + directory + ": " + error.message();
+    std::string manifest;
+    for (const StateGlobal &global : stageGlobals[stage]) {
+      if (!problem.empty())
+        break;
+      llvm::Expected<void *> address = engine.lookup(global.name);
+      if (!address) {
+        problem = "cannot find @" + global.name + " in the compiled program: " +
+                  llvm::toString(address.takeError());
+        break;
+      }
+      llvm::SmallString<256> path(directory);
+      llvm::sys::path::append(path, global.name + ".npy");
+      problem = npy::write(path.str().str(), global.shape, *address,
+                           global.dtype);
+      size_t bytes = global.dtype == npy::Dtype::Float32 ? 4 : 8;
+      for (int64_t extent : global.shape)
+        bytes *= size_t(extent);
+      manifest += global.name + ".npy " +
+                  llvm::utohexstr(checkpoint::checksum(*address, bytes)) + "\n";
+    }
+    if (problem.empty()) {
+      llvm::SmallString<256> path(directory);
+      llvm::sys::path::append(path, "MANIFEST-stage" + std::to_string(stage));
+      std::ofstream file(path.str().str());
+      file << manifest;
+      if (!file.flush())
+        problem = "cannot write " + path.str().str();
+    }
+  }
+  int64_t ok = problem.empty();
+  if (hrt_all_reduce(&ok, &ok, 1, HRT_INT64, HRT_MIN, world) != HRT_SUCCESS) {
+    llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+    return false;
+  }
+  if (!problem.empty())
+    llvm::errs() << "hetero-run: --checkpoint disk: " << problem << "\n";
+  if (!ok)
+    return false;
+  ++diskWrites;
+  if (rank != 0)
+    return true;
+  // Complete once every stage's files are: older ones but the previous
+  // complete checkpoint go.
+  llvm::SmallString<256> complete(directory);
+  llvm::sys::path::append(complete, "COMPLETE");
+  std::ofstream(complete.str().str()) << step << "\n";
+  int64_t previous = newestOnDisk(step);
+  for (int64_t older = newestOnDisk(previous); older >= 0;
+       older = newestOnDisk(older))
+    llvm::sys::fs::remove_directories(stepDirectory(older));
+  return true;
+}
+
+bool Checkpointing::loadFromDisk(ExecutionEngine &engine, int64_t step,
+                                 std::string &problem) {
+  std::string directory = stepDirectory(step);
+  int64_t stage = rank / replicas;
+  llvm::SmallString<256> manifestPath(directory);
+  llvm::sys::path::append(manifestPath,
+                          "MANIFEST-stage" + std::to_string(stage));
+  std::map<std::string, std::string> checksums;
+  std::ifstream manifest(manifestPath.str().str());
+  for (std::string file, sum; manifest >> file >> sum;)
+    checksums[file] = sum;
+  for (const StateGlobal &global : stageGlobals[stage]) {
+    std::string file = global.name + ".npy";
+    llvm::SmallString<256> path(directory);
+    llvm::sys::path::append(path, file);
+    size_t bytes = global.dtype == npy::Dtype::Float32 ? 4 : 8;
+    for (int64_t extent : global.shape)
+      bytes *= size_t(extent);
+    std::vector<char> data(bytes);
+    problem = npy::read(path.str().str(), global.shape, data.data(),
+                        global.dtype);
+    if (!problem.empty())
+      return false;
+    if (!checksums.count(file) ||
+        checksums[file] !=
+            llvm::utohexstr(checkpoint::checksum(data.data(), bytes))) {
+      problem = path.str().str() + " does not match the checksum in " +
+                manifestPath.str().str();
+      return false;
+    }
+    llvm::Expected<void *> address = engine.lookup(global.name);
+    if (!address) {
+      problem = "cannot find @" + global.name + " in the compiled program: " +
+                llvm::toString(address.takeError());
+      return false;
+    }
+    std::memcpy(*address, data.data(), bytes);
+  }
+  return true;
+}
+
+bool Checkpointing::start(ExecutionEngine &engine, bool printer,
+                          int64_t &firstStep) {
+  firstStep = 0;
+  auto failed = [](const std::string &what) {
+    llvm::errs() << "hetero-run: --checkpoint: " << what << "\n";
+    return false;
+  };
+  if (!config.disk.empty() && dynamicSync)
+    return failed("disk checkpoints hold one copy of each stage, but the "
+                  "replicas of a pipeline with dynamic sync groups differ");
+  bool agents = config.agents != "none";
+  if (agents)
+    if (std::error_code error =
+            llvm::sys::fs::create_directories(config.agents))
+      return failed("cannot create " + config.agents + ": " + error.message());
+  hrt_ckpt_options options{agents ? config.agents.c_str() : nullptr,
+                           agentProgram.c_str(), fingerprint};
+  if (hrt_ckpt_configure(&options) != HRT_SUCCESS)
+    return failed(hrt_last_error());
+
+  // The disk's newest step: memory recovers only a newer one.
+  long long disk = -1;
+  if (!config.disk.empty() && rank == 0)
+    disk = newestOnDisk(INT64_MAX);
+  if (hrt_broadcast(&disk, 1, HRT_INT64, 0, world) != HRT_SUCCESS)
+    return failed(hrt_last_error());
+  long long step = -1;
+  int fromPeer = 0;
+  if (hrt_ckpt_recover(disk, &step, &fromPeer) != HRT_SUCCESS)
+    return failed(hrt_last_error());
+  if (step >= 0) {
+    int64_t peers = fromPeer;
+    if (hrt_all_reduce(&peers, &peers, 1, HRT_INT64, HRT_SUM, world) !=
+        HRT_SUCCESS)
+      return failed(hrt_last_error());
+    say(printer, "checkpoint: resuming at step " + std::to_string(step) +
+                     " from CPU memory (" + std::to_string(peers) +
+                     (peers == 1 ? " rank" : " ranks") +
+                     " restored from a peer)");
+    firstStep = step;
+    return true;
+  }
+  while (disk >= 0) {
+    std::string problem;
+    int64_t ok = loadFromDisk(engine, disk, problem);
+    if (!ok)
+      llvm::errs() << "hetero-run: --checkpoint: rank " << rank << ": "
+                   << problem << "\n";
+    if (hrt_all_reduce(&ok, &ok, 1, HRT_INT64, HRT_MIN, world) != HRT_SUCCESS)
+      return failed(hrt_last_error());
+    if (ok) {
+      say(printer, "checkpoint: resuming at step " + std::to_string(disk) +
+                       " from disk " + stepDirectory(disk) +
+                       " (no newer checkpoint is complete in CPU memory)");
+      firstStep = disk;
+      return true;
+    }
+    say(printer, "checkpoint: " + stepDirectory(disk) +
+                     " is damaged; trying an older one");
+    if (rank == 0)
+      disk = newestOnDisk(disk);
+    if (hrt_broadcast(&disk, 1, HRT_INT64, 0, world) != HRT_SUCCESS)
+      return failed(hrt_last_error());
+  }
+  return true;
+}
+
+bool Checkpointing::afterStep(ExecutionEngine &engine, int64_t step) {
+  if (config.disk.empty() || (step + 1) % config.diskEvery != 0)
+    return true;
+  return writeToDisk(engine, step + 1);
+}
+
+bool Checkpointing::finish(bool printer, int64_t steps) {
+  hrt_ckpt_stats stats{};
+  hrt_ckpt_get_stats(&stats);
+  double totals[2] = {double(stats.bytes_sent), double(stats.chunks_sent)};
+  double wait = stats.commit_wait_seconds;
+  if (hrt_all_reduce(totals, totals, 2, HRT_FLOAT64, HRT_SUM, world) !=
+          HRT_SUCCESS ||
+      hrt_all_reduce(&wait, &wait, 1, HRT_FLOAT64, HRT_MAX, world) !=
+          HRT_SUCCESS) {
+    llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+    return false;
+  }
+  if (stats.commits > 0) {
+    double perStep = double(stats.commits);
+    char line[256];
+    std::snprintf(line, sizeof(line),
+                  "checkpoint: %lld steps committed in CPU memory, %lld on "
+                  "disk; per step %.0f chunks and %s sent, commit wait %.3f "
+                  "ms",
+                  stats.commits, (long long)diskWrites, totals[1] / perStep,
+                  bytesText(totals[0] / perStep).c_str(),
+                  wait / perStep * 1e3);
+    say(printer, line);
+  }
+  (void)steps;
+  if (hrt_ckpt_finish(config.agents != "none") != HRT_SUCCESS) {
+    llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+    return false;
+  }
+  return true;
+}
+
+} // namespace hetero
