@@ -71,6 +71,9 @@ struct SlotHeader {
   int64_t step;
   uint64_t checksum;
   int64_t received;
+  /// The run that writes the slot: a slot a dead run left half written is
+  /// started afresh, not added to.
+  uint64_t run;
 };
 
 struct SegmentHeader {
@@ -84,6 +87,7 @@ static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 
 struct ChunkHeader {
   uint64_t magic;
+  uint64_t run;
   int64_t owner;
   int64_t step;
   int64_t offset;
@@ -127,12 +131,12 @@ public:
         best = s;
     return best;
   }
-  /// The slot to write the checkpoint of `step` into: the one already
-  /// being written for it, else the one without the newest complete one.
-  int slotFor(int64_t step) {
+  /// The slot to write the checkpoint of `step` into: the one this run is
+  /// already writing for it, else the one without the newest complete one.
+  int slotFor(int64_t step, uint64_t run) {
     for (int s = 0; s < 2; ++s)
       if (header().slots[s].state.load(std::memory_order_acquire) == kWriting &&
-          header().slots[s].step == step)
+          header().slots[s].step == step && header().slots[s].run == run)
         return s;
     int newest = newestComplete();
     int slot = newest < 0 ? 0 : 1 - newest;
@@ -141,6 +145,7 @@ public:
     target.step = step;
     target.received = 0;
     target.checksum = 0;
+    target.run = run;
     return slot;
   }
   void commit(int slot) {
@@ -175,6 +180,8 @@ struct State {
   hrt_comm comm = nullptr;
   int rank = 0;
   int size = 1;
+  /// Identifies this run's chunks and slots, the same on every rank.
+  uint64_t run = 0;
 
   // The checkpoint opened by the last hrt_mlir_ckpt_begin.
   int64_t step = -1;
@@ -259,6 +266,11 @@ void ensureComm() {
   // A communicator of its own: chunks never match the training's messages.
   orFatal(hrt_comm_split(world, 0, s.rank, &s.comm));
   orFatal(hrt_comm_size(s.comm, &s.size));
+  int64_t run = int64_t(
+      uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+      uint64_t(getpid()) << 32);
+  orFatal(hrt_broadcast(&run, 1, HRT_INT64, 0, s.comm));
+  s.run = uint64_t(run);
 }
 
 /// Writes a received chunk into its holder's slot.
@@ -279,7 +291,9 @@ void applyChunk(const std::vector<char> &message) {
   std::unique_ptr<Segment> &segment = s.hosted[header.owner];
   if (!segment || segment->header().shardBytes != header.shardBytes)
     segment = openSegment(header.owner, size_t(header.shardBytes));
-  int slot = segment->slotFor(header.step);
+  if (header.run != s.run)
+    return; // sent by a run that died before this one
+  int slot = segment->slotFor(header.step, s.run);
   std::memcpy(segment->slot(slot) + header.offset, payload,
               size_t(header.bytes));
   segment->header().slots[slot].received += header.bytes;
@@ -358,7 +372,7 @@ void openCheckpoint() {
     return;
   if (!s.own || s.own->header().shardBytes != int64_t(s.shardBytes))
     s.own = openSegment(s.rank, s.shardBytes);
-  s.ownSlot = s.own->slotFor(s.step);
+  s.ownSlot = s.own->slotFor(s.step, s.run);
   // The local copy.
   for (const Tensor &tensor : s.tensors)
     std::memcpy(s.own->slot(s.ownSlot) + tensor.offset, tensor.data,
@@ -385,7 +399,8 @@ void awaitHostedChunks() {
         total = segment.header().shardBytes;
         for (int slot = 0; slot < 2; ++slot)
           if (segment.header().slots[slot].state == kWriting &&
-              segment.header().slots[slot].step == s.step)
+              segment.header().slots[slot].step == s.step &&
+              segment.header().slots[slot].run == s.run)
             received = segment.header().slots[slot].received;
       }
       if (total < 0 || received < total) {
@@ -485,6 +500,7 @@ extern "C" void hrt_mlir_ckpt_chunk(const void *data, long long offset,
           std::to_string(offset + bytes) + ") of copy " + std::to_string(copy) +
           " are not part of the open checkpoint");
   ChunkHeader header{kChunkMagic,
+                     s.run,
                      s.rank,
                      s.step,
                      int64_t(tensor->offset) + offset,
@@ -521,7 +537,7 @@ extern "C" void hrt_mlir_ckpt_commit(void) {
     s.own->commit(s.ownSlot);
     for (int64_t owner : s.hostedOwners) {
       Segment &segment = *s.hosted.at(owner);
-      segment.commit(segment.slotFor(s.step));
+      segment.commit(segment.slotFor(s.step, s.run));
     }
     s.stats.commits += 1;
     s.stats.last_committed_step = s.step;
@@ -591,7 +607,16 @@ inventory(std::map<int64_t, std::unique_ptr<Segment>> &held) {
         openSegment(owner, (bytes - kHeaderBytes) / 2);
     for (int slot = 0; slot < 2; ++slot) {
       SlotHeader &header = segment->header().slots[slot];
-      if (header.state.load(std::memory_order_acquire) != kComplete)
+      int64_t state = header.state.load(std::memory_order_acquire);
+      if (state == kWriting && header.received > 0)
+        std::fprintf(stderr,
+                     "hetero runtime: rank %d: the checkpoint of rank %lld "
+                     "for step %lld in CPU memory was never committed (%lld "
+                     "of %lld bytes arrived); skipped\n",
+                     s.rank, owner, (long long)header.step,
+                     (long long)header.received,
+                     (long long)segment->header().shardBytes);
+      if (state != kComplete)
         continue;
       size_t shard = size_t(segment->header().shardBytes);
       if (checkpoint::checksum(segment->slot(slot), shard) != header.checksum) {

@@ -214,6 +214,8 @@ bool serve(const std::string &socketPath, std::string &error) {
 
 bool spawn(const std::string &agentPath, const std::string &socketPath,
            std::string &error) {
+  // Nothing allocates between fork and exec.
+  std::string logPath = socketPath + ".log";
   pid_t child = fork();
   if (child < 0) {
     error = systemError("cannot start the checkpoint agent");
@@ -228,6 +230,10 @@ bool spawn(const std::string &agentPath, const std::string &socketPath,
     int null = open("/dev/null", O_RDWR);
     dup2(null, 0);
     dup2(null, 1);
+    // Its complaints go to a log beside its socket, not to the job's
+    // output, which the job's end closes.
+    int log = open(logPath.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    dup2(log >= 0 ? log : null, 2);
     // The launcher's descriptors (MPI's sockets) stay with the job.
     for (int fd = 3; fd < 65536; ++fd)
       if (fd != 2)

@@ -71,8 +71,8 @@ std::string parseCheckpointConfig(const std::string &text,
                         : key == "every"  ? config.every
                                           : config.diskEvery;
       if (!readCount(value, target))
-        return key.str() + " must be a whole number >= 1, got '" +
-               value.str() + "'";
+        return key.str() + " must be a whole number >= 1, got '" + value.str() +
+               "'";
     } else if (key == "placement") {
       if (value != "group" && value != "ring" && value != "mixed")
         return "placement must be group, ring or mixed, got '" + value.str() +
@@ -130,10 +130,10 @@ LogicalResult applyCheckpointClause(PipelineOp pipeline,
       return disagrees("placement", config.placement);
     return success();
   }
-  pipeline.setCheckpointAttr(CheckpointAttr::get(
-      context, config.replicas ? config.replicas : 2,
-      placement.value_or(ReplicaPlacement::mixed),
-      config.every ? config.every : 1));
+  pipeline.setCheckpointAttr(
+      CheckpointAttr::get(context, config.replicas ? config.replicas : 2,
+                          placement.value_or(ReplicaPlacement::mixed),
+                          config.every ? config.every : 1));
   return verify(pipeline);
 }
 
@@ -192,9 +192,9 @@ Checkpointing::collectStateGlobals(ModuleOp module, int64_t stages) {
       list.clear();
       for (Value tensor : checkpoint.getTensors()) {
         auto toTensor = tensor.getDefiningOp<bufferization::ToTensorOp>();
-        auto get = toTensor ? toTensor.getBuffer()
-                                  .getDefiningOp<memref::GetGlobalOp>()
-                            : memref::GetGlobalOp();
+        auto get =
+            toTensor ? toTensor.getBuffer().getDefiningOp<memref::GetGlobalOp>()
+                     : memref::GetGlobalOp();
         auto global =
             get ? module.lookupSymbol<memref::GlobalOp>(get.getNameAttr())
                 : memref::GlobalOp();
@@ -244,8 +244,7 @@ bool Checkpointing::writeToDisk(ExecutionEngine &engine, int64_t step) {
   bool writer = rank % replicas == 0;
   std::string problem;
   if (writer) {
-    if (std::error_code error =
-            llvm::sys::fs::create_directories(directory))
+    if (std::error_code error = llvm::sys::fs::create_directories(directory))
       problem = "cannot create " + directory + ": " + error.message();
     std::string manifest;
     for (const StateGlobal &global : stageGlobals[stage]) {
@@ -259,8 +258,8 @@ bool Checkpointing::writeToDisk(ExecutionEngine &engine, int64_t step) {
       }
       llvm::SmallString<256> path(directory);
       llvm::sys::path::append(path, global.name + ".npy");
-      problem = npy::write(path.str().str(), global.shape, *address,
-                           global.dtype);
+      problem =
+          npy::write(path.str().str(), global.shape, *address, global.dtype);
       size_t bytes = global.dtype == npy::Dtype::Float32 ? 4 : 8;
       for (int64_t extent : global.shape)
         bytes *= size_t(extent);
@@ -319,8 +318,8 @@ bool Checkpointing::loadFromDisk(ExecutionEngine &engine, int64_t step,
     for (int64_t extent : global.shape)
       bytes *= size_t(extent);
     std::vector<char> data(bytes);
-    problem = npy::read(path.str().str(), global.shape, data.data(),
-                        global.dtype);
+    problem =
+        npy::read(path.str().str(), global.shape, data.data(), global.dtype);
     if (!problem.empty())
       return false;
     if (!checksums.count(file) ||
@@ -361,7 +360,8 @@ bool Checkpointing::start(ExecutionEngine &engine, bool printer,
   if (hrt_ckpt_configure(&options) != HRT_SUCCESS)
     return failed(hrt_last_error());
 
-  // The disk's newest step: memory recovers only a newer one.
+  // The disk's newest step: memory, which is faster, recovers it or a newer
+  // one.
   long long disk = -1;
   if (!config.disk.empty() && rank == 0)
     disk = newestOnDisk(INT64_MAX);
@@ -369,7 +369,7 @@ bool Checkpointing::start(ExecutionEngine &engine, bool printer,
     return failed(hrt_last_error());
   long long step = -1;
   int fromPeer = 0;
-  if (hrt_ckpt_recover(disk, &step, &fromPeer) != HRT_SUCCESS)
+  if (hrt_ckpt_recover(disk - 1, &step, &fromPeer) != HRT_SUCCESS)
     return failed(hrt_last_error());
   if (step >= 0) {
     int64_t peers = fromPeer;
@@ -394,7 +394,7 @@ bool Checkpointing::start(ExecutionEngine &engine, bool printer,
     if (ok) {
       say(printer, "checkpoint: resuming at step " + std::to_string(disk) +
                        " from disk " + stepDirectory(disk) +
-                       " (no newer checkpoint is complete in CPU memory)");
+                       " (no checkpoint as new is complete in CPU memory)");
       firstStep = disk;
       return true;
     }
@@ -405,6 +405,8 @@ bool Checkpointing::start(ExecutionEngine &engine, bool printer,
     if (hrt_broadcast(&disk, 1, HRT_INT64, 0, world) != HRT_SUCCESS)
       return failed(hrt_last_error());
   }
+  say(printer, "checkpoint: starting at step 0 (no complete checkpoint in "
+               "CPU memory or on disk)");
   return true;
 }
 
@@ -434,8 +436,7 @@ bool Checkpointing::finish(bool printer, int64_t steps) {
                   "disk; per step %.0f chunks and %s sent, commit wait %.3f "
                   "ms",
                   stats.commits, (long long)diskWrites, totals[1] / perStep,
-                  bytesText(totals[0] / perStep).c_str(),
-                  wait / perStep * 1e3);
+                  bytesText(totals[0] / perStep).c_str(), wait / perStep * 1e3);
     say(printer, line);
   }
   (void)steps;
