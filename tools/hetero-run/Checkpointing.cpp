@@ -134,7 +134,8 @@ LogicalResult applyCheckpointClause(PipelineOp pipeline,
       CheckpointAttr::get(context, config.replicas ? config.replicas : 2,
                           placement.value_or(ReplicaPlacement::mixed),
                           config.every ? config.every : 1));
-  return verify(pipeline);
+  // The module: the clause is checked against the pipeline's grid there.
+  return verify(pipeline->getParentOp());
 }
 
 LogicalResult placeCheckpointChunks(ModuleOp module,

@@ -136,4 +136,67 @@ bool writeTimeline(hrt_comm world, const std::string &directory,
   return true;
 }
 
+bool ProfiledTimeline::add() {
+  const hrt_timeline_span *spans = nullptr;
+  size_t count = 0, dropped = 0;
+  int rank = 0, ranks = 0;
+  if (hrt_timeline_gather(world, &spans, &count, &dropped) != HRT_SUCCESS ||
+      hrt_comm_rank(world, &rank) != HRT_SUCCESS ||
+      hrt_comm_size(world, &ranks) != HRT_SUCCESS) {
+    llvm::errs() << "hetero-run: --profile-timeline: " << hrt_last_error()
+                 << "\n";
+    return false;
+  }
+  if (rank != 0)
+    return true;
+  size_t tasks = 0;
+  std::vector<timeline::Row> rows =
+      rowsOf(spans, count, ranks, replicas, tasks);
+  if (sum.empty()) {
+    sum = rows;
+    iterations = 1;
+    return true;
+  }
+  for (size_t r = 0; r < rows.size(); ++r)
+    if (rows[r].spans.size() != sum[r].spans.size()) {
+      ++skipped;
+      return true;
+    }
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (size_t i = 0; i < rows[r].spans.size(); ++i) {
+      sum[r].spans[i].startMs += rows[r].spans[i].startMs;
+      sum[r].spans[i].endMs += rows[r].spans[i].endMs;
+    }
+  ++iterations;
+  return true;
+}
+
+bool ProfiledTimeline::write(const std::string &path) const {
+  int rank = 0;
+  hrt_comm_rank(world, &rank);
+  if (rank != 0 || iterations == 0)
+    return true;
+  std::vector<timeline::Row> mean = sum;
+  size_t tasks = 0;
+  for (timeline::Row &row : mean)
+    for (timeline::Span &span : row.spans) {
+      span.startMs /= double(iterations);
+      span.endMs /= double(iterations);
+      tasks += span.category == "forward" || span.category == "backward";
+    }
+  std::ostringstream trace;
+  timeline::writeChromeTrace(mean, trace);
+  if (!writeFile(path, trace.str()))
+    return false;
+  std::printf("profile timeline: %s (the mean of %lld iterations, %zu "
+              "tasks)\n",
+              path.c_str(), (long long)iterations, tasks);
+  if (skipped)
+    std::printf("profile timeline: %lld iterations left out: their spans "
+                "differ in number from the first one's\n",
+                (long long)skipped);
+  std::fflush(stdout);
+  return true;
+}
+
 } // namespace hetero

@@ -8,9 +8,11 @@
 #define HETERO_TOOLS_HETERO_RUN_MEASUREDTIMELINE_H
 
 #include "hetero-rt/hrt.h"
+#include "hetero/Sim/Timeline.h"
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hetero {
 
@@ -27,6 +29,28 @@ bool prepareTimelineDirectory(const std::string &directory);
 /// "rank r". Collective; returns false after a message.
 bool writeTimeline(hrt_comm world, const std::string &directory,
                    int64_t iteration, int64_t replicas);
+
+/// hetero-run --profile-timeline: the mean of several measured iterations,
+/// span by span, as hetero-interleave-checkpoints' profile= reads it.
+class ProfiledTimeline {
+public:
+  ProfiledTimeline(hrt_comm world, int64_t replicas)
+      : world(world), replicas(replicas) {}
+  /// Adds the spans every rank recorded since its
+  /// hrt_timeline_begin_iteration. Collective; false after a message.
+  bool add();
+  /// Rank 0 writes the mean iteration to `path` as a Chrome trace and says
+  /// so. An iteration whose spans differ in number from the first one's is
+  /// left out of the mean.
+  bool write(const std::string &path) const;
+
+private:
+  hrt_comm world;
+  int64_t replicas;
+  std::vector<timeline::Row> sum;
+  int64_t iterations = 0;
+  int64_t skipped = 0;
+};
 
 } // namespace hetero
 

@@ -146,6 +146,12 @@ static cl::opt<std::string> timelineDirectory(
              "DIR/timeline.json (Chrome trace) and DIR/timeline.svg"),
     cl::value_desc("DIR"), cl::init(""), cl::cat(category));
 
+static cl::opt<std::string> profileTimeline(
+    "profile-timeline",
+    cl::desc("Measure the iterations after the first (at most 20) on every "
+             "rank and write their mean as a Chrome trace to FILE: the "
+             "profile= of hetero-interleave-checkpoints"),
+    cl::value_desc("FILE"), cl::init(""), cl::cat(category));
 static cl::opt<std::string> checkpointOption(
     "checkpoint",
     cl::desc("Keep in-memory checkpoints (Gemini) of the pipeline's step and "
@@ -646,6 +652,19 @@ int run() {
     if (!checkpointing->start(**engine, printer, firstStep))
       return 1;
   }
+  std::optional<hetero::ProfiledTimeline> profiled;
+  constexpr int64_t kProfiledIterations = 20;
+  if (!profileTimeline.empty()) {
+    if (!isStep || iterations < 2) {
+      llvm::errs() << "hetero-run: --profile-timeline measures a pipeline's "
+                      "step over at least 2 iterations (the first warms up)\n";
+      return 1;
+    }
+    profiled.emplace(world, (*pipeline)->replicas);
+  }
+  auto profiling = [&](int64_t i) {
+    return profiled && i > firstStep && i <= firstStep + kProfiledIterations;
+  };
   bool timeline = !timelineDirectory.empty();
   if (timeline && rank == 0 &&
       !hetero::prepareTimelineDirectory(timelineDirectory))
@@ -663,7 +682,7 @@ int run() {
     if (i == firstStep + 1)
       timedFrom = hrt_wtime();
     // --timeline keeps the spans of the last iteration only.
-    if (timeline)
+    if (timeline || profiling(i))
       hrt_timeline_begin_iteration();
     std::string name = entry;
     if (planner) {
@@ -707,7 +726,11 @@ int run() {
     }
     if (checkpointing && !checkpointing->afterStep(**engine, i))
       return 1;
+    if (profiling(i) && !profiled->add())
+      return 1;
   }
+  if (profiled && !profiled->write(profileTimeline))
+    return 1;
   // Every worker departs from its sync groups before the next collective,
   // so that none waits in an enforced sync for one that has finished.
   double timedUntil = hrt_wtime();
