@@ -14,10 +14,13 @@
 //
 // The link model emulates a slower network on one host. Each directed link
 // (communicator, peer) carries one message at a time at the configured
-// bandwidth, plus a fixed latency. The sender stamps each message with its
-// arrival time on the shared monotonic clock; the receiver hands the message
-// over no earlier than that. Messages then take the time a real link of that
-// bandwidth would take, whatever the underlying transport.
+// bandwidth, plus a fixed latency; with `nic`, every message and collective
+// a rank sends shares one link instead, as one network card per machine
+// would (training and checkpoint traffic then queue behind each other). The
+// sender stamps each message with its arrival time on the shared monotonic
+// clock; the receiver hands the message over no earlier than that. Messages
+// then take the time a real link of that bandwidth would take, whatever the
+// underlying transport.
 //
 // All-reduces take the time of a ring over the communicator's own link: from
 // this rank's post (or when the link's previous collective ends), 2 (n - 1)
@@ -43,6 +46,7 @@ constexpr size_t kStampBytes = 2 * sizeof(double);
 struct LinkModel {
   double bytesPerSecond = 0.0; // 0: unlimited
   double latencySeconds = 0.0;
+  bool sharedNic = false;
   bool active() const { return bytesPerSecond > 0.0 || latencySeconds > 0.0; }
 };
 
@@ -57,6 +61,14 @@ struct PointToPointState {
 PointToPointState &p2p() {
   static PointToPointState instance;
   return instance;
+}
+
+/// When the link to `peer` of `comm` (-1: the communicator's collectives)
+/// is next free.
+double &linkFree(hrt_comm comm, int peer) {
+  PointToPointState &state = p2p();
+  return state.link.sharedNic ? state.linkFree[{nullptr, -2}]
+                              : state.linkFree[{comm, peer}];
 }
 
 /// A send from a copy of the caller's message, with its arrival stamp when
@@ -124,7 +136,7 @@ hrt_status reapCompleted() {
 } // namespace
 
 hrt_status configureLinkModel(double megabytesPerSecond, double latencyMs,
-                              const CallSite &site) {
+                              bool sharedNic, const CallSite &site) {
   if (!(megabytesPerSecond >= 0.0) || !(latencyMs >= 0.0))
     return fail(HRT_ERROR_INVALID_ARGUMENT, site,
                 "the link bandwidth (MB/s) and latency (ms) must be >= 0 "
@@ -132,6 +144,7 @@ hrt_status configureLinkModel(double megabytesPerSecond, double latencyMs,
   LinkModel &link = p2p().link;
   link.bytesPerSecond = megabytesPerSecond * 1024.0 * 1024.0;
   link.latencySeconds = latencyMs / 1000.0;
+  link.sharedNic = sharedNic;
   p2p().linkFree.clear();
   return HRT_SUCCESS;
 }
@@ -139,21 +152,25 @@ hrt_status configureLinkModel(double megabytesPerSecond, double latencyMs,
 hrt_status configureLinkModelFromEnvironment(const CallSite &site) {
   const char *text = std::getenv("HETERO_RT_LINK");
   if (!text || !*text)
-    return configureLinkModel(0.0, 0.0, site);
+    return configureLinkModel(0.0, 0.0, false, site);
   char *end = nullptr;
   double bandwidth = std::strtod(text, &end);
   double latency = 0.0;
-  bool valid = end != text;
+  bool valid = end != text, nic = false;
   if (valid && *end == ',') {
     const char *latencyText = end + 1;
     latency = std::strtod(latencyText, &end);
     valid = end != latencyText;
   }
+  if (valid && std::strcmp(end, ",nic") == 0) {
+    nic = true;
+    end += 4;
+  }
   if (!valid || *end != '\0')
     return fail(HRT_ERROR_INVALID_ARGUMENT, site,
                 std::string("HETERO_RT_LINK='") + text +
-                    "' is not '<MB/s>[,<latency ms>]'");
-  return configureLinkModel(bandwidth, latency, site);
+                    "' is not '<MB/s>[,<latency ms>[,nic]]'");
+  return configureLinkModel(bandwidth, latency, nic, site);
 }
 
 bool linkModelActive() { return p2p().link.active(); }
@@ -203,7 +220,7 @@ throughLinkModel(std::unique_ptr<PendingOperation> pending,
   double seconds = steps * link.latencySeconds;
   if (link.bytesPerSecond > 0.0)
     seconds += steps / ranks * double(site.bytes) / link.bytesPerSecond;
-  double &free = p2p().linkFree[{site.comm, -1}];
+  double &free = linkFree(site.comm, -1);
   double start = std::max(hrt_wtime(), free);
   free = start + seconds;
   auto emulated =
@@ -224,7 +241,7 @@ hrt_status postSend(Backend &backend, const void *buffer, size_t count,
   if (bytes)
     std::memcpy(staged->storage.data(), buffer, bytes);
   if (link.active()) {
-    double &free = p2p().linkFree[{site.comm, site.peer}];
+    double &free = linkFree(site.comm, site.peer);
     double start = std::max(hrt_wtime(), free);
     free =
         start +

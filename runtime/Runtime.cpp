@@ -796,7 +796,8 @@ extern "C" hrt_status hrt_set_link_model(double megabytes_per_second,
                 "link emulation covers the MPI backend's host buffers only");
   if (hrt_status status = flushBufferedSends())
     return status;
-  return configureLinkModel(megabytes_per_second, latency_ms, here);
+  return configureLinkModel(megabytes_per_second, latency_ms,
+                            /*sharedNic=*/false, here);
 }
 
 extern "C" hrt_status hrt_recv(void *buffer, size_t count, hrt_dtype dtype,

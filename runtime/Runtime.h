@@ -156,10 +156,11 @@ std::unique_ptr<Backend> createMpiBackend();
 //===----------------------------------------------------------------------===//
 
 /// Sets the emulated link: bandwidth in MB/s (0: unlimited) and latency in
-/// milliseconds; both 0 turn the emulation off.
+/// milliseconds; both 0 turn the emulation off. `sharedNic`: all of a rank's
+/// traffic shares one link.
 hrt_status configureLinkModel(double megabytesPerSecond, double latencyMs,
-                              const CallSite &site);
-/// Reads HETERO_RT_LINK="<MB/s>[,<latency ms>]".
+                              bool sharedNic, const CallSite &site);
+/// Reads HETERO_RT_LINK="<MB/s>[,<latency ms>[,nic]]".
 hrt_status configureLinkModelFromEnvironment(const CallSite &site);
 bool linkModelActive();
 /// Posts a send; `copy` sends from a copy so that the caller's buffer is

@@ -136,10 +136,12 @@ HRT_EXPORT size_t hrt_sends_in_flight(void);
  * arrives `latency_ms` after it has crossed. Receives hand a message over at
  * its arrival time on the host's monotonic clock. Every rank must use the
  * same setting; both 0 turn it off. hrt_init reads the environment variable
- * HETERO_RT_LINK="<MB/s>[,<latency ms>]". All-reduces (hrt_all_reduce,
- * hrt_iall_reduce) take the time of a ring on the communicator's own link:
- * 2 (n - 1) latencies and 2 (n - 1) / n of the buffer at the bandwidth,
- * from the post, one collective at a time. */
+ * HETERO_RT_LINK="<MB/s>[,<latency ms>[,nic]]". All-reduces
+ * (hrt_all_reduce, hrt_iall_reduce) take the time of a ring on the
+ * communicator's own link: 2 (n - 1) latencies and 2 (n - 1) / n of the
+ * buffer at the bandwidth, from the post, one collective at a time. With
+ * `nic` (environment only), all the messages and collectives a rank sends
+ * share one link, as on a machine with one network card. */
 HRT_EXPORT hrt_status hrt_set_link_model(double megabytes_per_second,
                                          double latency_ms);
 
