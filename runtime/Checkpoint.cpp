@@ -163,6 +163,7 @@ public:
 struct Landed {
   std::vector<char> message;
   double arrival;
+  int64_t step;
 };
 
 struct Tensor {
@@ -198,6 +199,14 @@ struct State {
   std::deque<Landed> landed;
   bool corruptChunk = false;
   bool draining = false;
+
+  // The agreement on the last commit: a MIN all-reduce of "complete here"
+  // posted at the commit and settled before any slot of an older
+  // checkpoint is overwritten (the next opening, or a newer step's chunk).
+  hrt_request agreement = nullptr;
+  int64_t agreementStep = -1;
+  int64_t agreementFlag = 0;
+  std::vector<std::pair<Segment *, int>> agreedSlots;
 
   // A recovered shard, restored when the checkpoint of its step opens.
   int64_t restoreStep = -1;
@@ -334,14 +343,44 @@ void drain() {
     double arrival = 0;
     if (message.size() > expected)
       std::memcpy(&arrival, message.data() + expected, sizeof(double));
-    s.landed.push_back({std::move(message), arrival});
+    s.landed.push_back({std::move(message), arrival, header.step});
   }
+  // A chunk of a newer step than the unsettled commit would overwrite the
+  // slot that commit keeps: it waits until the agreement is in.
   double now = hrt_wtime();
-  while (!s.landed.empty() && s.landed.front().arrival <= now) {
+  while (!s.landed.empty() && s.landed.front().arrival <= now &&
+         (!s.agreement || s.landed.front().step <= s.agreementStep)) {
     applyChunk(s.landed.front().message);
     s.landed.pop_front();
   }
   s.draining = false;
+}
+
+/// Waits for the agreement on the last commit. Where some rank could not
+/// complete that checkpoint, its slots go back to being written, so that
+/// they are neither restored nor kept over the previous checkpoint.
+void settleAgreement() {
+  State &s = ckpt();
+  if (!s.agreement)
+    return;
+  orFatal(hrt_wait(&s.agreement));
+  s.agreement = nullptr;
+  if (s.agreementFlag) {
+    s.stats.commits += 1;
+    s.stats.last_committed_step = s.agreementStep;
+  } else {
+    for (auto [segment, slot] : s.agreedSlots)
+      segment->header().slots[slot].state.store(kWriting,
+                                                std::memory_order_release);
+    s.stats.incomplete += 1;
+    if (s.rank == 0)
+      std::fprintf(stderr,
+                   "hetero runtime: the checkpoint of step %lld is incomplete "
+                   "on some rank; the previous one stays\n",
+                   (long long)s.agreementStep);
+  }
+  s.agreedSlots.clear();
+  drain();
 }
 
 /// Opens this rank's checkpoint once its tensors are known.
@@ -435,6 +474,9 @@ void pollCheckpointTraffic() {
 
 void releaseCheckpoints() {
   State &s = ckpt();
+  if (s.agreement)
+    hrt_wait(&s.agreement);
+  s.agreement = nullptr;
   s.own.reset();
   s.hosted.clear();
   s.client.reset();
@@ -467,6 +509,7 @@ extern "C" void hrt_mlir_ckpt_begin(long long step, long long replicas,
     s.placement = checkpoint::place(world, replicas, layout[placement]);
     s.hostedOwners = s.placement.hostedBy(s.rank);
   }
+  settleAgreement();
   s.step = step;
   s.active = step % every == 0;
   s.expectedTensors = tensors;
@@ -530,25 +573,21 @@ extern "C" void hrt_mlir_ckpt_commit(void) {
     orFatal(hrt_wait(&request));
   s.sends.clear();
   awaitHostedChunks();
-  // Complete on every rank, or on none.
-  int64_t complete = s.corruptChunk ? 0 : 1;
-  orFatal(hrt_all_reduce(&complete, &complete, 1, HRT_INT64, HRT_MIN, s.comm));
-  if (complete) {
-    s.own->commit(s.ownSlot);
-    for (int64_t owner : s.hostedOwners) {
-      Segment &segment = *s.hosted.at(owner);
-      segment.commit(segment.slotFor(s.step, s.run));
-    }
-    s.stats.commits += 1;
-    s.stats.last_committed_step = s.step;
-  } else {
-    s.stats.incomplete += 1;
-    if (s.rank == 0)
-      std::fprintf(stderr,
-                   "hetero runtime: the checkpoint of step %lld is incomplete "
-                   "on some rank; the previous one stays\n",
-                   (long long)s.step);
+  // Complete here: the slots are marked now, and the MIN all-reduce that
+  // says whether they are complete everywhere is settled before anything
+  // overwrites the previous checkpoint.
+  s.own->commit(s.ownSlot);
+  s.agreedSlots = {{s.own.get(), s.ownSlot}};
+  for (int64_t owner : s.hostedOwners) {
+    Segment &segment = *s.hosted.at(owner);
+    int slot = segment.slotFor(s.step, s.run);
+    segment.commit(slot);
+    s.agreedSlots.push_back({&segment, slot});
   }
+  s.agreementStep = s.step;
+  s.agreementFlag = s.corruptChunk ? 0 : 1;
+  orFatal(hrt_iall_reduce(&s.agreementFlag, &s.agreementFlag, 1, HRT_INT64,
+                          HRT_MIN, s.comm, &s.agreement));
   s.active = false;
   s.stats.commit_wait_seconds += hrt_wtime() - start;
 }
@@ -735,6 +774,7 @@ extern "C" hrt_status hrt_ckpt_get_stats(hrt_ckpt_stats *stats) {
   if (!stats)
     return fail(HRT_ERROR_INVALID_ARGUMENT, {"hrt_ckpt_get_stats", nullptr, 0},
                 "the output is null");
+  settleAgreement();
   *stats = ckpt().stats;
   return HRT_SUCCESS;
 }
@@ -745,6 +785,7 @@ extern "C" hrt_status hrt_ckpt_finish(int stop_agent) {
   if (!s.comm)
     return HRT_SUCCESS;
   here.comm = s.comm;
+  settleAgreement();
   // Nobody needs a checkpoint once every rank is done.
   if (hrt_status status = hrt_barrier(s.comm))
     return status;

@@ -370,6 +370,13 @@ bool Checkpointing::start(ExecutionEngine &engine, bool printer,
     return failed(hrt_last_error());
   long long step = -1;
   int fromPeer = 0;
+  double start = hrt_wtime();
+  auto took = [&] {
+    char text[48];
+    std::snprintf(text, sizeof(text), ", restored in %.1f ms",
+                  (hrt_wtime() - start) * 1e3);
+    return std::string(text);
+  };
   if (hrt_ckpt_recover(disk - 1, &step, &fromPeer) != HRT_SUCCESS)
     return failed(hrt_last_error());
   if (step >= 0) {
@@ -380,7 +387,7 @@ bool Checkpointing::start(ExecutionEngine &engine, bool printer,
     say(printer, "checkpoint: resuming at step " + std::to_string(step) +
                      " from CPU memory (" + std::to_string(peers) +
                      (peers == 1 ? " rank" : " ranks") +
-                     " restored from a peer)");
+                     " restored from a peer)" + took());
     firstStep = step;
     return true;
   }
@@ -395,7 +402,8 @@ bool Checkpointing::start(ExecutionEngine &engine, bool printer,
     if (ok) {
       say(printer, "checkpoint: resuming at step " + std::to_string(disk) +
                        " from disk " + stepDirectory(disk) +
-                       " (no checkpoint as new is complete in CPU memory)");
+                       " (no checkpoint as new is complete in CPU memory)" +
+                       took());
       firstStep = disk;
       return true;
     }
