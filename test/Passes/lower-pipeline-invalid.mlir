@@ -105,3 +105,20 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
   hetero.stage 0 forward @s0_fwd backward @s0_bwd
   hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w]
 }
+
+// -----
+
+// Every rank takes part in a checkpoint's commit with its parameters; a
+// stage without any would have nothing to checkpoint.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w : memref<4x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+func.func private @s0_fwd(tensor<2x4xf32>) -> tensor<2x4xf32>
+func.func private @s0_bwd(tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+func.func private @s1_fwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32>)
+hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #hetero.sgd<lr = 1.0e-01> checkpoint #hetero.checkpoint<replicas = 2> {
+  // expected-error @+1 {{'hetero.stage' op has no parameters, but the pipeline keeps in-memory checkpoints (checkpoint <...>), which every rank takes part in with its parameters}}
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w]
+}

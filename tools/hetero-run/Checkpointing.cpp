@@ -83,6 +83,23 @@ std::string parseCheckpointConfig(const std::string &text,
         return "interleaving must be gemini, naive or blocking, got '" +
                value.str() + "'";
       config.interleaving = value.str();
+    } else if (key == "bandwidth_mbps" || key == "alpha_ms" || key == "mu" ||
+               key == "buffer_mb") {
+      double number;
+      if (value.getAsDouble(number) || !(number >= 0) ||
+          (key != "alpha_ms" && number == 0) || (key == "mu" && number > 1))
+        return key.str() + " must be a number " +
+               (key == "alpha_ms" ? ">= 0"
+                : key == "mu"     ? "in (0, 1]"
+                                  : "> 0") +
+               ", got '" + value.str() + "'";
+      (key == "bandwidth_mbps" ? config.bandwidthMbps
+       : key == "alpha_ms"     ? config.alphaMs
+       : key == "mu"           ? config.mu
+                               : config.bufferMb) = number;
+    } else if (key == "parts") {
+      if (!readCount(value, config.parts))
+        return "parts must be a whole number >= 1, got '" + value.str() + "'";
     } else if (key == "costs") {
       config.costs = value.str();
     } else if (key == "profile") {
@@ -94,7 +111,8 @@ std::string parseCheckpointConfig(const std::string &text,
     } else {
       return "unknown key '" + key.str() +
              "', expected replicas, every, placement, costs, profile, "
-             "interleaving, agents, disk or disk_every";
+             "interleaving, bandwidth_mbps, alpha_ms, mu, buffer_mb, parts, "
+             "agents, disk or disk_every";
     }
   }
   if (!config.costs.empty() && !config.profile.empty())
@@ -163,6 +181,16 @@ LogicalResult placeCheckpointChunks(ModuleOp module,
   options.costs = config.costs;
   options.profile = config.profile;
   options.interleaving = config.interleaving;
+  if (config.bandwidthMbps > 0)
+    options.bandwidthBytesPerMs = config.bandwidthMbps * 1048576.0 / 1000.0;
+  if (config.alphaMs >= 0)
+    options.alphaMs = config.alphaMs;
+  if (config.mu > 0)
+    options.mu = config.mu;
+  if (config.bufferMb > 0)
+    options.bufferBytes = int64_t(config.bufferMb * 1048576.0);
+  if (config.parts > 0)
+    options.parts = config.parts;
   PassManager pm(module.getContext());
   pm.addPass(createHeteroInterleaveCheckpoints(options));
   return pm.run(module);

@@ -31,7 +31,8 @@ namespace hetero {
 
 /// --checkpoint replicas=m,every=n[,placement=group|ring|mixed]
 ///              [,costs=F|profile=F][,interleaving=gemini|naive|blocking]
-///              [,agents=DIR|none][,disk=DIR,disk_every=K]
+///              [,bandwidth_mbps=B][,alpha_ms=a][,mu=u][,buffer_mb=R]
+///              [,parts=p][,agents=DIR|none][,disk=DIR,disk_every=K]
 struct CheckpointConfig {
   bool enabled = false;
   /// 0: the module's clause decides.
@@ -40,6 +41,10 @@ struct CheckpointConfig {
   std::string placement;
   /// Where the chunks' idle spans come from (hetero-interleave-checkpoints).
   std::string costs, profile, interleaving = "gemini";
+  /// Algorithm 6.2's B (MiB/s), alpha (ms), mu, R (MiB) and p; 0: the
+  /// pass's defaults.
+  double bandwidthMbps = 0, alphaMs = -1, mu = 0, bufferMb = 0;
+  int64_t parts = 0;
   /// The directory of the agents' sockets; "none" keeps the checkpoints in
   /// the processes.
   std::string agents;

@@ -157,7 +157,8 @@ static cl::opt<std::string> checkpointOption(
     cl::desc("Keep in-memory checkpoints (Gemini) of the pipeline's step and "
              "resume from them after a failure: replicas=m,every=n"
              "[,placement=group|ring|mixed][,costs=F|profile=F]"
-             "[,interleaving=gemini|naive|blocking][,agents=DIR|none]"
+             "[,interleaving=gemini|naive|blocking][,bandwidth_mbps=B]"
+             "[,alpha_ms=a][,mu=u][,buffer_mb=R][,parts=p][,agents=DIR|none]"
              "[,disk=DIR,disk_every=K] (docs/checkpointing.md)"),
     cl::init(""), cl::cat(category));
 
