@@ -15,6 +15,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev
   python3-numpy
+  procps  # pgrep and pkill: the checkpoint tests stop agents as a failure would
 )
 
 missing=()

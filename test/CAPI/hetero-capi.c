@@ -36,10 +36,10 @@ static MlirContext createContext(void) {
 }
 
 static const char *validModule =
-    "func.func @step(%g: tensor<64xf32>) -> tensor<64xf32> {\n"
+    "func.func @step(%g: tensor<64xf32>, %s: i64) -> tensor<64xf32> {\n"
     "  %0 = hetero.all_reduce %g reduction = avg compress <fp16> : "
     "tensor<64xf32>\n"
-    "  hetero.checkpoint %0 replicas = 2 of 4 placement = ring : "
+    "  hetero.checkpoint %0 at %s replicas = 2 of 4 placement = ring : "
     "tensor<64xf32>\n"
     "  return %0 : tensor<64xf32>\n"
     "}\n";
@@ -57,7 +57,7 @@ static int testParseAndVerify(void) {
   // CHECK: verified: 1
   printf("verified: %d\n", mlirOperationVerify(op));
   // CHECK: hetero.all_reduce %{{.*}} reduction = avg compress <fp16> : tensor<64xf32>
-  // CHECK: hetero.checkpoint %{{.*}} replicas = 2 of 4 placement = ring : tensor<64xf32>
+  // CHECK: hetero.checkpoint %{{.*}} at %{{.*}} replicas = 2 of 4 placement = ring : tensor<64xf32>
   mlirOperationPrint(op, printToStdout, NULL);
   mlirModuleDestroy(module);
   mlirContextDestroy(context);
@@ -68,8 +68,8 @@ static int testParseAndVerify(void) {
 static int testRejectsInvalid(void) {
   MlirContext context = createContext();
   const char *invalid =
-      "func.func @step(%w: tensor<64xf32>) {\n"
-      "  hetero.checkpoint %w replicas = 9 of 8 placement = ring : "
+      "func.func @step(%w: tensor<64xf32>, %s: i64) {\n"
+      "  hetero.checkpoint %w at %s replicas = 9 of 8 placement = ring : "
       "tensor<64xf32>\n"
       "  return\n"
       "}\n";

@@ -102,22 +102,40 @@ bool prepareTimelineDirectory(const std::string &directory) {
   return true;
 }
 
-bool writeTimeline(hrt_comm world, const std::string &directory,
-                   int64_t iteration, int64_t replicas) {
+namespace {
+/// Gathers every rank's spans since its hrt_timeline_begin_iteration; on
+/// rank 0 (`gathered`) as rows. Collective; false after a message naming
+/// `option`.
+bool gatherRows(hrt_comm world, int64_t replicas, const char *option,
+                bool &gathered, std::vector<timeline::Row> &rows, size_t &tasks,
+                size_t &dropped) {
   const hrt_timeline_span *spans = nullptr;
-  size_t count = 0, dropped = 0;
+  size_t count = 0;
   int rank = 0, ranks = 0;
   if (hrt_timeline_gather(world, &spans, &count, &dropped) != HRT_SUCCESS ||
       hrt_comm_rank(world, &rank) != HRT_SUCCESS ||
       hrt_comm_size(world, &ranks) != HRT_SUCCESS) {
-    llvm::errs() << "hetero-run: --timeline: " << hrt_last_error() << "\n";
+    llvm::errs() << "hetero-run: " << option << ": " << hrt_last_error()
+                 << "\n";
     return false;
   }
-  if (rank != 0)
+  gathered = rank == 0;
+  if (gathered)
+    rows = rowsOf(spans, count, ranks, replicas, tasks);
+  return true;
+}
+} // namespace
+
+bool writeTimeline(hrt_comm world, const std::string &directory,
+                   int64_t iteration, int64_t replicas) {
+  bool gathered = false;
+  std::vector<timeline::Row> rows;
+  size_t tasks = 0, dropped = 0;
+  if (!gatherRows(world, replicas, "--timeline", gathered, rows, tasks,
+                  dropped))
+    return false;
+  if (!gathered)
     return true;
-  size_t tasks = 0;
-  std::vector<timeline::Row> rows =
-      rowsOf(spans, count, ranks, replicas, tasks);
   llvm::SmallString<256> tracePath(directory), svgPath(directory);
   llvm::sys::path::append(tracePath, "timeline.json");
   llvm::sys::path::append(svgPath, "timeline.svg");
@@ -137,21 +155,14 @@ bool writeTimeline(hrt_comm world, const std::string &directory,
 }
 
 bool ProfiledTimeline::add() {
-  const hrt_timeline_span *spans = nullptr;
-  size_t count = 0, dropped = 0;
-  int rank = 0, ranks = 0;
-  if (hrt_timeline_gather(world, &spans, &count, &dropped) != HRT_SUCCESS ||
-      hrt_comm_rank(world, &rank) != HRT_SUCCESS ||
-      hrt_comm_size(world, &ranks) != HRT_SUCCESS) {
-    llvm::errs() << "hetero-run: --profile-timeline: " << hrt_last_error()
-                 << "\n";
+  bool gathered = false;
+  std::vector<timeline::Row> rows;
+  size_t tasks = 0, dropped = 0;
+  if (!gatherRows(world, replicas, "--profile-timeline", gathered, rows, tasks,
+                  dropped))
     return false;
-  }
-  if (rank != 0)
+  if (!gathered)
     return true;
-  size_t tasks = 0;
-  std::vector<timeline::Row> rows =
-      rowsOf(spans, count, ranks, replicas, tasks);
   if (sum.empty()) {
     sum = rows;
     iterations = 1;
