@@ -306,10 +306,20 @@ preparePipeline(ModuleOp module, const hetero::CheckpointConfig &checkpoint) {
                                 global.getType().getShape().end()),
            s});
     }
-  if (!module.lookupSymbol<func::FuncOp>(facts.name + "_step")) {
-    if (checkpoint.enabled &&
-        failed(hetero::applyCheckpointClause(pipeline, checkpoint)))
-      return failure();
+  bool lowered = bool(module.lookupSymbol<func::FuncOp>(facts.name + "_step"));
+  if (checkpoint.enabled && lowered && !pipeline.getCheckpointAttr()) {
+    llvm::errs() << "hetero-run: --checkpoint: the module's @" << facts.name
+                 << "_step was lowered without checkpoints; give pipeline @"
+                 << facts.name
+                 << " its checkpoint clause before hetero-lower-pipeline, or "
+                    "run the module before lowering\n";
+    return failure();
+  }
+  // Before lowering the clause is set; after, it is checked.
+  if (checkpoint.enabled &&
+      failed(hetero::applyCheckpointClause(pipeline, checkpoint)))
+    return failure();
+  if (!lowered) {
     PassManager pm(module.getContext());
     hetero::HeteroLowerPipelineOptions options;
     options.reference = true;
