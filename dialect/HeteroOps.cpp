@@ -14,6 +14,8 @@
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/InterleavedRange.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace hetero;
 
@@ -1095,7 +1097,8 @@ void BucketOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 int64_t CheckpointOp::getShardBytes() {
   int64_t bytes = 0;
   for (Value tensor : getTensors())
-    bytes += tensorBytes(tensor.getType());
+    if (__builtin_add_overflow(bytes, tensorBytes(tensor.getType()), &bytes))
+      return std::numeric_limits<int64_t>::max();
   return bytes;
 }
 
@@ -1125,10 +1128,10 @@ static CheckpointOp checkpointBefore(Operation *op) {
 
 LogicalResult CkptChunkOp::verify() {
   int64_t size = tensorBytes(getTensor().getType());
-  if (getOffset() + getBytes() > size)
-    return emitOpError() << "sends bytes [" << getOffset() << ", "
-                         << getOffset() + getBytes() << ") of a tensor of "
-                         << size << " bytes";
+  if (getOffset() > size || getBytes() > size - getOffset())
+    return emitOpError() << "sends " << getBytes() << " bytes from offset "
+                         << getOffset() << " of a tensor of " << size
+                         << " bytes";
   CheckpointOp checkpoint = checkpointBefore(*this);
   if (!checkpoint || !llvm::is_contained(checkpoint.getTensors(), getTensor()))
     return emitOpError() << "sends a tensor that no hetero.checkpoint before "

@@ -6,6 +6,8 @@
 
 #include "hetero/Dialect/Utils.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace hetero;
 
@@ -30,7 +32,12 @@ int64_t hetero::tensorBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return 0;
-  return tensor.getNumElements() * elementBytes(tensor.getElementType());
+  int64_t bytes = 0;
+  // A size that does not fit saturates rather than wraps.
+  if (__builtin_mul_overflow(tensor.getNumElements(),
+                             elementBytes(tensor.getElementType()), &bytes))
+    return std::numeric_limits<int64_t>::max();
+  return bytes;
 }
 
 int64_t hetero::wireBytes(Type type, CompressAttr compress) {

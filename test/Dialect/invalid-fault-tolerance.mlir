@@ -49,8 +49,24 @@ func.func @checkpoint_needs_a_tensor(%step: i64) {
 // -----
 
 func.func @checkpoint_needs_static_shapes(%w: tensor<?xf32>, %step: i64) {
-  // expected-error @+1 {{'hetero.checkpoint' op operand #0 must be variadic of statically shaped tensor of any type values}}
+  // expected-error @+1 {{'hetero.checkpoint' op operand #0 must be variadic of statically shaped tensor of integer or floating-point values, but got 'tensor<?xf32>'}}
   hetero.checkpoint %w at %step replicas = 2 of 2 placement = group : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @checkpoint_needs_numbers(%w: tensor<8xindex>, %step: i64) {
+  // expected-error @+1 {{'hetero.checkpoint' op operand #0 must be variadic of statically shaped tensor of integer or floating-point values, but got 'tensor<8xindex>'}}
+  hetero.checkpoint %w at %step replicas = 2 of 2 placement = group : tensor<8xindex>
+  return
+}
+
+// -----
+
+func.func @ckpt_chunk_needs_numbers(%w: tensor<8xindex>) {
+  // expected-error @+1 {{'hetero.ckpt_chunk' op operand #0 must be statically shaped tensor of integer or floating-point values, but got 'tensor<8xindex>'}}
+  hetero.ckpt_chunk %w offset 0 bytes 4 copy 0 span 0 : tensor<8xindex>
   return
 }
 
@@ -58,7 +74,7 @@ func.func @checkpoint_needs_static_shapes(%w: tensor<?xf32>, %step: i64) {
 
 func.func @ckpt_chunk_past_the_tensor(%w: tensor<8xf32>, %step: i64) {
   hetero.checkpoint %w at %step replicas = 2 of 2 placement = group : tensor<8xf32>
-  // expected-error @+1 {{'hetero.ckpt_chunk' op sends bytes [24, 40) of a tensor of 32 bytes}}
+  // expected-error @+1 {{'hetero.ckpt_chunk' op sends 16 bytes from offset 24 of a tensor of 32 bytes}}
   hetero.ckpt_chunk %w offset 24 bytes 16 copy 0 span 0 : tensor<8xf32>
   hetero.ckpt_commit
   return

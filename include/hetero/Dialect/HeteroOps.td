@@ -834,6 +834,10 @@ def Hetero_SampleNextOp : Hetero_Op<"sample_next", [
 // Fault tolerance
 //===----------------------------------------------------------------------===//
 
+/// Training state: statically shaped tensors of integers or floats, whose
+/// bytes a checkpoint copies.
+def Hetero_StateTensor : StaticShapeTensorOf<[AnyInteger, AnyFloat]>;
+
 def Hetero_CheckpointOp : Hetero_Op<"checkpoint"> {
   let summary = "In-memory checkpoint of a rank's training state (Gemini)";
   let description = [{
@@ -861,7 +865,7 @@ def Hetero_CheckpointOp : Hetero_Op<"checkpoint"> {
     ```
   }];
   let arguments = (ins
-    Variadic<AnyStaticShapeTensor>:$tensors,
+    Variadic<Hetero_StateTensor>:$tensors,
     I64:$iteration,
     Hetero_PositiveI64:$replicas,
     Hetero_PositiveI64:$world,
@@ -897,7 +901,7 @@ def Hetero_CkptChunkOp : Hetero_Op<"ckpt_chunk"> {
     ```
   }];
   let arguments = (ins
-    AnyStaticShapeTensor:$tensor,
+    Hetero_StateTensor:$tensor,
     Hetero_NonNegativeI64:$offset,
     Hetero_PositiveI64:$bytes,
     Hetero_NonNegativeI64:$copy,
