@@ -56,8 +56,10 @@ if config.hetero_sanitize:
 if config.hetero_enable_mpi and shutil.which("mpirun"):
     config.available_features.add("mpi")
     # Root is allowed (CI runs as root); more ranks than cores are allowed.
+    # test/mpirun.sh gives each run a session directory of its own.
     config.substitutions.append(
-        ("%mpirun", "mpirun --allow-run-as-root --oversubscribe --bind-to none"
+        ("%mpirun", os.path.join(config.test_source_root, "mpirun.sh")
+         + " --allow-run-as-root --oversubscribe --bind-to none"
          + mpirun_env))
 if config.hetero_ptxas:
     config.available_features.add("ptxas")
