@@ -42,6 +42,14 @@ void say(bool printer, const std::string &line) {
   std::fflush(stdout);
 }
 
+/// The bytes of a state global's array.
+size_t bytesOf(const StateGlobal &global) {
+  size_t bytes = global.dtype == npy::Dtype::Float32 ? 4 : 8;
+  for (int64_t extent : global.shape)
+    bytes *= size_t(extent);
+  return bytes;
+}
+
 std::string bytesText(double bytes) {
   char text[32];
   if (bytes >= 1 << 20)
@@ -289,11 +297,10 @@ bool Checkpointing::writeToDisk(ExecutionEngine &engine, int64_t step) {
       llvm::sys::path::append(path, global.name + ".npy");
       problem =
           npy::write(path.str().str(), global.shape, *address, global.dtype);
-      size_t bytes = global.dtype == npy::Dtype::Float32 ? 4 : 8;
-      for (int64_t extent : global.shape)
-        bytes *= size_t(extent);
-      manifest += global.name + ".npy " +
-                  llvm::utohexstr(checkpoint::checksum(*address, bytes)) + "\n";
+      manifest +=
+          global.name + ".npy " +
+          llvm::utohexstr(checkpoint::checksum(*address, bytesOf(global))) +
+          "\n";
     }
     if (problem.empty()) {
       llvm::SmallString<256> path(directory);
@@ -343,9 +350,7 @@ bool Checkpointing::loadFromDisk(ExecutionEngine &engine, int64_t step,
     std::string file = global.name + ".npy";
     llvm::SmallString<256> path(directory);
     llvm::sys::path::append(path, file);
-    size_t bytes = global.dtype == npy::Dtype::Float32 ? 4 : 8;
-    for (int64_t extent : global.shape)
-      bytes *= size_t(extent);
+    size_t bytes = bytesOf(global);
     std::vector<char> data(bytes);
     problem =
         npy::read(path.str().str(), global.shape, data.data(), global.dtype);
@@ -453,7 +458,7 @@ bool Checkpointing::afterStep(ExecutionEngine &engine, int64_t step) {
   return writeToDisk(engine, step + 1);
 }
 
-bool Checkpointing::finish(bool printer, int64_t steps) {
+bool Checkpointing::finish(bool printer) {
   hrt_ckpt_stats stats{};
   hrt_ckpt_get_stats(&stats);
   double totals[2] = {double(stats.bytes_sent), double(stats.chunks_sent)};
@@ -476,7 +481,6 @@ bool Checkpointing::finish(bool printer, int64_t steps) {
                   bytesText(totals[0] / perStep).c_str(), wait / perStep * 1e3);
     say(printer, line);
   }
-  (void)steps;
   if (hrt_ckpt_finish(config.agents != "none") != HRT_SUCCESS) {
     llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
     return false;

@@ -96,7 +96,7 @@ public:
   bool afterStep(mlir::ExecutionEngine &engine, int64_t step);
   /// After the last step: rank 0 prints what was checkpointed, and the
   /// agents let go of the run's memory. Collective.
-  bool finish(bool printer, int64_t steps);
+  bool finish(bool printer);
 
 private:
   std::string stepDirectory(int64_t step) const;

@@ -771,7 +771,7 @@ int run() {
   }
   if (synced && !printSyncGroups(world, printer, syncStats))
     return 1;
-  if (checkpointing && !checkpointing->finish(printer, iterations - firstStep))
+  if (checkpointing && !checkpointing->finish(printer))
     return 1;
   // Text that hetero.sample_next generated, stream by stream.
   for (long long stream = 0; printer && stream < hrt_sample_streams();
