@@ -22,6 +22,11 @@
 // then take the time a real link of that bandwidth would take, whatever the
 // underlying transport.
 //
+// Under the link model, or while links are measured (LinkCosts.cpp), every
+// message carries a MessageStamp after its payload: the emulated arrival,
+// the post time and the sender. The receiver times the messages it waited
+// for from those stamps.
+//
 // All-reduces take the time of a ring over the communicator's own link: from
 // this rank's post (or when the link's previous collective ends), 2 (n - 1)
 // latencies plus 2 (n - 1) / n of the buffer at the bandwidth, and never
@@ -40,8 +45,15 @@
 namespace hetero::rt {
 namespace {
 
-/// Arrival and departure (the start on the link) of an emulated message.
-constexpr size_t kStampBytes = 2 * sizeof(double);
+constexpr size_t kStampBytes = sizeof(MessageStamp);
+
+/// A message handed over to a receiver that was waiting for it arrived
+/// between the previous poll and this one, and is timed as arriving midway
+/// when that gap is at most 250 us or a quarter of its time since the post
+/// (so off by at most 12.5%: a busy machine deschedules waiting ranks for
+/// milliseconds).
+constexpr double kPreciseGapSeconds = 250e-6;
+constexpr double kPreciseGapFraction = 0.25;
 
 struct LinkModel {
   double bytesPerSecond = 0.0; // 0: unlimited
@@ -82,30 +94,47 @@ public:
   void abandon() override { inner->abandon(); }
 };
 
-/// A receive through the link model: the message lands in a staging buffer
-/// and is handed over at its arrival stamp.
-class EmulatedRecv final : public PendingOperation {
+/// A receive of a stamped message: it lands in a staging buffer and is
+/// handed over no earlier than its emulated arrival. A poll that finds it
+/// still missing shows that the receiver waits for it; handed over soon
+/// enough after the previous poll, the message is timed.
+class StampedRecv final : public PendingOperation {
 public:
   std::vector<char> storage;
   void *destination = nullptr;
   size_t bytes = 0;
   std::unique_ptr<PendingOperation> inner;
   bool received = false;
+  bool waitedFor = false;
+  double lastPoll = 0.0;
 
   hrt_status test(bool &done) override {
     done = false;
+    double now = hrt_wtime();
+    double previousPoll = lastPoll;
+    lastPoll = now;
     if (!received) {
       if (hrt_status status = inner->test(received))
         return status;
-      if (!received)
+      if (!received) {
+        waitedFor = true;
         return HRT_SUCCESS;
+      }
     }
-    double stamps[2];
-    std::memcpy(stamps, storage.data() + bytes, kStampBytes);
-    if (hrt_wtime() < stamps[0])
+    MessageStamp stamp;
+    std::memcpy(&stamp, storage.data() + bytes, kStampBytes);
+    if (now < stamp.arrival) {
+      waitedFor = true;
       return HRT_SUCCESS;
+    }
     std::memcpy(destination, storage.data(), bytes);
-    noteTransfer(stamps[0] - stamps[1]);
+    // An emulated message arrives at its stamp, if it was waited for.
+    double arrival = std::max(stamp.arrival, (previousPoll + now) / 2.0);
+    double gap = now - std::max(stamp.arrival, previousPoll);
+    noteArrival(stamp, bytes, arrival,
+                waitedFor &&
+                    (gap <= kPreciseGapSeconds ||
+                     gap <= kPreciseGapFraction * (now - stamp.posted)));
     done = true;
     return HRT_SUCCESS;
   }
@@ -175,6 +204,10 @@ hrt_status configureLinkModelFromEnvironment(const CallSite &site) {
 
 bool linkModelActive() { return p2p().link.active(); }
 
+bool stampedMessages() {
+  return p2p().link.active() || linkMeasurementActive();
+}
+
 namespace {
 /// A collective through the link model: complete when the backend has
 /// completed it and its emulated time on the link has passed.
@@ -233,21 +266,25 @@ hrt_status postSend(Backend &backend, const void *buffer, size_t count,
                     hrt_dtype dtype, const CallSite &site, bool copy,
                     std::unique_ptr<PendingOperation> &pending) {
   const LinkModel &link = p2p().link;
-  if (!copy && !link.active())
+  bool stamped = stampedMessages();
+  if (!copy && !stamped)
     return backend.isend(buffer, count, dtype, site, pending);
   size_t bytes = count * hrt_dtype_size(dtype);
   auto staged = std::make_unique<StagedSend>();
-  staged->storage.resize(bytes + (link.active() ? kStampBytes : 0));
+  staged->storage.resize(bytes + (stamped ? kStampBytes : 0));
   if (bytes)
     std::memcpy(staged->storage.data(), buffer, bytes);
-  if (link.active()) {
-    double &free = linkFree(site.comm, site.peer);
-    double start = std::max(hrt_wtime(), free);
-    free =
-        start +
-        (link.bytesPerSecond > 0.0 ? double(bytes) / link.bytesPerSecond : 0.0);
-    double stamps[2] = {free + link.latencySeconds, start};
-    std::memcpy(staged->storage.data() + bytes, stamps, kStampBytes);
+  if (stamped) {
+    MessageStamp stamp{0.0, hrt_wtime(), worldRank(), copy ? 1 : 0};
+    if (link.active()) {
+      double &free = linkFree(site.comm, site.peer);
+      double start = std::max(stamp.posted, free);
+      free = start + (link.bytesPerSecond > 0.0
+                          ? double(bytes) / link.bytesPerSecond
+                          : 0.0);
+      stamp.arrival = free + link.latencySeconds;
+    }
+    std::memcpy(staged->storage.data() + bytes, &stamp, kStampBytes);
   }
   if (hrt_status status =
           backend.isend(staged->storage.data(), staged->storage.size(),
@@ -260,9 +297,9 @@ hrt_status postSend(Backend &backend, const void *buffer, size_t count,
 hrt_status postRecv(Backend &backend, void *buffer, size_t count,
                     hrt_dtype dtype, const CallSite &site,
                     std::unique_ptr<PendingOperation> &pending) {
-  if (!p2p().link.active())
+  if (!stampedMessages())
     return backend.irecv(buffer, count, dtype, site, pending);
-  auto emulated = std::make_unique<EmulatedRecv>();
+  auto emulated = std::make_unique<StampedRecv>();
   emulated->bytes = count * hrt_dtype_size(dtype);
   emulated->destination = buffer;
   emulated->storage.resize(emulated->bytes + kStampBytes);
@@ -270,6 +307,7 @@ hrt_status postRecv(Backend &backend, void *buffer, size_t count,
           backend.irecv(emulated->storage.data(), emulated->storage.size(),
                         HRT_UINT8, site, emulated->inner))
     return status;
+  emulated->lastPoll = hrt_wtime();
   pending = std::move(emulated);
   return HRT_SUCCESS;
 }

@@ -329,6 +329,8 @@ std::string mpiErrorString(int code) {
 
 double timeoutSeconds() { return state ? state->timeout : 0.0; }
 
+int worldRank() { return state ? state->world.rank : 0; }
+
 bool mpiThreadMultiple() {
   int provided = MPI_THREAD_SINGLE;
   MPI_Query_thread(&provided);
@@ -470,6 +472,7 @@ extern "C" hrt_status hrt_init(hrt_backend backend, int *argc, char ***argv) {
     configured = configureLinkModelFromEnvironment(here);
   if (configured == HRT_SUCCESS)
     configured = configureComputeFromEnvironment(here);
+  setLinkMeasurement(false);
   if (configured == HRT_SUCCESS)
     configured = configureFault(here);
   if (configured == HRT_SUCCESS && linkModelActive() &&
@@ -798,6 +801,19 @@ extern "C" hrt_status hrt_set_link_model(double megabytes_per_second,
     return status;
   return configureLinkModel(megabytes_per_second, latency_ms,
                             /*sharedNic=*/false, here);
+}
+
+extern "C" hrt_status hrt_link_measure(int enable) {
+  CallSite here{"hrt_link_measure", nullptr, 0};
+  if (!state)
+    return fail(HRT_ERROR_NOT_INITIALIZED, here, "not initialised");
+  if (state->kind != HRT_BACKEND_MPI && enable)
+    return fail(HRT_ERROR_UNAVAILABLE, here,
+                "links are measured on the MPI backend's host buffers only");
+  if (hrt_status status = flushBufferedSends())
+    return status;
+  setLinkMeasurement(enable != 0);
+  return HRT_SUCCESS;
 }
 
 extern "C" hrt_status hrt_recv(void *buffer, size_t count, hrt_dtype dtype,

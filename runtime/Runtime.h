@@ -59,6 +59,8 @@ std::string mpiErrorString(int code);
 
 /// The configured timeout in seconds; 0 waits forever.
 double timeoutSeconds();
+/// This rank's rank in the world communicator (0 before hrt_init).
+int worldRank();
 
 /// Whether MPI runs with MPI_THREAD_MULTIPLE, so that runtime threads may
 /// call it beside the application's.
@@ -163,8 +165,19 @@ hrt_status configureLinkModel(double megabytesPerSecond, double latencyMs,
 /// Reads HETERO_RT_LINK="<MB/s>[,<latency ms>[,nic]]".
 hrt_status configureLinkModelFromEnvironment(const CallSite &site);
 bool linkModelActive();
+/// What a message carries after its payload while messages are stamped
+/// (under the link model or while links are measured).
+struct MessageStamp {
+  double arrival; // on the emulated link (hrt_wtime seconds); 0: none
+  double posted;  // the sender's hrt_wtime at the post
+  int32_t sender; // the sender's world rank
+  int32_t timed;  // a buffered send, which its receiver times
+};
+/// Whether messages carry a MessageStamp.
+bool stampedMessages();
 /// Posts a send; `copy` sends from a copy so that the caller's buffer is
-/// free at once. Under the link model every message carries its arrival.
+/// free at once (a buffered send, which the receiver times). Stamped
+/// messages carry their MessageStamp.
 hrt_status postSend(Backend &backend, const void *buffer, size_t count,
                     hrt_dtype dtype, const CallSite &site, bool copy,
                     std::unique_ptr<PendingOperation> &pending);
@@ -192,7 +205,7 @@ size_t bufferedSendsInFlight();
 /// call of `kind`: excluded from its task's time when it is point to point,
 /// and a span of the timeline.
 void noteCommunication(hrt_timeline_kind kind, double start, double end);
-/// One message's time on the emulated link.
+/// One timed message's time on its link.
 void noteTransfer(double seconds);
 /// Reads HETERO_RT_COMPUTE: emulated compute, a sleep at each task mark.
 hrt_status configureComputeFromEnvironment(const CallSite &site);
@@ -211,6 +224,17 @@ private:
   hrt_timeline_kind kind;
   double start;
 };
+
+//===----------------------------------------------------------------------===//
+// Measured links (LinkCosts.cpp)
+//===----------------------------------------------------------------------===//
+
+bool linkMeasurementActive();
+void setLinkMeasurement(bool enable);
+/// A stamped message of `bytes` was handed over at `observed`; `precise`
+/// when the receiver was waiting for it, so that `observed` is its arrival.
+void noteArrival(const MessageStamp &stamp, size_t bytes, double observed,
+                 bool precise);
 
 //===----------------------------------------------------------------------===//
 // Timeline (Timeline.cpp)

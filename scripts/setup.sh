@@ -16,6 +16,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   python3-numpy
   procps  # pgrep and pkill: the checkpoint tests stop agents as a failure would
+  iproute2  # tc and ip: tests and benchmarks on a kernel-shaped link
 )
 
 missing=()

@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import subprocess
 import sys
 
 import lit.formats
@@ -34,7 +35,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.hetero_tools_dir, append_path=True)
 
 tools = ["hetero-opt", "hetero-gen", "hrt-collectives", "hrt-errors",
-         "hrt-timeout", "hrt-half", "hrt-mlir-abi", "hrt-planner", "hrt-link", "hrt-compressed", "hrt-sparse", "hrt-nccl", "hrt-cuda-compress", "bench-collectives", "hetero-run",
+         "hrt-timeout", "hrt-half", "hrt-mlir-abi", "hrt-planner", "hrt-link", "hrt-link-costs", "hrt-compressed", "hrt-sparse", "hrt-nccl", "hrt-cuda-compress", "bench-collectives", "hetero-run",
          "hetero-sim"]
 llvm_config.add_tool_substitutions(tools, [config.hetero_tools_dir])
 
@@ -61,6 +62,21 @@ if config.hetero_enable_mpi and shutil.which("mpirun"):
         ("%mpirun", os.path.join(config.test_source_root, "mpirun.sh")
          + " --allow-run-as-root --oversubscribe --bind-to none"
          + mpirun_env))
+# A real, kernel-shaped link (scripts/shaped-link.sh): a network namespace
+# whose loopback passes through tc's token bucket, where root or user
+# namespaces and tc allow it. MPI jobs inside talk TCP over lo (%mpilo).
+shaped_link = os.path.join(os.path.dirname(config.test_source_root),
+                           "scripts", "shaped-link.sh")
+if "mpi" in config.available_features and subprocess.call(
+        [shaped_link, "--check"], stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("shaped-link")
+    config.substitutions.append(("%shaped", shaped_link))
+    config.substitutions.append(
+        ("%mpilo", os.path.join(config.test_source_root, "mpirun.sh")
+         + " --allow-run-as-root --oversubscribe --bind-to none"
+         + " --mca btl tcp,self --mca btl_tcp_if_include lo"
+         + " --mca oob_tcp_if_include lo" + mpirun_env))
 if config.hetero_ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.hetero_ptxas))

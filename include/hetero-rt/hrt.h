@@ -216,12 +216,52 @@ HRT_EXPORT int hrt_planner_plan_index(hrt_planner planner);
 
 /* Measured times, in milliseconds, averaged since the last reset: forward
  * and backward tasks of compiled stage programs that report them
- * (hrt_mlir_task_mark), and messages on the emulated link (time on the
- * link, queueing excluded; 0 without HETERO_RT_LINK). The planner's
- * inputs. */
+ * (hrt_mlir_task_mark), and the timed messages of buffered sends (time on
+ * the link, queueing excluded; 0 unless links are measured: see below). The
+ * planner's inputs. */
 HRT_EXPORT void hrt_task_times(double *forward_ms, double *backward_ms,
                                double *transfer_ms);
 HRT_EXPORT void hrt_task_times_reset(void);
+
+/*===----------------------------------------------------------------------===*
+ * Measured links. With measurement on (or under HETERO_RT_LINK), every
+ * point-to-point message carries its sender's world rank and the time it was
+ * posted. A receiver that was already waiting when a buffered send's message
+ * (hrt_bsend: pipeline activations and gradients) arrived times it: from the
+ * post, or from the arrival of the link's previous message when it queued
+ * behind it, to the arrival. hrt_link_probe measures each link's latency
+ * (half the shortest round trip of small messages, the peer's hold time
+ * excluded; the least of the last 4 probes counts) and the offset between
+ * the two clocks, which corrects the timings of a link between hosts (0 for
+ * a peer under the same kernel). Estimates are kept per sender over the
+ * last 32 timed messages.
+ *===----------------------------------------------------------------------===*/
+
+/* Turns measurement on or off. Every rank must agree: the messages'
+ * format changes. Waits for the buffered sends in flight first. */
+HRT_EXPORT hrt_status hrt_link_measure(int enable);
+/* Round trips with each of `count` peers of `comm`, which must each call it
+ * with this rank among theirs, at the same point of their programs. */
+HRT_EXPORT hrt_status hrt_link_probe(hrt_comm comm, const int *peers,
+                                     int count);
+
+typedef struct {
+  int sender;             /* world rank of the link's sender */
+  int messages;           /* timed messages in the window */
+  double alpha_ms;        /* latency: probed, else fitted (0 with one size) */
+  double ms_per_byte;     /* the median time per byte beyond alpha */
+  double message_bytes;   /* mean payload of the timed messages */
+  double message_ms;      /* mean time of the timed messages */
+  double clock_offset_ms; /* the sender's clock minus this rank's */
+  int probed;             /* whether alpha and the offset come from a probe */
+} hrt_link_estimate;
+
+/* This rank's incoming links that have a timed message or a probe, by
+ * sender; at most `capacity` are written, and the number there are is
+ * returned. */
+HRT_EXPORT int hrt_link_estimates(hrt_link_estimate *estimates, int capacity);
+/* Forgets the timed messages (not the probes), as after a change of plan. */
+HRT_EXPORT void hrt_link_estimates_reset(void);
 
 /*===----------------------------------------------------------------------===*
  * Dynamic sync groups (SDPipe). The replicas of each pipeline stage average
