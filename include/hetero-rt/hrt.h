@@ -214,6 +214,50 @@ HRT_EXPORT hrt_status hrt_planner_set_min_gain(hrt_planner planner,
 HRT_EXPORT int hrt_planner_group_size(hrt_planner planner);
 HRT_EXPORT int hrt_planner_plan_index(hrt_planner planner);
 
+/* Plans over (k, b): groups of `group_size` micro-batches of
+ * `microbatch_size` samples, `microbatches` of them per iteration. */
+typedef struct {
+  int group_size;
+  int microbatch_size;
+  int microbatches;
+} hrt_plan;
+
+/* A planner over `count` plans; the first is in force at start. Its cost
+ * model is lib/Sim's PlanModel: per stage, forward and backward time as a
+ * function of the micro-batch size (fitted over the sizes that ran); per
+ * directed link, alpha + bytes x beta with bytes proportional to b. */
+HRT_EXPORT hrt_status hrt_planner_create_plans(int stages,
+                                               const hrt_plan *plans, int count,
+                                               int period, int window,
+                                               hrt_planner *planner);
+/* This rank's stage and its mean forward and backward time per micro-batch
+ * in this iteration, under the plan in force. */
+HRT_EXPORT hrt_status hrt_planner_record_stage(hrt_planner planner, int stage,
+                                               double forward_ms,
+                                               double backward_ms);
+/* A link into this rank's stage from stage `from_stage` as measured
+ * (hrt_link_estimates): latency, time per byte, and the bytes of its
+ * messages under the plan in force. The latest one counts. */
+HRT_EXPORT hrt_status hrt_planner_record_link(hrt_planner planner,
+                                              int from_stage, double alpha_ms,
+                                              double ms_per_byte,
+                                              double message_bytes);
+
+typedef enum {
+  /* Every stage and link with its own costs (the default). */
+  HRT_PLANNER_PER_STAGE = 0,
+  /* One forward, backward and message time for all, their means. */
+  HRT_PLANNER_AVERAGED = 1,
+} hrt_planner_model;
+HRT_EXPORT hrt_status hrt_planner_set_model(hrt_planner planner,
+                                            hrt_planner_model model);
+/* The micro-batch size of the plan in force. */
+HRT_EXPORT int hrt_planner_microbatch_size(hrt_planner planner);
+/* The iteration time the last re-plan predicted for each plan, in ms (0
+ * before the first); writes at most `count`, returns how many plans. */
+HRT_EXPORT int hrt_planner_predictions(hrt_planner planner, double *ms,
+                                       int count);
+
 /* Measured times, in milliseconds, averaged since the last reset: forward
  * and backward tasks of compiled stage programs that report them
  * (hrt_mlir_task_mark), and the timed messages of buffered sends (time on

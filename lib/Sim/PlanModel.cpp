@@ -103,6 +103,17 @@ void PlanModel::keepOnlySize(int64_t microbatchSize) {
       it = it->first == microbatchSize ? std::next(it) : bySize.erase(it);
 }
 
+std::optional<std::pair<double, double>>
+PlanModel::computeAt(int64_t stage, int64_t microbatchSize) const {
+  auto it = compute.find(stage);
+  if (it == compute.end())
+    return std::nullopt;
+  auto size = it->second.find(microbatchSize);
+  if (size == it->second.end())
+    return std::nullopt;
+  return size->second;
+}
+
 Costs PlanModel::costsAt(int64_t microbatchSize, bool perStage) const {
   Costs costs;
   double b = double(microbatchSize);

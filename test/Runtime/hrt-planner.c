@@ -26,6 +26,28 @@
  * CHECK-DAG: rank 0: min gain 0.25: k = 3
  * CHECK-DAG: bad min gain: invalid argument: hrt_planner_set_min_gain (0 bytes): needs a planner and a fraction in [0, 1), got 1.000000
  * CHECK-DAG: bad create: invalid argument: hrt_planner_create (0 bytes): candidate group size 0 is below 1
+ *
+ * Per stage: two stages, the second twice as slow (F = 2, B = 4 against 1
+ * and 2 ms), 3 ms a message, k in 1, 2, 3, 4, 8. The per-stage model
+ * predicts what the simulator gives for those costs and picks k = 2; the
+ * averaged one sees two alike stages and picks k = 3, which really takes
+ * 59 ms, not 49.5 (unittests/Sim/PlanModelTest.cpp).
+ * CHECK-DAG: rank 0: per-stage model: k = 2, b = 1; predicted 66.0 58.0 59.0 60.0 64.0
+ * CHECK-DAG: rank 1: per-stage model: k = 2, b = 1; predicted 66.0 58.0 59.0 60.0 64.0
+ * CHECK-DAG: rank 0: averaged model: k = 3, b = 1; predicted 64.5 51.0 49.5 51.0 57.0
+ * CHECK-DAG: rank 1: averaged model: k = 3, b = 1; predicted 64.5 51.0 49.5 51.0 57.0
+ * CHECK-DAG: bad stage: invalid argument: hrt_planner_record_stage (0 bytes): stage 5 is not one of the 2 stages
+ * CHECK-DAG: other stage: invalid argument: hrt_planner_record_stage (0 bytes): this rank recorded stage 0 before; a rank runs one stage
+ * CHECK-DAG: bad plan: invalid argument: hrt_planner_create_plans (0 bytes): plan 0 (k = 2, b = 0, M = 4) needs k, b and M of at least 1
+ *
+ * Over b, 16 samples: measured at b = 1 only, compute looks proportional
+ * to b and the planner tries b = 4; measured there too, the fitted line
+ * (0.5 + 0.5 b) moves it to b = 8, the model's best, where it stays.
+ * CHECK-DAG: rank 0: iteration 0 switches to k = 1, b = 4
+ * CHECK-DAG: rank 1: iteration 0 switches to k = 1, b = 4
+ * CHECK-DAG: rank 0: iteration 1 switches to k = 1, b = 8
+ * CHECK-DAG: rank 1: iteration 1 switches to k = 1, b = 8
+ * CHECK-NOT: iteration 2 switches
  */
 
 #include "Inputs/hrt-test.h"
@@ -88,6 +110,62 @@ int main(int argc, char **argv) {
   if (rank == 0)
     printf("bad create: %s: %s\n", hrt_status_string(status),
            hrt_last_error());
+
+  /* Per stage: rank r runs stage r, stage 1 twice as slow as stage 0. */
+  hrt_plan plans[5] = {{1, 1, 8}, {2, 1, 8}, {3, 1, 8}, {4, 1, 8}, {8, 1, 8}};
+  for (int averaged = 0; averaged < 2; ++averaged) {
+    CHECK_OK(hrt_planner_create_plans(2, plans, 5, 1, 1, &planner));
+    CHECK_OK(hrt_planner_set_model(planner, averaged ? HRT_PLANNER_AVERAGED
+                                                     : HRT_PLANNER_PER_STAGE));
+    CHECK_OK(hrt_planner_record_stage(planner, rank, rank ? 2.0 : 1.0,
+                                      rank ? 4.0 : 2.0));
+    CHECK_OK(hrt_planner_record_link(planner, 1 - rank, 3.0, 0.0, 16384));
+    int switched = 0;
+    CHECK_OK(hrt_planner_end_iteration(planner, world, &switched));
+    double predicted[5];
+    int count = hrt_planner_predictions(planner, predicted, 5);
+    printf("rank %d: %s model: k = %d, b = %d; predicted", rank,
+           averaged ? "averaged" : "per-stage",
+           hrt_planner_group_size(planner),
+           hrt_planner_microbatch_size(planner));
+    for (int i = 0; i < count; ++i)
+      printf(" %.1f", predicted[i]);
+    printf("\n");
+    if (averaged == 0 && rank == 0) {
+      status = hrt_planner_record_stage(planner, 5, 1.0, 1.0);
+      printf("bad stage: %s: %s\n", hrt_status_string(status),
+             hrt_last_error());
+      status = hrt_planner_record_stage(planner, 1, 1.0, 1.0);
+      printf("other stage: %s: %s\n", hrt_status_string(status),
+             hrt_last_error());
+    }
+    hrt_planner_destroy(planner);
+  }
+  hrt_plan badPlan = {2, 0, 4};
+  status = hrt_planner_create_plans(2, &badPlan, 1, 1, 1, &other);
+  if (rank == 0)
+    printf("bad plan: %s: %s\n", hrt_status_string(status),
+           hrt_last_error());
+
+  /* Plans over b: 16 samples, compute 0.5 + 0.5 b per forward task,
+   * messages 2 ms + 0.25 ms a sample. */
+  hrt_plan sizes[5] = {{1, 1, 16}, {1, 2, 8}, {1, 4, 4}, {1, 8, 2},
+                       {1, 16, 1}};
+  CHECK_OK(hrt_planner_create_plans(2, sizes, 5, 1, 1, &planner));
+  for (int iteration = 0; iteration < 3; ++iteration) {
+    double b = hrt_planner_microbatch_size(planner);
+    CHECK_OK(hrt_planner_record_stage(planner, rank, 0.5 + 0.5 * b,
+                                      1.0 + 1.0 * b));
+    CHECK_OK(hrt_planner_record_link(planner, 1 - rank, 2.0, 0.25 / 100,
+                                     100 * b));
+    int switched = 0;
+    CHECK_OK(hrt_planner_end_iteration(planner, world, &switched));
+    if (switched)
+      printf("rank %d: iteration %d switches to k = %d, b = %d\n", rank,
+             iteration, hrt_planner_group_size(planner),
+             hrt_planner_microbatch_size(planner));
+  }
+  hrt_planner_destroy(planner);
   fflush(stdout);
   CHECK_OK(hrt_finalize());
   return 0;

@@ -87,7 +87,10 @@ public:
   /// (on every stage): after the machine changed, old sizes mislead.
   void keepOnlySize(int64_t microbatchSize);
 
-  bool hasCompute() const { return !compute.empty(); }
+  /// The forward and backward time measured on `stage` at
+  /// `microbatchSize`, if any.
+  std::optional<std::pair<double, double>>
+  computeAt(int64_t stage, int64_t microbatchSize) const;
 
   /// The simulator's costs for micro-batches of `microbatchSize` samples.
   /// Per stage: every stage and link its own (a stage never measured takes
