@@ -98,7 +98,7 @@ hrt_status checkPlanner(int stages, int count, int period, int window,
 std::vector<double> recordOf(const hrt_planner_impl &planner) {
   std::vector<double> record(kRecordDoubles, 0.0);
   record[0] = planner.stage;
-  record[1] = double(planner.plans[planner.current].microbatchSize);
+  record[1] = double(planner.plans[planner.current].taskSize());
   record[2] = mean(planner.forward);
   record[3] = mean(planner.backward);
   if (planner.stage < 0) {
@@ -124,7 +124,7 @@ std::vector<double> recordOf(const hrt_planner_impl &planner) {
 /// Builds the planner's model from every rank's record.
 void updateModel(hrt_planner_impl &planner, const std::vector<double> &records,
                  int ranks) {
-  int64_t size = planner.plans[planner.current].microbatchSize;
+  int64_t size = planner.plans[planner.current].taskSize();
   std::map<int64_t, std::pair<double, int>> forward, backward;
   std::map<std::pair<int64_t, int64_t>, std::array<double, 4>> links;
   bool stageless = false;
@@ -206,15 +206,18 @@ extern "C" hrt_status hrt_planner_create_plans(int stages,
   for (int i = 0; i < count; ++i) {
     const hrt_plan &plan = plans[i];
     if (plan.group_size < 1 || plan.microbatch_size < 1 ||
-        plan.microbatches < 1)
+        plan.microbatches < 1 || plan.tasks < 0 ||
+        (plan.tasks > 1 && plan.microbatch_size % plan.tasks != 0))
       return fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                  "plan " + std::to_string(i) +
-                      " (k = " + std::to_string(plan.group_size) +
-                      ", b = " + std::to_string(plan.microbatch_size) +
-                      ", M = " + std::to_string(plan.microbatches) +
-                      ") needs k, b and M of at least 1");
-    candidates.push_back(
-        {plan.group_size, plan.microbatch_size, plan.microbatches});
+                  "plan " + std::to_string(i) + " (k = " +
+                      std::to_string(plan.group_size) + ", b = " +
+                      std::to_string(plan.microbatch_size) + ", M = " +
+                      std::to_string(plan.microbatches) + ", tasks = " +
+                      std::to_string(plan.tasks) +
+                      ") needs k, b and M of at least 1 and tasks (0 or 1: "
+                      "one) dividing b");
+    candidates.push_back({plan.group_size, plan.microbatch_size,
+                          plan.microbatches, std::max(1, plan.tasks)});
   }
   *planner = new hrt_planner_impl(stages, std::move(candidates), period,
                                   size_t(window));
@@ -238,7 +241,7 @@ extern "C" hrt_status hrt_planner_create(int stages, int microbatches,
       return fail(HRT_ERROR_INVALID_ARGUMENT, here,
                   "candidate group size " + std::to_string(group_sizes[i]) +
                       " is below 1");
-    plans.push_back({group_sizes[i], 1, microbatches});
+    plans.push_back({group_sizes[i], 1, microbatches, 1});
   }
   if (period < 1 || window < 1)
     return fail(HRT_ERROR_INVALID_ARGUMENT, here,
@@ -357,10 +360,9 @@ extern "C" hrt_status hrt_planner_end_iteration(hrt_planner planner,
         currentMs * (1.0 - planner->minGain)))
     best = planner->current;
   *switched = best != planner->current;
-  if (*switched &&
-      planner->plans[size_t(best)].microbatchSize !=
-          planner->plans[size_t(planner->current)].microbatchSize) {
-    // Times per micro-batch of the old size would mislead at the new one.
+  if (*switched && planner->plans[size_t(best)].taskSize() !=
+                       planner->plans[size_t(planner->current)].taskSize()) {
+    // Times per task of the old size would mislead at the new one.
     planner->forward.clear();
     planner->backward.clear();
   }

@@ -215,11 +215,15 @@ HRT_EXPORT int hrt_planner_group_size(hrt_planner planner);
 HRT_EXPORT int hrt_planner_plan_index(hrt_planner planner);
 
 /* Plans over (k, b): groups of `group_size` micro-batches of
- * `microbatch_size` samples, `microbatches` of them per iteration. */
+ * `microbatch_size` samples, `microbatches` of them per iteration. Stage
+ * functions of a smaller size run each micro-batch as `tasks` consecutive
+ * tasks (0 or 1: one task of the whole micro-batch). Measurements are per
+ * task. */
 typedef struct {
   int group_size;
   int microbatch_size;
   int microbatches;
+  int tasks;
 } hrt_plan;
 
 /* A planner over `count` plans; the first is in force at start. Its cost
@@ -230,14 +234,14 @@ HRT_EXPORT hrt_status hrt_planner_create_plans(int stages,
                                                const hrt_plan *plans, int count,
                                                int period, int window,
                                                hrt_planner *planner);
-/* This rank's stage and its mean forward and backward time per micro-batch
- * in this iteration, under the plan in force. */
+/* This rank's stage and its mean forward and backward time per task in
+ * this iteration, under the plan in force. */
 HRT_EXPORT hrt_status hrt_planner_record_stage(hrt_planner planner, int stage,
                                                double forward_ms,
                                                double backward_ms);
 /* A link into this rank's stage from stage `from_stage` as measured
  * (hrt_link_estimates): latency, time per byte, and the bytes of its
- * messages under the plan in force. The latest one counts. */
+ * messages (one per task) under the plan in force. The latest counts. */
 HRT_EXPORT hrt_status hrt_planner_record_link(hrt_planner planner,
                                               int from_stage, double alpha_ms,
                                               double ms_per_byte,

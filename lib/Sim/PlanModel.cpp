@@ -164,9 +164,10 @@ Costs PlanModel::costsAt(int64_t microbatchSize, bool perStage) const {
 }
 
 double PlanModel::iterationMs(const Plan &plan, bool perStage) const {
-  return simulate(kfkbPrograms(stages, plan.microbatches, plan.groupSize),
-                  costsAt(plan.microbatchSize, perStage))
-      .iterationMs;
+  auto programs = kfkbPrograms(stages, plan.microbatches, plan.groupSize);
+  if (plan.tasks > 1)
+    programs = schedule::splitMicrobatches(programs, plan.tasks);
+  return simulate(programs, costsAt(plan.taskSize(), perStage)).iterationMs;
 }
 
 Ranking rankPlans(const std::vector<Plan> &plans, const PlanModel &model,

@@ -38,7 +38,7 @@
  * CHECK-DAG: rank 1: averaged model: k = 3, b = 1; predicted 64.5 51.0 49.5 51.0 57.0
  * CHECK-DAG: bad stage: invalid argument: hrt_planner_record_stage (0 bytes): stage 5 is not one of the 2 stages
  * CHECK-DAG: other stage: invalid argument: hrt_planner_record_stage (0 bytes): this rank recorded stage 0 before; a rank runs one stage
- * CHECK-DAG: bad plan: invalid argument: hrt_planner_create_plans (0 bytes): plan 0 (k = 2, b = 0, M = 4) needs k, b and M of at least 1
+ * CHECK-DAG: bad plan: invalid argument: hrt_planner_create_plans (0 bytes): plan 0 (k = 2, b = 0, M = 4, tasks = 0) needs k, b and M of at least 1 and tasks (0 or 1: one) dividing b
  *
  * Over b, 16 samples: measured at b = 1 only, compute looks proportional
  * to b and the planner tries b = 4; measured there too, the fitted line
@@ -112,7 +112,8 @@ int main(int argc, char **argv) {
            hrt_last_error());
 
   /* Per stage: rank r runs stage r, stage 1 twice as slow as stage 0. */
-  hrt_plan plans[5] = {{1, 1, 8}, {2, 1, 8}, {3, 1, 8}, {4, 1, 8}, {8, 1, 8}};
+  hrt_plan plans[5] = {
+      {1, 1, 8, 1}, {2, 1, 8, 1}, {3, 1, 8, 1}, {4, 1, 8, 1}, {8, 1, 8, 1}};
   for (int averaged = 0; averaged < 2; ++averaged) {
     CHECK_OK(hrt_planner_create_plans(2, plans, 5, 1, 1, &planner));
     CHECK_OK(hrt_planner_set_model(planner, averaged ? HRT_PLANNER_AVERAGED
@@ -141,7 +142,7 @@ int main(int argc, char **argv) {
     }
     hrt_planner_destroy(planner);
   }
-  hrt_plan badPlan = {2, 0, 4};
+  hrt_plan badPlan = {2, 0, 4, 0};
   status = hrt_planner_create_plans(2, &badPlan, 1, 1, 1, &other);
   if (rank == 0)
     printf("bad plan: %s: %s\n", hrt_status_string(status),
@@ -149,8 +150,8 @@ int main(int argc, char **argv) {
 
   /* Plans over b: 16 samples, compute 0.5 + 0.5 b per forward task,
    * messages 2 ms + 0.25 ms a sample. */
-  hrt_plan sizes[5] = {{1, 1, 16}, {1, 2, 8}, {1, 4, 4}, {1, 8, 2},
-                       {1, 16, 1}};
+  hrt_plan sizes[5] = {
+      {1, 1, 16, 1}, {1, 2, 8, 1}, {1, 4, 4, 1}, {1, 8, 2, 1}, {1, 16, 1, 1}};
   CHECK_OK(hrt_planner_create_plans(2, sizes, 5, 1, 1, &planner));
   for (int iteration = 0; iteration < 3; ++iteration) {
     double b = hrt_planner_microbatch_size(planner);

@@ -151,4 +151,23 @@ TEST(PlanModel, LargerMicrobatchesTradeMessagesForBubbles) {
   }
 }
 
+TEST(PlanModel, SplitMicrobatchesRunAsConsecutiveTasks) {
+  // A plan of b = 4 run by stage functions of b = 2: every micro-batch is
+  // two tasks with two messages, at the costs of b = 2.
+  PlanModel model(2);
+  model.setStage(0, 2, 1.0, 2.0);
+  model.setStage(1, 2, 1.0, 2.0);
+  model.setLink(0, 1, {1.0, 0.0}, 0.0);
+  model.setLink(1, 0, {1.0, 0.0}, 0.0);
+  Plan plan{2, 4, 4, 2};
+  EXPECT_EQ(plan.taskSize(), 2);
+  Costs costs = model.costsAt(2, true);
+  double split = simulate(schedule::splitMicrobatches(kfkbPrograms(2, 4, 2), 2),
+                          costs)
+                     .iterationMs;
+  EXPECT_DOUBLE_EQ(model.iterationMs(plan, true), split);
+  // One task of the whole micro-batch instead: compute doubles per task.
+  EXPECT_NE(model.iterationMs({2, 4, 4, 1}, true), split);
+}
+
 } // namespace

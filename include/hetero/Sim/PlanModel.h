@@ -29,6 +29,7 @@
 
 #include "hetero/Sim/PipelineSim.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -38,11 +39,21 @@
 namespace hetero::sim {
 
 /// A candidate plan: groups of `groupSize` micro-batches of `microbatchSize`
-/// samples, `microbatches` of them per iteration.
+/// samples, `microbatches` of them per iteration. Stage functions compiled
+/// for a smaller size run each micro-batch as `tasks` consecutive tasks of
+/// microbatchSize / tasks samples, each with its own messages
+/// (schedule::splitMicrobatches).
 struct Plan {
   int64_t groupSize = 1;
   int64_t microbatchSize = 1;
   int64_t microbatches = 1;
+  int64_t tasks = 1;
+
+  /// The samples of one task.
+  int64_t taskSize() const {
+    return tasks > 1 ? std::max<int64_t>(1, microbatchSize / tasks)
+                     : microbatchSize;
+  }
 };
 
 /// A link's cost per message of `bytes`: alphaMs + bytes * msPerByte.
@@ -98,7 +109,8 @@ public:
   /// message time for all.
   Costs costsAt(int64_t microbatchSize, bool perStage) const;
 
-  /// The simulated iteration time of `plan`.
+  /// The simulated iteration time of `plan`: its programs (split into
+  /// tasks) under the costs at its task size.
   double iterationMs(const Plan &plan, bool perStage) const;
 
 private:
