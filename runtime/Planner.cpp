@@ -209,11 +209,11 @@ extern "C" hrt_status hrt_planner_create_plans(int stages,
         plan.microbatches < 1 || plan.tasks < 0 ||
         (plan.tasks > 1 && plan.microbatch_size % plan.tasks != 0))
       return fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                  "plan " + std::to_string(i) + " (k = " +
-                      std::to_string(plan.group_size) + ", b = " +
-                      std::to_string(plan.microbatch_size) + ", M = " +
-                      std::to_string(plan.microbatches) + ", tasks = " +
-                      std::to_string(plan.tasks) +
+                  "plan " + std::to_string(i) +
+                      " (k = " + std::to_string(plan.group_size) +
+                      ", b = " + std::to_string(plan.microbatch_size) +
+                      ", M = " + std::to_string(plan.microbatches) +
+                      ", tasks = " + std::to_string(plan.tasks) +
                       ") needs k, b and M of at least 1 and tasks (0 or 1: "
                       "one) dividing b");
     candidates.push_back({plan.group_size, plan.microbatch_size,

@@ -67,9 +67,9 @@ TEST(PlanModel, CostsFollowTheMicrobatchSize) {
   model.setLink(0, 1, {0.5, 0.01}, 100);
   Costs at8 = model.costsAt(8, /*perStage=*/true);
   ASSERT_EQ(at8.stageForwardMs.size(), 2u);
-  EXPECT_DOUBLE_EQ(at8.stageForwardMs[0], 5.0);  // 1 + 0.5 b
+  EXPECT_DOUBLE_EQ(at8.stageForwardMs[0], 5.0);   // 1 + 0.5 b
   EXPECT_DOUBLE_EQ(at8.stageBackwardMs[0], 10.0); // 2 + b
-  EXPECT_DOUBLE_EQ(at8.stageForwardMs[1], 16.0); // 2 b
+  EXPECT_DOUBLE_EQ(at8.stageForwardMs[1], 16.0);  // 2 b
   EXPECT_DOUBLE_EQ(at8.linkCommMs.at({0, 1}), 8.5);
   Costs averaged = model.costsAt(8, /*perStage=*/false);
   EXPECT_TRUE(averaged.stageForwardMs.empty());
@@ -114,10 +114,10 @@ TEST(PlanModel, PerStageChoiceDiffersFromTheAveragedOne) {
   truth.commMs = 3.0;
   size_t best = 0;
   for (size_t i = 0; i < plans.size(); ++i) {
-    double ms = simulate(kfkbPrograms(2, 8, plans[i].groupSize), truth)
-                    .iterationMs;
-    EXPECT_DOUBLE_EQ(perStage.iterationMs[i], ms) << "k = "
-                                                  << plans[i].groupSize;
+    double ms =
+        simulate(kfkbPrograms(2, 8, plans[i].groupSize), truth).iterationMs;
+    EXPECT_DOUBLE_EQ(perStage.iterationMs[i], ms)
+        << "k = " << plans[i].groupSize;
     if (ms < perStage.iterationMs[best])
       best = i;
   }
@@ -145,9 +145,9 @@ TEST(PlanModel, LargerMicrobatchesTradeMessagesForBubbles) {
   EXPECT_EQ(plans[ranking.best].microbatchSize, 8);
   for (size_t i = 0; i < plans.size(); ++i) {
     Costs costs = model.costsAt(plans[i].microbatchSize, true);
-    EXPECT_DOUBLE_EQ(ranking.iterationMs[i],
-                     simulate(kfkbPrograms(2, plans[i].microbatches, 1), costs)
-                         .iterationMs);
+    EXPECT_DOUBLE_EQ(
+        ranking.iterationMs[i],
+        simulate(kfkbPrograms(2, plans[i].microbatches, 1), costs).iterationMs);
   }
 }
 
@@ -162,9 +162,10 @@ TEST(PlanModel, SplitMicrobatchesRunAsConsecutiveTasks) {
   Plan plan{2, 4, 4, 2};
   EXPECT_EQ(plan.taskSize(), 2);
   Costs costs = model.costsAt(2, true);
-  double split = simulate(schedule::splitMicrobatches(kfkbPrograms(2, 4, 2), 2),
-                          costs)
-                     .iterationMs;
+  double split =
+      simulate(hetero::schedule::splitMicrobatches(kfkbPrograms(2, 4, 2), 2),
+               costs)
+          .iterationMs;
   EXPECT_DOUBLE_EQ(model.iterationMs(plan, true), split);
   // One task of the whole micro-batch instead: compute doubles per task.
   EXPECT_NE(model.iterationMs({2, 4, 4, 1}, true), split);
