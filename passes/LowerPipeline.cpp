@@ -703,6 +703,8 @@ void PipelineLowering::emitPlanTable(PlanSetOp planSet,
         builder.getNamedAttr(
             "microbatches",
             builder.getI64IntegerAttr(schedule.getMicrobatchCount(pipeline)))};
+    if (IntegerAttr size = schedule.getMicrobatchSizeAttr())
+      entry.push_back(builder.getNamedAttr("microbatch_size", size));
     table.push_back(builder.getDictionaryAttr(entry));
   }
   dialect.getPlanTableAttrHelper().setAttr(step, builder.getArrayAttr(table));

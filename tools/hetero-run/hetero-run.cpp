@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AdaptivePlanning.h"
 #include "Checkpointing.h"
 #include "MeasuredTimeline.h"
 #include "ToolDialects.h"
@@ -519,9 +520,9 @@ int run() {
   function->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
   // --adaptive: the plans of the entry's plan table (hetero-lower-pipeline
   // of a pipeline with a hetero.plan_set), by position.
-  std::vector<int> groupSizes;
+  std::vector<hrt_plan> plans;
   std::vector<std::string> planSteps;
-  int64_t stages = 0, microbatches = 0;
+  int64_t stages = 0;
   if (adaptive && *pipeline && (*pipeline)->dynamicSync) {
     llvm::errs() << "hetero-run: --adaptive re-plans with a collective over "
                     "every rank after each iteration, which a replica "
@@ -562,12 +563,16 @@ int run() {
         return 1;
       candidate->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
       planSteps.push_back(step.getValue().str());
-      groupSizes.push_back(
-          int(entryOf.getAs<IntegerAttr>("group_size").getInt()));
-      // The planner simulates every candidate with one micro-batch count:
-      // that of the first plan.
-      if (microbatches == 0)
-        microbatches = entryOf.getAs<IntegerAttr>("microbatches").getInt();
+      // The stage functions take the pipeline's micro-batch: a plan of M'
+      // micro-batches runs each as M / M' tasks of it. Without a
+      // micro-batch size in samples, b counts the pipeline's micro-batches.
+      int64_t count = entryOf.getAs<IntegerAttr>("microbatches").getInt();
+      int64_t tasks = std::max<int64_t>(1, (*pipeline)->microbatches / count);
+      auto size = entryOf.getAs<IntegerAttr>("microbatch_size");
+      plans.push_back(
+          {int(entryOf.getAs<IntegerAttr>("group_size").getInt()),
+           int(size && size.getInt() % tasks == 0 ? size.getInt() : tasks),
+           int(count), int(tasks)});
     }
     if (replanEvery < 1) {
       llvm::errs() << "hetero-run: --replan-every must be at least 1\n";
@@ -623,13 +628,22 @@ int run() {
     return 1;
   }
   hrt_planner planner = nullptr;
-  if (adaptive &&
-      (hrt_planner_create(int(stages), int(microbatches), groupSizes.data(),
-                          int(groupSizes.size()), int(replanEvery),
-                          int(replanEvery), &planner) != HRT_SUCCESS ||
-       hrt_planner_set_min_gain(planner, replanMinGain) != HRT_SUCCESS)) {
-    llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
-    return 1;
+  std::optional<hetero::AdaptivePlanning> planning;
+  if (adaptive) {
+    if (hrt_planner_create_plans(int(stages), plans.data(), int(plans.size()),
+                                 int(replanEvery), int(replanEvery),
+                                 &planner) != HRT_SUCCESS ||
+        hrt_planner_set_min_gain(planner, replanMinGain) != HRT_SUCCESS) {
+      llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+      return 1;
+    }
+    bool sizesDiffer = llvm::any_of(plans, [&](const hrt_plan &plan) {
+      return plan.microbatch_size != plans.front().microbatch_size;
+    });
+    planning.emplace(planner, world, rank, (*pipeline)->devices / stages,
+                     int(replanEvery), sizesDiffer);
+    if (!planning->start())
+      return 1;
   }
   if (!loadDirectory.empty() &&
       !exchangeParameters(**engine, **pipeline, loadDirectory, /*save=*/false,
@@ -710,19 +724,13 @@ int run() {
     double milliseconds = (hrt_wtime() - start) * 1e3;
     std::string plan;
     int switched = 0;
-    if (planner) {
-      plan = ", k = " + std::to_string(hrt_planner_group_size(planner));
-      double forward = 0, backward = 0, transfer = 0;
-      hrt_task_times(&forward, &backward, &transfer);
+    if (planning) {
+      plan = planning->describe();
       // The first iteration warms up (first touches of every buffer, lazy
       // initialisation): its times would mislead the planner.
-      bool warmup = i == 0 && iterations > 1;
-      if ((!warmup && (hrt_planner_record_compute(planner, forward, backward) ||
-                       hrt_planner_record_transfer(planner, transfer))) ||
-          hrt_planner_end_iteration(planner, world, &switched)) {
-        llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+      if (!planning->afterIteration(/*warmup=*/i == 0 && iterations > 1,
+                                    switched))
         return 1;
-      }
     }
     if (printer) {
       std::printf("%siteration %lld: %s%s%.3f ms%s\n",
@@ -731,8 +739,8 @@ int run() {
                   (long long)i, printed->c_str(), printed->empty() ? "" : ", ",
                   milliseconds, plan.c_str());
       if (switched)
-        std::printf("re-planned after iteration %lld: k = %d\n", (long long)i,
-                    hrt_planner_group_size(planner));
+        std::printf("re-planned after iteration %lld: %s\n", (long long)i,
+                    planning->describe().substr(2).c_str());
       std::fflush(stdout);
     }
     if (checkpointing && !checkpointing->afterStep(**engine, i))

@@ -1,0 +1,86 @@
+//===- AdaptivePlanning.cpp - hetero-run --adaptive's measurements --------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AdaptivePlanning.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace hetero {
+
+AdaptivePlanning::AdaptivePlanning(hrt_planner planner, hrt_comm world,
+                                   int rank, int64_t perStage, int period,
+                                   bool sizesDiffer)
+    : planner(planner), world(world), rank(rank), perStage(perStage),
+      period(period), sizesDiffer(sizesDiffer) {
+  int size = 0;
+  hrt_comm_size(world, &size);
+  if (rank - perStage >= 0)
+    neighbours.push_back(int(rank - perStage));
+  if (rank + perStage < size)
+    neighbours.push_back(int(rank + perStage));
+}
+
+bool AdaptivePlanning::probe() {
+  if (hrt_link_probe(world, neighbours.data(), int(neighbours.size())) ==
+      HRT_SUCCESS)
+    return true;
+  llvm::errs() << "hetero-run: --adaptive: " << hrt_last_error() << "\n";
+  return false;
+}
+
+bool AdaptivePlanning::start() {
+  if (hrt_link_measure(1) != HRT_SUCCESS) {
+    llvm::errs() << "hetero-run: --adaptive: " << hrt_last_error() << "\n";
+    return false;
+  }
+  return probe();
+}
+
+bool AdaptivePlanning::afterIteration(bool warmup, int &switched) {
+  int stage = int(rank / perStage);
+  if (!warmup) {
+    double forward = 0, backward = 0;
+    hrt_task_times(&forward, &backward, nullptr);
+    if (hrt_planner_record_stage(planner, stage, forward, backward) !=
+        HRT_SUCCESS) {
+      llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+      return false;
+    }
+    std::vector<hrt_link_estimate> estimates(8);
+    int count = hrt_link_estimates(estimates.data(), int(estimates.size()));
+    for (int i = 0; i < count && i < int(estimates.size()); ++i) {
+      const hrt_link_estimate &link = estimates[size_t(i)];
+      int from = int(link.sender / perStage);
+      if (link.messages == 0 || (from != stage - 1 && from != stage + 1))
+        continue;
+      if (hrt_planner_record_link(planner, from, link.alpha_ms,
+                                  link.ms_per_byte,
+                                  link.message_bytes) != HRT_SUCCESS) {
+        llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+        return false;
+      }
+    }
+  }
+  // The planner re-plans at the end of every `period`-th iteration: the
+  // latency and clock offsets are measured again just before.
+  if (++iterations % period == 0 && !probe())
+    return false;
+  if (hrt_planner_end_iteration(planner, world, &switched) != HRT_SUCCESS) {
+    llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+    return false;
+  }
+  return true;
+}
+
+std::string AdaptivePlanning::describe() const {
+  std::string text =
+      ", k = " + std::to_string(hrt_planner_group_size(planner));
+  if (sizesDiffer)
+    text += ", b = " + std::to_string(hrt_planner_microbatch_size(planner));
+  return text;
+}
+
+} // namespace hetero
