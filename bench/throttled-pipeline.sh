@@ -1,114 +1,151 @@
 #!/usr/bin/env bash
-# Real 2-stage pipeline training under a throttled inter-stage link: kFkB
-# against 1F1B (k = 1) in the same run, as a ratio of iteration times, for a
-# sweep of k and of link bandwidths.
+# Real 2-stage pipeline training over a real, kernel-shaped link: every
+# fixed kFkB group size against 1F1B (k = 1) and against Ada-Grouper's
+# adaptive planner (hetero-run --adaptive), in the same run, for a sweep of
+# link rates and over a preemption trace.
 #
-# The link is throttled by tc (netem, else tbf) on a veth pair between two
-# network namespaces when MPI can run one rank in each; otherwise by the
-# runtime's link emulation (HETERO_RT_LINK), which times each message as a
-# link of that bandwidth would. The first line says which was used.
+# The link is the loopback of a network namespace that tc shapes with a
+# token bucket (scripts/shaped-link.sh); both ranks share it, MPI talks TCP
+# over it, and nothing in hetero knows the rate: the planner sees only what
+# the runtime measures. Where namespaces or tc are refused, the runtime's
+# link emulation (HETERO_RT_LINK) stands in, and the first line says so.
 #
 # usage: bench/throttled-pipeline.sh [build dir]
-#   BANDWIDTHS="unlimited 8 4 2"  MB/s of the link (2^20 bytes)
-#   GROUP_SIZES="1 2 4 8"         k values; 1 is the 1F1B baseline
-#   ITERATIONS=8                  per run; the median of all but the first 2
+#   RATES="64 32 24"      Mbit/s of the link
+#   GROUP_SIZES="1 2 4 8" fixed k; 1 is 1F1B; the adaptive planner's plans
+#   ITERATIONS=15         per run; fixed plans: the median of all but the
+#                         first 2; adaptive: the median after its first
+#                         re-plan (every REPLAN iterations)
+#   TRACE="64 24 64"      the preemption trace: these rates, PHASE_S
+#   PHASE_S=5             seconds each, over TRACE_ITERATIONS iterations
+#   TRACE_ITERATIONS=150
 set -euo pipefail
-BUILD="${1:-$(cd "$(dirname "$0")/.." && pwd)/build}"
-BANDWIDTHS="${BANDWIDTHS:-unlimited 8 4 2}"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="${1:-$ROOT/build}"
+RATES="${RATES:-64 32 24}"
 GROUP_SIZES="${GROUP_SIZES:-1 2 4 8}"
-ITERATIONS="${ITERATIONS:-8}"
+ITERATIONS="${ITERATIONS:-15}"
+REPLAN="${REPLAN:-3}"
+TRACE="${TRACE:-64 24 64}"
+PHASE_S="${PHASE_S:-5}"
+TRACE_ITERATIONS="${TRACE_ITERATIONS:-150}"
 MICRO=8
+SAMPLES_PER_MICROBATCH=2
 WORK="$(mktemp -d)"
-NS0=hetero-bench0
-NS1=hetero-bench1
-
-cleanup() {
-  ip netns del "$NS0" 2>/dev/null || true
-  ip netns del "$NS1" 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap 'rm -rf "$WORK"' EXIT
 
 LAUNCH=(mpirun --oversubscribe --bind-to none)
 if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
-MPIRUN=("${LAUNCH[@]}" -np 2)
+LAUNCH+=(-np 2)
+TCP_LO=(--mca btl tcp,self --mca btl_tcp_if_include lo
+        --mca oob_tcp_if_include lo)
 
-# Activations of batch 2 x 32 tokens x 64 features: 16 KiB per message.
+# Activations of 2 samples x 32 tokens x 64 features: 16 KiB per message.
 "$BUILD/bin/hetero-gen" gpt --layers 2 --hidden 64 --heads 2 --seq 32 \
-  --batch 2 --stages 2 --microbatches "$MICRO" --tp 1 --dp 1 --lr 0.01 \
-  -o "$WORK/gpt.mlir"
+  --batch "$SAMPLES_PER_MICROBATCH" --stages 2 --microbatches "$MICRO" \
+  --tp 1 --dp 1 --lr 0.01 -o "$WORK/gpt.mlir"
 for k in $GROUP_SIZES; do
-  "$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-kfkb-schedule=group-size="$k" \
-    -o "$WORK/k$k.mlir"
+  "$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" \
+    --hetero-kfkb-schedule=group-size="$k" -o "$WORK/k$k.mlir"
+done
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" \
+  --hetero-kfkb-schedule=group-sizes="${GROUP_SIZES// /,}" \
+  -o "$WORK/adaptive.mlir"
+
+SHAPED=0
+if "$ROOT/scripts/shaped-link.sh" --check; then
+  SHAPED=1
+  echo "link: tc tbf on the loopback of a network namespace (burst 4kb, MTU 1500), MPI over TCP"
+else
+  echo "link: runtime link emulation (HETERO_RT_LINK); this machine refused a network namespace or tc"
+fi
+
+# run <rate> <trace or ""> <file> <hetero-run arguments...>: the job's
+# output over a link of <rate> Mbit/s.
+run() {
+  local rate="$1" trace="$2" file="$3"
+  shift 3
+  if [[ "$SHAPED" == 1 ]]; then
+    local args=("$rate")
+    if [[ -n "$trace" ]]; then args+=(--trace "$trace"); fi
+    "$ROOT/scripts/shaped-link.sh" "${args[@]}" -- \
+      "${LAUNCH[@]}" "${TCP_LO[@]}" "$BUILD/bin/hetero-run" "$file" "$@"
+  else
+    # The emulation cannot change its rate during a run: the trace's first
+    # rate holds throughout.
+    HETERO_RT_LINK="$(awk -v r="$rate" 'BEGIN {print r / 8.388608}')" \
+      "${LAUNCH[@]}" -x HETERO_RT_LINK "$BUILD/bin/hetero-run" "$file" "$@"
+  fi
+}
+
+# Median of the iteration times of iterations >= <from> on stdin.
+median_from() {
+  awk -v from="$1" '/^iteration/ && $2 + 0 >= from {
+      for (i = 1; i <= NF; ++i) if ($(i + 1) ~ /^ms,?$/) { print $i; break } }' |
+    sort -g | awk '{v[NR] = $1} END {print (NR ? v[int((NR + 1) / 2)] : 0)}'
+}
+
+# Sum of the iteration times on stdin: the wall time of the work.
+total_ms() {
+  awk '/^iteration/ { for (i = 1; i <= NF; ++i) if ($(i + 1) ~ /^ms,?$/) s += $i }
+       END {printf "%.1f", s}'
+}
+
+printf "%-10s %-6s %12s %10s\n" rate_mbit k iteration_ms vs_1f1b
+declare -A FIXED
+for rate in $RATES; do
+  for k in $GROUP_SIZES; do
+    FIXED[$rate,$k]="$(run "$rate" "" "$WORK/k$k.mlir" --iterations "$ITERATIONS" |
+                       median_from 2)"
+    printf "%-10s %-6s %12.2f %10.3f\n" "$rate" "$k" "${FIXED[$rate,$k]}" \
+      "$(awk -v a="${FIXED[$rate,$k]}" -v b="${FIXED[$rate,1]}" 'BEGIN {print a / b}')"
+  done
 done
 
-# Network namespaces joined by a veth pair, each end shaped by tc. Returns
-# non-zero (and leaves nothing behind) when any step is refused.
-netns_setup() {
-  local rate="$1" qdisc
-  ip netns add "$NS0" && ip netns add "$NS1" &&
-    ip link add hb0 type veth peer name hb1 &&
-    ip link set hb0 netns "$NS0" && ip link set hb1 netns "$NS1" &&
-    ip -n "$NS0" addr add 10.231.7.1/24 dev hb0 &&
-    ip -n "$NS1" addr add 10.231.7.2/24 dev hb1 &&
-    ip -n "$NS0" link set hb0 up && ip -n "$NS1" link set hb1 up &&
-    ip -n "$NS0" link set lo up && ip -n "$NS1" link set lo up || return 1
-  for qdisc in "netem rate ${rate}mbit" \
-               "tbf rate ${rate}mbit burst 32kbit latency 400ms"; do
-    if ip netns exec "$NS0" tc qdisc add dev hb0 root $qdisc 2>/dev/null &&
-       ip netns exec "$NS1" tc qdisc add dev hb1 root $qdisc 2>/dev/null; then
-      echo "${qdisc%% *}"
-      return 0
+for rate in $RATES; do
+  run "$rate" "" "$WORK/adaptive.mlir" --adaptive --replan-every "$REPLAN" \
+    --iterations "$ITERATIONS" > "$WORK/adaptive-$rate.txt"
+  ms="$(median_from "$REPLAN" < "$WORK/adaptive-$rate.txt")"
+  last="$(grep '^iteration' "$WORK/adaptive-$rate.txt" | tail -1)"
+  k="$(sed -n 's/.*, k = \([0-9]*\).*/\1/p' <<< "$last")"
+  b="$(sed -n 's/.*, b = \([0-9]*\).*/\1/p' <<< "$last")"
+  best=""
+  for g in $GROUP_SIZES; do
+    if [[ -z "$best" ]] || awk -v a="${FIXED[$rate,$g]}" -v b="$best" 'BEGIN {exit !(a < b)}'; then
+      best="${FIXED[$rate,$g]}"
     fi
   done
-  return 1
-}
-
-netns_mpirun() {
-  "${LAUNCH[@]}" --mca btl tcp,self --mca btl_tcp_if_include 10.231.7.0/24 \
-    -np 1 ip netns exec "$NS0" "$@" : -np 1 ip netns exec "$NS1" "$@"
-}
-
-# Decide the method once, on a 2-rank probe across the namespaces.
-METHOD="runtime link emulation (HETERO_RT_LINK)"
-USE_NETNS=0
-if qdisc="$(netns_setup 100 2>/dev/null)"; then
-  if timeout 30 netns_mpirun "$BUILD/bin/hetero-run" "$WORK/k1.mlir" \
-      --iterations 1 >/dev/null 2>&1; then
-    METHOD="tc $qdisc on a veth pair between network namespaces"
-    USE_NETNS=1
-  else
-    METHOD="$METHOD; namespaces and tc $qdisc were available, but mpirun could not start a rank in each namespace"
-  fi
-fi
-ip netns del "$NS0" 2>/dev/null || true
-ip netns del "$NS1" 2>/dev/null || true
-echo "throttling: $METHOD"
-
-# Median iteration time in ms of one run, ignoring 2 warm-up iterations.
-run_ms() {
-  local k="$1" bandwidth="$2"
-  local cmd=("$BUILD/bin/hetero-run" "$WORK/k$k.mlir"
-             --iterations "$ITERATIONS")
-  if [[ "$bandwidth" == unlimited ]]; then
-    "${MPIRUN[@]}" "${cmd[@]}"
-  elif [[ "$USE_NETNS" == 1 ]]; then
-    netns_setup "$(awk "BEGIN {print $bandwidth * 8.388608}")" >/dev/null
-    netns_mpirun "${cmd[@]}"
-    ip netns del "$NS0"; ip netns del "$NS1"
-  else
-    HETERO_RT_LINK="$bandwidth" "${MPIRUN[@]}" -x HETERO_RT_LINK "${cmd[@]}"
-  fi | awk '/^iteration/ && $2 + 0 >= 2 {sub(",", "", $5); print $5}' |
-    sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
-}
-
-printf "%-10s %-6s %12s %10s\n" link_MBps k iteration_ms vs_1f1b
-for bandwidth in $BANDWIDTHS; do
-  base=""
-  for k in $GROUP_SIZES; do
-    ms="$(run_ms "$k" "$bandwidth")"
-    if [[ -z "$base" ]]; then base="$ms"; fi
-    printf "%-10s %-6s %12.2f %10.3f\n" "$bandwidth" "$k" "$ms" \
-      "$(awk "BEGIN {print $ms / $base}")"
-  done
+  printf "adaptive %smbit: final k = %s, b = %s, %.1f ms; best fixed %.1f ms; 1F1B %.1f ms\n" \
+    "$rate" "$k" "${b:-$SAMPLES_PER_MICROBATCH}" "$ms" "$best" "${FIXED[$rate,1]}"
 done
+
+# The preemption trace: every plan does the same TRACE_ITERATIONS
+# iterations while the rate changes at the same wall-clock times.
+set -- $TRACE
+first="$1"
+shift
+changes=""
+at=0
+for rate in "$@"; do
+  at=$((at + PHASE_S))
+  changes+="$at:$rate "
+done
+echo "trace: $first Mbit/s, then ${changes% }(s:Mbit/s), $TRACE_ITERATIONS iterations"
+best=""
+for k in $GROUP_SIZES; do
+  ms="$(run "$first" "$changes" "$WORK/k$k.mlir" \
+          --iterations "$TRACE_ITERATIONS" 2>/dev/null | total_ms)"
+  echo "trace fixed k = $k: $ms ms"
+  if [[ -z "$best" ]] || awk -v a="$ms" -v b="$best" 'BEGIN {exit !(a < b)}'; then
+    best="$ms"
+  fi
+done
+run "$first" "$changes" "$WORK/adaptive.mlir" --adaptive \
+  --replan-every "$REPLAN" --iterations "$TRACE_ITERATIONS" \
+  > "$WORK/trace-adaptive.txt" 2>/dev/null
+ms="$(total_ms < "$WORK/trace-adaptive.txt")"
+# When each re-plan happened, in ms of iterations since the first.
+awk '/^iteration/ { for (i = 1; i <= NF; ++i) if ($(i + 1) ~ /^ms,?$/) t += $i }
+     /^re-planned/ { printf "trace re-plan at %.0f ms: %s\n", t, $0 }' \
+  "$WORK/trace-adaptive.txt"
+echo "trace adaptive: $ms ms; best fixed $best ms ($(awk -v a="$ms" -v b="$best" 'BEGIN {printf "%+.1f%%", (a / b - 1) * 100}'))"

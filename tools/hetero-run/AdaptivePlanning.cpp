@@ -76,8 +76,7 @@ bool AdaptivePlanning::afterIteration(bool warmup, int &switched) {
 }
 
 std::string AdaptivePlanning::describe() const {
-  std::string text =
-      ", k = " + std::to_string(hrt_planner_group_size(planner));
+  std::string text = ", k = " + std::to_string(hrt_planner_group_size(planner));
   if (sizesDiffer)
     text += ", b = " + std::to_string(hrt_planner_microbatch_size(planner));
   return text;

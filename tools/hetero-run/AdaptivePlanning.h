@@ -1,4 +1,5 @@
-//===- AdaptivePlanning.h - hetero-run --adaptive's measurements -*- C++ -*-===//
+//===- AdaptivePlanning.h - hetero-run --adaptive's measurements -*- C++
+//-*-===//
 //
 // Part of the hetero project.
 //
