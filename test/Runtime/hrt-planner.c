@@ -38,6 +38,9 @@
  * CHECK-DAG: rank 1: averaged model: k = 3, b = 1; predicted 64.5 51.0 49.5 51.0 57.0
  * CHECK-DAG: bad stage: invalid argument: hrt_planner_record_stage (0 bytes): stage 5 is not one of the 2 stages
  * CHECK-DAG: other stage: invalid argument: hrt_planner_record_stage (0 bytes): this rank recorded stage 0 before; a rank runs one stage
+ * CHECK-DAG: bad link: invalid argument: hrt_planner_record_link (0 bytes): stage 7 is not one of the 2 stages
+ * CHECK-DAG: negative link: invalid argument: hrt_planner_record_link (0 bytes): needs a planner and costs >= 0
+ * CHECK-DAG: bad model: invalid argument: hrt_planner_set_model (0 bytes): needs a planner and HRT_PLANNER_PER_STAGE or HRT_PLANNER_AVERAGED
  * CHECK-DAG: bad plan: invalid argument: hrt_planner_create_plans (0 bytes): plan 0 (k = 2, b = 0, M = 4, tasks = 0) needs k, b and M of at least 1 and tasks (0 or 1: one) dividing b
  *
  * Over b, 16 samples: measured at b = 1 only, compute looks proportional
@@ -138,6 +141,15 @@ int main(int argc, char **argv) {
              hrt_last_error());
       status = hrt_planner_record_stage(planner, 1, 1.0, 1.0);
       printf("other stage: %s: %s\n", hrt_status_string(status),
+             hrt_last_error());
+      status = hrt_planner_record_link(planner, 7, 1.0, 0.0, 16);
+      printf("bad link: %s: %s\n", hrt_status_string(status),
+             hrt_last_error());
+      status = hrt_planner_record_link(planner, 1, -1.0, 0.0, 16);
+      printf("negative link: %s: %s\n", hrt_status_string(status),
+             hrt_last_error());
+      status = hrt_planner_set_model(planner, (hrt_planner_model)5);
+      printf("bad model: %s: %s\n", hrt_status_string(status),
              hrt_last_error());
     }
     hrt_planner_destroy(planner);
