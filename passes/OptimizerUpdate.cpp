@@ -85,16 +85,9 @@ OptimizerUpdate::OptimizerUpdate(Attribute optimizer,
                                  StringRef counterPrefix, SymbolTable &symbols,
                                  int64_t varianceReplicas)
     : optimizer(optimizer), varianceReplicas(varianceReplicas) {
-  for (memref::GlobalOp param : params) {
-    if (auto sgd = dyn_cast<SgdAttr>(optimizer); sgd && sgd.getMomentum())
-      state[param].push_back(createStateGlobal(param, "momentum", symbols));
-    if (isa<AdamAttr>(optimizer)) {
-      state[param].push_back(createStateGlobal(param, "adam_m", symbols));
-      state[param].push_back(createStateGlobal(param, "adam_v", symbols));
-      if (varianceReplicas > 0)
-        state[param].push_back(createStateGlobal(param, "adam_m2", symbols));
-    }
-  }
+  for (memref::GlobalOp param : params)
+    for (StringRef suffix : stateSuffixes(optimizer, varianceReplicas))
+      state[param].push_back(createStateGlobal(param, suffix, symbols));
   if (isa<AdamAttr>(optimizer) && !params.empty()) {
     memref::GlobalOp first = params.front();
     OpBuilder builder(first);
@@ -102,6 +95,19 @@ OptimizerUpdate::OptimizerUpdate(Attribute optimizer,
         builder, first.getLoc(), (counterPrefix + "_optimizer_steps").str(),
         MemRefType::get({}, builder.getI64Type()), symbols);
   }
+}
+
+SmallVector<StringRef, 3>
+OptimizerUpdate::stateSuffixes(Attribute optimizer, int64_t varianceReplicas) {
+  SmallVector<StringRef, 3> suffixes;
+  if (auto sgd = dyn_cast<SgdAttr>(optimizer); sgd && sgd.getMomentum())
+    suffixes.push_back("momentum");
+  if (isa<AdamAttr>(optimizer)) {
+    suffixes.append({"adam_m", "adam_v"});
+    if (varianceReplicas > 0)
+      suffixes.push_back("adam_m2");
+  }
+  return suffixes;
 }
 
 ArrayRef<memref::GlobalOp> OptimizerUpdate::stateOf(memref::GlobalOp param) {

@@ -34,6 +34,11 @@ public:
                   llvm::StringRef counterPrefix, mlir::SymbolTable &symbols,
                   int64_t varianceReplicas = 0);
 
+  /// The suffixes of the state globals `optimizer` keeps per parameter,
+  /// each a copy of the parameter's shape.
+  static llvm::SmallVector<llvm::StringRef, 3>
+  stateSuffixes(mlir::Attribute optimizer, int64_t varianceReplicas = 0);
+
   /// Starts one optimizer step in the function being built at `builder`'s
   /// insertion point (Adam: advances the step counter and computes the bias
   /// corrections). Call once per step function before update().

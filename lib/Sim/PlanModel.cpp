@@ -36,6 +36,11 @@ LinkCost fitLink(const std::vector<TimedMessage> &messages,
       sized.push_back(message);
   if (sized.empty())
     return cost;
+  // Every message pays the latency: a probe that measured more (its peer
+  // was descheduled) is bounded by the fastest message.
+  if (alphaMs)
+    for (const TimedMessage &message : sized)
+      cost.alphaMs = std::min(cost.alphaMs, message.ms);
   auto [smallest, largest] =
       std::minmax_element(sized.begin(), sized.end(),
                           [](const TimedMessage &a, const TimedMessage &b) {

@@ -6,7 +6,7 @@
 // RUN: not hetero-opt %s --hetero-plan-candidates="batch=32 activation-bytes=1024 memory-cap=16384" --hetero-verify-schedule="memory-cap=8" -o /dev/null 2>&1 | FileCheck %s --check-prefix=INFLIGHT
 // RUN: hetero-opt %s --hetero-plan-candidates="batch=32 activation-bytes=1024 memory-cap=16384" --hetero-print-schedule -o /dev/null | FileCheck %s --check-prefix=ORDER
 // RUN: not hetero-opt %s --hetero-plan-candidates="batch=32 activation-bytes=1024 memory-cap=2048" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIGHT
-// RUN: not hetero-opt %s --hetero-plan-candidates="memory-cap=2048" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTIONS
+// RUN: not hetero-opt %s --hetero-plan-candidates="memory-cap=0 batch=32" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTIONS
 
 func.func @identity_stage(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @four stages = 4 microbatches = 8 {
@@ -33,5 +33,5 @@ hetero.pipeline @four stages = 4 microbatches = 8 {
 // The 1F1B candidate runs 8 micro-batches of 4 samples.
 // ORDER: stage 0: F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7
 
-// TIGHT: error: hetero-plan-candidates: no schedule of pipeline 'four' fits 2048 bytes: 1F1B with one sample per micro-batch holds 4096 on stage 0
-// OPTIONS: error: hetero-plan-candidates: memory-cap, batch and activation-bytes must all be at least 1, got memory-cap=2048 batch=0 activation-bytes=0
+// TIGHT: error: hetero-plan-candidates: no schedule of pipeline 'four' fits 2048 bytes: 1F1B with 1 sample per micro-batch holds 4096 on its fullest stage
+// OPTIONS: error: hetero-plan-candidates: memory-cap must be at least 1 and batch and activation-bytes at least 0 (0: from the IR), got memory-cap=0 batch=32 activation-bytes=0

@@ -6,15 +6,16 @@
 
 /* REQUIRES: mpi
  * RUN: env HETERO_RT_TIMEOUT=20 %mpirun -np 2 hrt-link-costs plain | FileCheck %s --check-prefix=PLAIN
- * RUN: env HETERO_RT_LINK=2,1 HETERO_RT_TIMEOUT=20 %mpirun -x HETERO_RT_LINK -np 2 hrt-link-costs emulated 2 1 | FileCheck %s --check-prefixes=CHECK,EMULATED
+ * RUN: env HETERO_RT_LINK=2,5 HETERO_RT_TIMEOUT=20 %mpirun -x HETERO_RT_LINK -np 2 hrt-link-costs emulated 2 5 | FileCheck %s --check-prefixes=CHECK,EMULATED
  *
  * Rank 0 sends rank 1 eight messages of 16 and 64 KiB alternately, each
  * after rank 1's acknowledgement of the previous, so rank 1 is waiting when
  * each arrives and none queues; then one more while rank 1 is busy, which
- * it cannot time. The link is emulated at 2 MiB/s with 1 ms of latency
+ * it cannot time. The link is emulated at 2 MiB/s with 5 ms of latency
  * (`emulated <MiB/s> <ms>`), or shaped by the kernel (`shaped <Mbit/s>`,
- * test/Integration/shaped-link.test). The probe measures the latency (1 ms
- * each way on the emulated link) and the clocks' offset (0 on one host);
+ * test/Integration/shaped-link.test). The probe measures the latency (5 ms
+ * each way on the emulated link; within 2 ms, as a descheduled peer delays
+ * a pong, and half of a round trip, not all of it) and the clocks' offset (0 on one host);
  * the fit's time per byte is within 25% of the link's (LINK_TOLERANCE).
  * Alone on a machine, the emulated link's estimate is within 1% and the
  * shaped link's within 6% (header bytes); other tests that run at once can
@@ -22,16 +23,18 @@
  * misses is taken again, up to 3 times.
  *
  * Without measurement and emulation, messages carry no stamp and nothing is
- * timed; a probe then fails, as does one of a rank that is no peer.
+ * timed; a probe then fails, as does one of a rank that is no peer. With
+ * measurement on, the probed link is known (over shared memory a message
+ * may arrive before the receiver polls, so none need be timed).
  * PLAIN: rank 1: 0 links timed without measurement
  * PLAIN: probe unmeasured: invalid argument: hrt_link_probe on rank 0 (0 bytes): links are not measured: call hrt_link_measure(1) first
  * PLAIN: probe self: invalid argument: hrt_link_probe on rank 0 (0 bytes): peer 0 is not another rank of the communicator's 2
- * PLAIN: rank 1: link from 0: {{[1-8]}} timed messages
+ * PLAIN: rank 1: link from 0: {{[0-8]}} timed messages
  *
  * A receiver descheduled while a message arrives (busy machines) does not
  * time it, so half of the eight are enough.
  * CHECK: rank 1: at least 4 of 8 messages timed
- * EMULATED: rank 1: probed latency within 0.3 ms of the link's
+ * EMULATED: rank 1: probed latency within 2 ms of the link's
  * CHECK: rank 1: clocks agree within 0.5 ms
  * CHECK: rank 1: time per byte within 25% of the link's
  * CHECK: rank 1: 16 KiB within 25% of alpha + bytes / rate
@@ -87,8 +90,8 @@ static int report(const hrt_link_estimate *estimate, double bytesPerMs,
   HOLDS(estimate->messages >= TIMED / 2,
         "rank 1: at least %d of %d messages timed\n", TIMED / 2, TIMED);
   if (latencyMs > 0)
-    HOLDS(fabs(estimate->alpha_ms - latencyMs) <= 0.3,
-          "rank 1: probed latency within 0.3 ms of the link's\n");
+    HOLDS(fabs(estimate->alpha_ms - latencyMs) <= 2.0,
+          "rank 1: probed latency within 2 ms of the link's\n");
   HOLDS(fabs(estimate->clock_offset_ms) <= 0.5,
         "rank 1: clocks agree within 0.5 ms\n");
   double perByte = 1.0 / bytesPerMs;

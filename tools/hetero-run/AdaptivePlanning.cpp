@@ -8,13 +8,18 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+
 namespace hetero {
 
 AdaptivePlanning::AdaptivePlanning(hrt_planner planner, hrt_comm world,
                                    int rank, int64_t perStage, int period,
-                                   bool sizesDiffer)
+                                   std::vector<hrt_plan> plans)
     : planner(planner), world(world), rank(rank), perStage(perStage),
-      period(period), sizesDiffer(sizesDiffer) {
+      period(period), plans(std::move(plans)) {
+  sizesDiffer = false;
+  for (const hrt_plan &plan : this->plans)
+    sizesDiffer |= plan.microbatch_size != this->plans.front().microbatch_size;
   int size = 0;
   hrt_comm_size(world, &size);
   if (rank - perStage >= 0)
@@ -75,10 +80,28 @@ bool AdaptivePlanning::afterIteration(bool warmup, int &switched) {
   return true;
 }
 
-std::string AdaptivePlanning::describe() const {
-  std::string text = ", k = " + std::to_string(hrt_planner_group_size(planner));
+static std::string planText(const hrt_plan &plan, bool sizesDiffer) {
+  std::string text = "k = " + std::to_string(plan.group_size);
   if (sizesDiffer)
-    text += ", b = " + std::to_string(hrt_planner_microbatch_size(planner));
+    text += ", b = " + std::to_string(plan.microbatch_size);
+  return text;
+}
+
+std::string AdaptivePlanning::describe() const {
+  return ", " +
+         planText(plans[size_t(hrt_planner_plan_index(planner))], sizesDiffer);
+}
+
+std::string AdaptivePlanning::predictions() const {
+  std::vector<double> ms(plans.size(), 0.0);
+  hrt_planner_predictions(planner, ms.data(), int(ms.size()));
+  std::string text;
+  char number[32];
+  for (size_t i = 0; i < plans.size(); ++i) {
+    std::snprintf(number, sizeof(number), "%.1f", ms[i]);
+    text += (i ? "; " : "") + planText(plans[i], sizesDiffer) + ": " + number +
+            " ms";
+  }
   return text;
 }
 

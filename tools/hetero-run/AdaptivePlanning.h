@@ -27,9 +27,8 @@ namespace hetero {
 
 class AdaptivePlanning {
 public:
-  /// `sizesDiffer`: whether the plans differ in micro-batch size.
   AdaptivePlanning(hrt_planner planner, hrt_comm world, int rank,
-                   int64_t perStage, int period, bool sizesDiffer);
+                   int64_t perStage, int period, std::vector<hrt_plan> plans);
 
   /// Turns link measurement on and probes the neighbours; false after a
   /// message.
@@ -40,6 +39,11 @@ public:
   /// ", k = <k>" and, when the plans differ in micro-batch size,
   /// ", b = <b>": the plan in force.
   std::string describe() const;
+  /// Whether the last iteration ended with a re-plan.
+  bool replanned() const { return iterations % period == 0; }
+  /// "k = <k>[, b = <b>]: <ms> ms" for every plan, as the last re-plan
+  /// predicted them, separated by "; ".
+  std::string predictions() const;
 
 private:
   bool probe();
@@ -51,6 +55,7 @@ private:
   int period;
   int64_t iterations = 0;
   std::vector<int> neighbours;
+  std::vector<hrt_plan> plans;
   bool sizesDiffer;
 };
 

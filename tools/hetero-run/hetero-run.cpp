@@ -95,6 +95,11 @@ static cl::opt<int64_t>
     replanEvery("replan-every",
                 cl::desc("--adaptive: iterations between re-plans"),
                 cl::init(4), cl::cat(category));
+static cl::opt<bool> replanVerbose(
+    "replan-verbose",
+    cl::desc("--adaptive: print every plan's predicted iteration time at "
+             "each re-plan"),
+    cl::init(false), cl::cat(category));
 static cl::opt<double> replanMinGain(
     "replan-min-gain",
     cl::desc("--adaptive: switch only to a plan predicted faster by at least "
@@ -637,11 +642,8 @@ int run() {
       llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
       return 1;
     }
-    bool sizesDiffer = llvm::any_of(plans, [&](const hrt_plan &plan) {
-      return plan.microbatch_size != plans.front().microbatch_size;
-    });
     planning.emplace(planner, world, rank, (*pipeline)->devices / stages,
-                     int(replanEvery), sizesDiffer);
+                     int(replanEvery), plans);
     if (!planning->start())
       return 1;
   }
@@ -738,6 +740,9 @@ int run() {
                            : "",
                   (long long)i, printed->c_str(), printed->empty() ? "" : ", ",
                   milliseconds, plan.c_str());
+      if (planning && replanVerbose && planning->replanned())
+        std::printf("predicted after iteration %lld: %s\n", (long long)i,
+                    planning->predictions().c_str());
       if (switched)
         std::printf("re-planned after iteration %lld: %s\n", (long long)i,
                     planning->describe().substr(2).c_str());

@@ -86,4 +86,52 @@ TEST(Candidates, LargestFittingSizePerGroup) {
       }
 }
 
+TEST(Candidates, StagesThatDifferAreEachChecked) {
+  // Two stages, 16 samples, a cap of 1000 bytes. Stage 0 stashes 10 bytes a
+  // sample and holds nothing else; stage 1 stashes 40 and holds 600 of
+  // parameters, gradients and optimizer state. Stage s holds
+  // min(k (2 - s), M) micro-batches: for k = 1, b = 16 would put 600 + 640
+  // on stage 1, b = 8 puts 920 there (160 on stage 0); for k = 2, stage 1
+  // holds two micro-batches, so b = 4 (920 again).
+  std::vector<StageMemory> stages = {{10, 0}, {40, 600}};
+  std::vector<Candidate> candidates = paretoCandidates(stages, 16, 1000);
+  ASSERT_FALSE(candidates.empty());
+  EXPECT_EQ(candidates[0].groupSize, 1);
+  EXPECT_EQ(candidates[0].microbatchSize, 8);
+  EXPECT_EQ(candidates[0].peakBytes, 920);
+  ASSERT_GE(candidates.size(), 2u);
+  EXPECT_EQ(candidates[1].microbatchSize, 4);
+  EXPECT_EQ(candidates[1].peakBytes, 920);
+  for (const Candidate &c : candidates)
+    EXPECT_LE(
+        peakStageBytes(stages, c.groupSize, c.microbatchSize, c.microbatches),
+        1000);
+  // Nothing fits when the parameters alone exceed the cap.
+  EXPECT_TRUE(paretoCandidates({{10, 0}, {40, 1001}}, 16, 1000).empty());
+}
+
+TEST(Candidates, SizesAreMultiplesOfTheStep) {
+  // Stage functions of 4 samples: b in {4, 8, 16} for 16 samples.
+  std::vector<StageMemory> stages(4, StageMemory{1, 0});
+  for (const Candidate &c : paretoCandidates(stages, 16, 12, 4))
+    EXPECT_EQ(c.microbatchSize % 4, 0) << "k = " << c.groupSize;
+  // With a cap below 1F1B at 4 samples, none fits, though b = 1 would.
+  EXPECT_TRUE(paretoCandidates(stages, 16, 15, 4).empty());
+  EXPECT_FALSE(paretoCandidates(stages, 16, 15, 1).empty());
+}
+
+TEST(Candidates, AlikeStagesMatchTheUniformForm) {
+  for (int64_t stages : {2, 3, 4})
+    for (int64_t cap : {9, 16, 40, 100}) {
+      auto uniform = paretoCandidates(stages, 24, 1, cap);
+      auto general = paretoCandidates(
+          std::vector<StageMemory>(size_t(stages), StageMemory{1, 0}), 24, cap);
+      ASSERT_EQ(uniform.size(), general.size());
+      for (size_t i = 0; i < uniform.size(); ++i) {
+        EXPECT_EQ(uniform[i].microbatchSize, general[i].microbatchSize);
+        EXPECT_EQ(uniform[i].peakBytes, general[i].peakBytes);
+      }
+    }
+}
+
 } // namespace

@@ -23,6 +23,15 @@ TEST(FitLink, ProbedLatencyLeavesTheMedianTimePerByte) {
   EXPECT_DOUBLE_EQ(cost.messageMs(3000), 4.0);
 }
 
+TEST(FitLink, ProbedLatencyNeverExceedsTheFastestMessage) {
+  // A probe that met a descheduled peer measured 2 ms, but messages of
+  // 1000 bytes took 0.3 ms: the latency is at most that.
+  LinkCost cost = fitLink({{1000, 0.3}, {1000, 0.5}}, 2.0);
+  EXPECT_DOUBLE_EQ(cost.alphaMs, 0.3);
+  EXPECT_DOUBLE_EQ(cost.msPerByte, 0.0001 / 1.0);
+  EXPECT_DOUBLE_EQ(cost.messageMs(1000), 0.4);
+}
+
 TEST(FitLink, LeastSquaresWithoutAProbe) {
   // Sizes far apart: alpha and beta both come from the line.
   std::vector<TimedMessage> messages = {{1000, 2.5}, {4000, 4.0}, {8000, 6.0}};

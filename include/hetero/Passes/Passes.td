@@ -78,9 +78,16 @@ def HeteroPlanCandidates : Pass<"hetero-plan-candidates", "::mlir::ModuleOp"> {
   let description = [{
     For every `hetero.pipeline @p`, generates the Pareto candidates over the
     group size k and the micro-batch size b: for each k from 1, the largest b
-    dividing the step's batch whose peak activations on stage 0,
-    min(k S, M) x b x `activation-bytes`, fit `memory-cap` bytes; it stops at
-    the first k with none (or once k reaches M: GPipe). Each candidate
+    dividing the step's batch for which every stage s fits `memory-cap`
+    bytes, min(k (S - s), M) x b x its stashed bytes per sample + its fixed
+    bytes; it stops at the first k with none (or once k reaches M: GPipe).
+    Given `activation-bytes`, every stage stashes that much per sample and
+    holds nothing else; without it (0) the IR says: a stage stashes its
+    forward function's input (and the last stage the target) per
+    micro-batch and holds its parameters, their gradient sums and the
+    optimizer's state. Without `batch` (0) the step's batch is M micro-batches
+    of the data function's leading dimension, and b a multiple of it (the
+    stage functions' size). Each candidate
     becomes a kFkB `hetero.schedule @p_k<k>_b<b>` that states its
     `microbatch_size` and `microbatches`, and all of them a
     `hetero.plan_set @p_plans` whose default is the first (1F1B).
@@ -91,11 +98,12 @@ def HeteroPlanCandidates : Pass<"hetero-plan-candidates", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"memoryCap", "memory-cap", "int64_t", /*default=*/"0",
-           "Activation bytes a stage may hold (required)">,
+           "Bytes a stage may hold (required)">,
     Option<"batch", "batch", "int64_t", /*default=*/"0",
-           "Samples per step (required)">,
+           "Samples per step (0: from the IR)">,
     Option<"activationBytes", "activation-bytes", "int64_t", /*default=*/"0",
-           "Activation bytes one sample keeps in flight (required)">
+           "Activation bytes one sample keeps in flight (0: from the IR, "
+           "with parameters and optimizer state)">
   ];
   // Creates hetero ops or attributes: the dialect must be loaded even when
   // the input does not use it.

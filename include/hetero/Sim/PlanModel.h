@@ -70,8 +70,9 @@ struct TimedMessage {
 };
 
 /// A link's alpha and beta from timed messages. With a latency measured
-/// apart (a probe's round trip), only beta is fitted: the median of
-/// (ms - alpha) / bytes, robust to messages timed late. Without one, and
+/// apart (a probe's round trip; never more than the fastest message, which
+/// paid it too), only beta is fitted: the median of (ms - alpha) / bytes,
+/// robust to messages timed late. Without one, and
 /// with sizes at least 1.5x apart, both come from a least-squares line
 /// (alpha clamped to >= 0); otherwise alpha is 0 and beta the median of
 /// ms / bytes. No messages give the latency alone (or zero costs).
