@@ -324,6 +324,16 @@ extern "C" hrt_status hrt_planner_set_model(hrt_planner planner,
   return HRT_SUCCESS;
 }
 
+extern "C" hrt_status hrt_planner_set_shared_medium(hrt_planner planner,
+                                                    int shared) {
+  if (!planner)
+    return fail(HRT_ERROR_INVALID_ARGUMENT,
+                {"hrt_planner_set_shared_medium", nullptr, 0},
+                "needs a planner");
+  planner->model.setSharedMedium(shared != 0);
+  return HRT_SUCCESS;
+}
+
 extern "C" hrt_status hrt_planner_end_iteration(hrt_planner planner,
                                                 hrt_comm comm, int *switched) {
   CallSite here{"hrt_planner_end_iteration", comm,

@@ -255,6 +255,11 @@ typedef enum {
 } hrt_planner_model;
 HRT_EXPORT hrt_status hrt_planner_set_model(hrt_planner planner,
                                             hrt_planner_model model);
+/* Whether every rank's traffic crosses one link (a shaped or shared
+ * network, as opposed to a full-duplex link per pair of stages): the
+ * planner then queues all transfers on one medium. Off by default. */
+HRT_EXPORT hrt_status hrt_planner_set_shared_medium(hrt_planner planner,
+                                                    int shared);
 /* The micro-batch size of the plan in force. */
 HRT_EXPORT int hrt_planner_microbatch_size(hrt_planner planner);
 /* The iteration time the last re-plan predicted for each plan, in ms (0

@@ -126,7 +126,7 @@ Result simulate(const std::vector<std::vector<Action>> &programs,
   std::map<std::tuple<int64_t, int64_t, bool>, size_t> consumed;
   std::vector<double> deviceFree(stages, 0.0), lastProduced(stages, 0.0);
   std::vector<int64_t> inFlight(stages, 0);
-  runBlocking(programs, [&](int64_t s, const Action &action) {
+  auto step = [&](int64_t s, const Action &action) {
     bool activation = carriesActivation(action.kind);
     switch (action.kind) {
     case Action::Forward:
@@ -145,9 +145,10 @@ Result simulate(const std::vector<std::vector<Action>> &programs,
     case Action::SendActivation:
     case Action::SendGradient: {
       auto link = std::make_pair(s, action.peer);
-      double start = std::max(lastProduced[s], linkFree[link]);
+      double &free = costs.sharedMedium ? linkFree[{-1, -1}] : linkFree[link];
+      double start = std::max(lastProduced[s], free);
       double end = transferEnd(costs, s, action.peer, start);
-      linkFree[link] = end;
+      free = end;
       if (end > start)
         linkBusy[link].push_back({start, end});
       arrivals[{s, action.peer, activation}].push_back(end);
@@ -165,7 +166,41 @@ Result simulate(const std::vector<std::vector<Action>> &programs,
     }
     }
     return true;
-  });
+  };
+  if (!costs.sharedMedium) {
+    // Each link's queue follows its sender's program order, so the order
+    // in which devices are stepped does not matter.
+    runBlocking(programs, step);
+  } else {
+    // One queue for all: step the device whose next action is ready first,
+    // so that transfers reach the medium in the order they are ready.
+    std::vector<size_t> next(size_t(stages), 0);
+    std::vector<bool> blocked(size_t(stages), false);
+    while (true) {
+      int64_t chosen = -1;
+      double earliest = 0.0;
+      for (int64_t s = 0; s < stages; ++s) {
+        if (blocked[s] || next[s] >= programs[s].size())
+          continue;
+        Action::Kind kind = programs[s][next[s]].kind;
+        bool send =
+            kind == Action::SendActivation || kind == Action::SendGradient;
+        double ready = send ? lastProduced[s] : deviceFree[s];
+        if (chosen < 0 || ready < earliest) {
+          chosen = s;
+          earliest = ready;
+        }
+      }
+      if (chosen < 0)
+        break;
+      if (step(chosen, programs[chosen][next[chosen]])) {
+        ++next[chosen];
+        blocked.assign(size_t(stages), false);
+      } else {
+        blocked[chosen] = true;
+      }
+    }
+  }
   double end = 0.0, busy = 0.0;
   for (int64_t s = 0; s < stages; ++s) {
     end = std::max(end, deviceFree[s]);

@@ -156,6 +156,7 @@ Costs PlanModel::costsAt(int64_t microbatchSize, bool perStage) const {
     if (perStage)
       costs.linkCommMs[ends] = ms;
   }
+  costs.sharedMedium = sharedMedium;
   costs.forwardMs = meanForward;
   costs.backwardMs = meanBackward;
   costs.commMs = links.empty() ? 0.0 : messageSum / double(links.size());

@@ -100,6 +100,11 @@ static cl::opt<bool> replanVerbose(
     cl::desc("--adaptive: print every plan's predicted iteration time at "
              "each re-plan"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> sharedLink(
+    "shared-link",
+    cl::desc("--adaptive: every rank's traffic crosses one link (one shaped "
+             "or shared network): the planner queues all transfers on it"),
+    cl::init(false), cl::cat(category));
 static cl::opt<double> replanMinGain(
     "replan-min-gain",
     cl::desc("--adaptive: switch only to a plan predicted faster by at least "
@@ -638,7 +643,8 @@ int run() {
     if (hrt_planner_create_plans(int(stages), plans.data(), int(plans.size()),
                                  int(replanEvery), int(replanEvery),
                                  &planner) != HRT_SUCCESS ||
-        hrt_planner_set_min_gain(planner, replanMinGain) != HRT_SUCCESS) {
+        hrt_planner_set_min_gain(planner, replanMinGain) != HRT_SUCCESS ||
+        hrt_planner_set_shared_medium(planner, sharedLink) != HRT_SUCCESS) {
       llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
       return 1;
     }

@@ -47,6 +47,11 @@ struct Costs {
   std::vector<double> stageBackwardMs;
   /// Per directed link (from, to), where measured: overrides commMs.
   std::map<std::pair<int64_t, int64_t>, double> linkCommMs;
+  /// Every transfer, whatever its link, crosses one medium that carries
+  /// one message at a time: one network that all ranks' traffic shares (a
+  /// shaped or congested link). Transfers then queue in the order they are
+  /// ready.
+  bool sharedMedium = false;
   /// Per stage; empty or 1.0 means full speed.
   std::vector<double> deviceSlowdown;
   std::vector<LinkWindow> linkWindows;

@@ -95,6 +95,9 @@ public:
   /// A directed link's cost per message and the bytes one sample puts on
   /// it; a later one replaces it.
   void setLink(int64_t from, int64_t to, LinkCost cost, double bytesPerSample);
+  /// Whether all transfers cross one medium (Costs::sharedMedium).
+  void setSharedMedium(bool shared) { sharedMedium = shared; }
+
   /// Forgets compute times measured at sizes other than `microbatchSize`
   /// (on every stage): after the machine changed, old sizes mislead.
   void keepOnlySize(int64_t microbatchSize);
@@ -123,6 +126,7 @@ private:
   };
   std::map<std::pair<int64_t, int64_t>, Link> links;
   int64_t stages;
+  bool sharedMedium = false;
 };
 
 /// The index of the fastest plan, and every plan's simulated time. Ties go
