@@ -177,12 +177,14 @@ HRT_EXPORT hrt_status hrt_barrier(hrt_comm comm);
 HRT_EXPORT double hrt_wtime(void);
 
 /*===----------------------------------------------------------------------===*
- * Adaptive pipeline schedules (Ada-Grouper). A planner holds candidate kFkB
- * group sizes, a moving average (over `window` samples) of the measured
- * per-micro-batch forward and backward times and per-message transfer time,
- * and every `period` iterations picks the candidate the pipeline simulator
- * finds fastest. The pick takes effect at the iteration boundary: the plan in
- * force changes only inside hrt_planner_end_iteration.
+ * Adaptive pipeline schedules (Ada-Grouper). A planner holds candidate
+ * plans (kFkB group sizes, or (k, b) plans: hrt_planner_create_plans),
+ * moving averages (over `window` samples) of what this rank measured (its
+ * stage's forward and backward times and the links into it, or one
+ * forward, backward and transfer time for the whole pipeline), and every
+ * `period` iterations gathers every rank's and picks the plan the pipeline
+ * simulator finds fastest. The pick takes effect at the iteration boundary:
+ * the plan in force changes only inside hrt_planner_end_iteration.
  *===----------------------------------------------------------------------===*/
 
 typedef struct hrt_planner_impl *hrt_planner;
