@@ -93,6 +93,22 @@ hrt_status checkPlanner(int stages, int count, int period, int window,
   return HRT_SUCCESS;
 }
 
+/// Fails unless `stage` is one of the planner's stages.
+hrt_status checkStage(const hrt_planner_impl &planner, int stage,
+                      const CallSite &here) {
+  if (stage >= 0 && stage < planner.stages)
+    return HRT_SUCCESS;
+  return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+              "stage " + std::to_string(stage) + " is not one of the " +
+                  std::to_string(planner.stages) + " stages");
+}
+
+void pushCompute(hrt_planner_impl &planner, double forwardMs,
+                 double backwardMs) {
+  push(planner.forward, planner.window, forwardMs);
+  push(planner.backward, planner.window, backwardMs);
+}
+
 /// This rank's record: stage, micro-batch size, forward, backward, link
 /// count, then (from, alpha, ms per byte, bytes) per link.
 std::vector<double> recordOf(const hrt_planner_impl &planner) {
@@ -125,7 +141,11 @@ std::vector<double> recordOf(const hrt_planner_impl &planner) {
 void updateModel(hrt_planner_impl &planner, const std::vector<double> &records,
                  int ranks) {
   int64_t size = planner.plans[planner.current].taskSize();
-  std::map<int64_t, std::pair<double, int>> forward, backward;
+  struct ComputeSum {
+    double forward = 0.0, backward = 0.0;
+    int ranks = 0;
+  };
+  std::map<int64_t, ComputeSum> compute;
   std::map<std::pair<int64_t, int64_t>, std::array<double, 4>> links;
   bool stageless = false;
   double stagelessTransfer = 0.0;
@@ -148,10 +168,9 @@ void updateModel(hrt_planner_impl &planner, const std::vector<double> &records,
     }
     if (measured)
       for (int64_t s : covered) {
-        forward[s].first += record[2];
-        forward[s].second += 1;
-        backward[s].first += record[3];
-        backward[s].second += 1;
+        compute[s].forward += record[2];
+        compute[s].backward += record[3];
+        ++compute[s].ranks;
       }
     if (stage < 0)
       continue;
@@ -164,9 +183,9 @@ void updateModel(hrt_planner_impl &planner, const std::vector<double> &records,
       sum[3] += 1;
     }
   }
-  for (auto &[stage, sum] : forward) {
-    double f = sum.first / sum.second;
-    double b = backward[stage].first / backward[stage].second;
+  for (auto &[stage, sum] : compute) {
+    double f = sum.forward / sum.ranks;
+    double b = sum.backward / sum.ranks;
     // A machine that changed makes the other sizes' times stale.
     if (auto was = planner.model.computeAt(stage, size);
         was && std::fabs(f - was->first) > 0.2 * was->first)
@@ -243,9 +262,8 @@ extern "C" hrt_status hrt_planner_create(int stages, int microbatches,
                       " is below 1");
     plans.push_back({group_sizes[i], 1, microbatches, 1});
   }
-  if (period < 1 || window < 1)
-    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                "the period and the window must be at least 1");
+  if (hrt_status status = checkPlanner(stages, count, period, window, here))
+    return status;
   return hrt_planner_create_plans(stages, plans.data(), count, period, window,
                                   planner);
 }
@@ -259,8 +277,7 @@ extern "C" hrt_status hrt_planner_record_compute(hrt_planner planner,
     return fail(HRT_ERROR_INVALID_ARGUMENT,
                 {"hrt_planner_record_compute", nullptr, 0},
                 "needs a planner and times >= 0");
-  push(planner->forward, planner->window, forward_ms);
-  push(planner->backward, planner->window, backward_ms);
+  pushCompute(*planner, forward_ms, backward_ms);
   return HRT_SUCCESS;
 }
 
@@ -281,17 +298,14 @@ extern "C" hrt_status hrt_planner_record_stage(hrt_planner planner, int stage,
   if (!planner || !(forward_ms >= 0.0) || !(backward_ms >= 0.0))
     return fail(HRT_ERROR_INVALID_ARGUMENT, here,
                 "needs a planner and times >= 0");
-  if (stage < 0 || stage >= planner->stages)
-    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                "stage " + std::to_string(stage) + " is not one of the " +
-                    std::to_string(planner->stages) + " stages");
+  if (hrt_status status = checkStage(*planner, stage, here))
+    return status;
   if (planner->stage >= 0 && planner->stage != stage)
     return fail(HRT_ERROR_INVALID_ARGUMENT, here,
                 "this rank recorded stage " + std::to_string(planner->stage) +
                     " before; a rank runs one stage");
   planner->stage = stage;
-  push(planner->forward, planner->window, forward_ms);
-  push(planner->backward, planner->window, backward_ms);
+  pushCompute(*planner, forward_ms, backward_ms);
   return HRT_SUCCESS;
 }
 
@@ -304,10 +318,8 @@ extern "C" hrt_status hrt_planner_record_link(hrt_planner planner,
       !(message_bytes >= 0.0))
     return fail(HRT_ERROR_INVALID_ARGUMENT, here,
                 "needs a planner and costs >= 0");
-  if (from_stage < 0 || from_stage >= planner->stages)
-    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                "stage " + std::to_string(from_stage) + " is not one of the " +
-                    std::to_string(planner->stages) + " stages");
+  if (hrt_status status = checkStage(*planner, from_stage, here))
+    return status;
   planner->links[from_stage] = {alpha_ms, ms_per_byte, message_bytes};
   return HRT_SUCCESS;
 }

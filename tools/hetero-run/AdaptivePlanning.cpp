@@ -28,20 +28,22 @@ AdaptivePlanning::AdaptivePlanning(hrt_planner planner, hrt_comm world,
     neighbours.push_back(int(rank + perStage));
 }
 
-bool AdaptivePlanning::probe() {
-  if (hrt_link_probe(world, neighbours.data(), int(neighbours.size())) ==
-      HRT_SUCCESS)
+/// Whether `status` is success; otherwise reports the runtime's error.
+static bool succeeded(hrt_status status, const char *prefix) {
+  if (status == HRT_SUCCESS)
     return true;
-  llvm::errs() << "hetero-run: --adaptive: " << hrt_last_error() << "\n";
+  llvm::errs() << prefix << hrt_last_error() << "\n";
   return false;
 }
 
+bool AdaptivePlanning::probe() {
+  return succeeded(
+      hrt_link_probe(world, neighbours.data(), int(neighbours.size())),
+      "hetero-run: --adaptive: ");
+}
+
 bool AdaptivePlanning::start() {
-  if (hrt_link_measure(1) != HRT_SUCCESS) {
-    llvm::errs() << "hetero-run: --adaptive: " << hrt_last_error() << "\n";
-    return false;
-  }
-  return probe();
+  return succeeded(hrt_link_measure(1), "hetero-run: --adaptive: ") && probe();
 }
 
 bool AdaptivePlanning::afterIteration(bool warmup, int &switched) {
@@ -49,11 +51,9 @@ bool AdaptivePlanning::afterIteration(bool warmup, int &switched) {
   if (!warmup) {
     double forward = 0, backward = 0;
     hrt_task_times(&forward, &backward, nullptr);
-    if (hrt_planner_record_stage(planner, stage, forward, backward) !=
-        HRT_SUCCESS) {
-      llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+    if (!succeeded(hrt_planner_record_stage(planner, stage, forward, backward),
+                   "hetero-run: "))
       return false;
-    }
     std::vector<hrt_link_estimate> estimates(8);
     int count = hrt_link_estimates(estimates.data(), int(estimates.size()));
     for (int i = 0; i < count && i < int(estimates.size()); ++i) {
@@ -61,23 +61,19 @@ bool AdaptivePlanning::afterIteration(bool warmup, int &switched) {
       int from = int(link.sender / perStage);
       if (link.messages == 0 || (from != stage - 1 && from != stage + 1))
         continue;
-      if (hrt_planner_record_link(planner, from, link.alpha_ms,
-                                  link.ms_per_byte,
-                                  link.message_bytes) != HRT_SUCCESS) {
-        llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+      if (!succeeded(hrt_planner_record_link(planner, from, link.alpha_ms,
+                                             link.ms_per_byte,
+                                             link.message_bytes),
+                     "hetero-run: "))
         return false;
-      }
     }
   }
   // The planner re-plans at the end of every `period`-th iteration: the
   // latency and clock offsets are measured again just before.
   if (++iterations % period == 0 && !probe())
     return false;
-  if (hrt_planner_end_iteration(planner, world, &switched) != HRT_SUCCESS) {
-    llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
-    return false;
-  }
-  return true;
+  return succeeded(hrt_planner_end_iteration(planner, world, &switched),
+                   "hetero-run: ");
 }
 
 static std::string planText(const hrt_plan &plan, bool sizesDiffer) {
