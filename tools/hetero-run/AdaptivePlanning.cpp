@@ -48,16 +48,21 @@ bool AdaptivePlanning::start() {
 
 bool AdaptivePlanning::afterIteration(bool warmup, int &switched) {
   int stage = int(rank / perStage);
+  // The planner re-plans at the end of every `period`-th iteration, from
+  // the latest link estimates: they are read only then.
+  bool replans = ++iterations % period == 0;
   if (!warmup) {
     double forward = 0, backward = 0;
     hrt_task_times(&forward, &backward, nullptr);
     if (!succeeded(hrt_planner_record_stage(planner, stage, forward, backward),
                    "hetero-run: "))
       return false;
-    std::vector<hrt_link_estimate> estimates(8);
-    int count = hrt_link_estimates(estimates.data(), int(estimates.size()));
-    for (int i = 0; i < count && i < int(estimates.size()); ++i) {
-      const hrt_link_estimate &link = estimates[size_t(i)];
+  }
+  if (!warmup && replans) {
+    std::vector<hrt_link_estimate> estimates(
+        size_t(hrt_link_estimates(nullptr, 0)));
+    hrt_link_estimates(estimates.data(), int(estimates.size()));
+    for (const hrt_link_estimate &link : estimates) {
       int from = int(link.sender / perStage);
       if (link.messages == 0 || (from != stage - 1 && from != stage + 1))
         continue;
@@ -68,9 +73,8 @@ bool AdaptivePlanning::afterIteration(bool warmup, int &switched) {
         return false;
     }
   }
-  // The planner re-plans at the end of every `period`-th iteration: the
-  // latency and clock offsets are measured again just before.
-  if (++iterations % period == 0 && !probe())
+  // The latency and clock offsets are measured again just before a re-plan.
+  if (replans && !probe())
     return false;
   return succeeded(hrt_planner_end_iteration(planner, world, &switched),
                    "hetero-run: ");
