@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Real 2-stage pipeline training over a real, kernel-shaped link: every
-# fixed kFkB group size against 1F1B (k = 1) and against Ada-Grouper's
-# adaptive planner (hetero-run --adaptive), in the same run, for a sweep of
-# link rates and over a preemption trace.
+# (k, b) plan of Ada-Grouper's Pareto set under a memory cap, fixed, against
+# 1F1B and against the adaptive planner (hetero-run --adaptive), in the same
+# run, for a sweep of link rates and over a preemption trace.
+#
+# The model is a GPT whose stage functions take 1 sequence and whose
+# variants (hetero-gen --microbatch-sizes) take 2, 4 and 8, so a plan of
+# micro-batch size b runs one task and one message per micro-batch: b
+# changes the compute efficiency and the message sizes, and under the cap a
+# larger k forces a smaller b. "1F1B" is the set's plan with k = 1 (the
+# largest micro-batch that fits).
 #
 # The link is the loopback of a network namespace that tc shapes with a
 # token bucket (scripts/shaped-link.sh); both ranks share it, MPI talks TCP
@@ -12,7 +19,7 @@
 #
 # usage: bench/throttled-pipeline.sh [build dir]
 #   RATES="64 32 24"      Mbit/s of the link
-#   GROUP_SIZES="1 2 4 8" fixed k; 1 is 1F1B; the adaptive planner's plans
+#   MEMORY_CAP=945000     bytes per stage: the Pareto set's cap
 #   ITERATIONS=15         per run; fixed plans: the median of all but the
 #                         first 2; adaptive: the median after its first
 #                         re-plan (every REPLAN iterations)
@@ -23,14 +30,12 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
 RATES="${RATES:-64 32 24}"
-GROUP_SIZES="${GROUP_SIZES:-1 2 4 8}"
+MEMORY_CAP="${MEMORY_CAP:-945000}"
 ITERATIONS="${ITERATIONS:-15}"
 REPLAN="${REPLAN:-3}"
 TRACE="${TRACE:-64 24 64}"
 PHASE_S="${PHASE_S:-5}"
 TRACE_ITERATIONS="${TRACE_ITERATIONS:-150}"
-MICRO=8
-SAMPLES_PER_MICROBATCH=2
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
@@ -40,17 +45,23 @@ LAUNCH+=(-np 2)
 TCP_LO=(--mca btl tcp,self --mca btl_tcp_if_include lo
         --mca oob_tcp_if_include lo)
 
-# Activations of 2 samples x 32 tokens x 64 features: 16 KiB per message.
+# 16 sequences a step; activations of 32 tokens x 64 features: 8 KiB a
+# sequence.
 "$BUILD/bin/hetero-gen" gpt --layers 2 --hidden 64 --heads 2 --seq 32 \
-  --batch "$SAMPLES_PER_MICROBATCH" --stages 2 --microbatches "$MICRO" \
+  --batch 1 --microbatch-sizes 2,4,8 --stages 2 --microbatches 16 \
   --tp 1 --dp 1 --lr 0.01 -o "$WORK/gpt.mlir"
-for k in $GROUP_SIZES; do
-  "$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" \
-    --hetero-kfkb-schedule=group-size="$k" -o "$WORK/k$k.mlir"
-done
 "$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" \
-  --hetero-kfkb-schedule=group-sizes="${GROUP_SIZES// /,}" \
-  -o "$WORK/adaptive.mlir"
+  --hetero-plan-candidates=memory-cap="$MEMORY_CAP" -o "$WORK/adaptive.mlir"
+# The plans, in the set's order: gpt_k<k>_b<b>.
+PLANS="$(sed -n 's/.*hetero.plan_set @gpt_plans for @gpt \[\(.*\)\] default.*/\1/p' \
+           "$WORK/adaptive.mlir" | tr -d '@,')"
+for plan in $PLANS; do
+  "$BUILD/bin/hetero-opt" "$WORK/adaptive.mlir" \
+    --hetero-lower-pipeline=schedule="$plan" -o "$WORK/$plan.mlir"
+done
+ONE_F_ONE_B="$(set -- $PLANS; echo "$1")"
+label() { sed 's/gpt_k\([0-9]*\)_b\([0-9]*\)/k=\1,b=\2/' <<< "$1"; }
+echo "plans under $MEMORY_CAP bytes a stage: $(for p in $PLANS; do printf '%s ' "$(label "$p")"; done)"
 
 SHAPED=0
 if "$ROOT/scripts/shaped-link.sh" --check; then
@@ -91,14 +102,24 @@ total_ms() {
        END {printf "%.1f", s}'
 }
 
-printf "%-10s %-6s %12s %10s\n" rate_mbit k iteration_ms vs_1f1b
+# What the runtime measures of the link: its fit of alpha and the time per
+# byte against bytes / rate (test/Runtime/hrt-link-costs.c, 25%).
+if [[ "$SHAPED" == 1 ]]; then
+  for rate in $RATES; do
+    "$ROOT/scripts/shaped-link.sh" "$rate" -- "${LAUNCH[@]}" "${TCP_LO[@]}" \
+      "$BUILD/bin/hrt-link-costs" shaped "$rate" 2>&1 |
+      sed -n "s/^rank 1: \(.*within.*\)/link $rate mbit: \1/p"
+  done
+fi
+
+printf "%-10s %-10s %12s %10s\n" rate_mbit plan iteration_ms vs_1f1b
 declare -A FIXED
 for rate in $RATES; do
-  for k in $GROUP_SIZES; do
-    FIXED[$rate,$k]="$(run "$rate" "" "$WORK/k$k.mlir" --iterations "$ITERATIONS" |
-                       median_from 2)"
-    printf "%-10s %-6s %12.2f %10.3f\n" "$rate" "$k" "${FIXED[$rate,$k]}" \
-      "$(awk -v a="${FIXED[$rate,$k]}" -v b="${FIXED[$rate,1]}" 'BEGIN {print a / b}')"
+  for plan in $PLANS; do
+    FIXED[$rate,$plan]="$(run "$rate" "" "$WORK/$plan.mlir" --iterations "$ITERATIONS" |
+                          median_from 2)"
+    printf "%-10s %-10s %12.2f %10.3f\n" "$rate" "$(label "$plan")" "${FIXED[$rate,$plan]}" \
+      "$(awk -v a="${FIXED[$rate,$plan]}" -v b="${FIXED[$rate,$ONE_F_ONE_B]}" 'BEGIN {print a / b}')"
   done
 done
 
@@ -110,13 +131,13 @@ for rate in $RATES; do
   k="$(sed -n 's/.*, k = \([0-9]*\).*/\1/p' <<< "$last")"
   b="$(sed -n 's/.*, b = \([0-9]*\).*/\1/p' <<< "$last")"
   best=""
-  for g in $GROUP_SIZES; do
-    if [[ -z "$best" ]] || awk -v a="${FIXED[$rate,$g]}" -v b="$best" 'BEGIN {exit !(a < b)}'; then
-      best="${FIXED[$rate,$g]}"
+  for plan in $PLANS; do
+    if [[ -z "$best" ]] || awk -v a="${FIXED[$rate,$plan]}" -v b="$best" 'BEGIN {exit !(a < b)}'; then
+      best="${FIXED[$rate,$plan]}"
     fi
   done
   printf "adaptive %smbit: final k = %s, b = %s, %.1f ms; best fixed %.1f ms; 1F1B %.1f ms\n" \
-    "$rate" "$k" "${b:-$SAMPLES_PER_MICROBATCH}" "$ms" "$best" "${FIXED[$rate,1]}"
+    "$rate" "$k" "$b" "$ms" "$best" "${FIXED[$rate,$ONE_F_ONE_B]}"
 done
 
 # The preemption trace: every plan does the same TRACE_ITERATIONS
@@ -132,10 +153,10 @@ for rate in "$@"; do
 done
 echo "trace: $first Mbit/s, then ${changes% }(s:Mbit/s), $TRACE_ITERATIONS iterations"
 best=""
-for k in $GROUP_SIZES; do
-  ms="$(run "$first" "$changes" "$WORK/k$k.mlir" \
+for plan in $PLANS; do
+  ms="$(run "$first" "$changes" "$WORK/$plan.mlir" \
           --iterations "$TRACE_ITERATIONS" 2>/dev/null | total_ms)"
-  echo "trace fixed k = $k: $ms ms"
+  echo "trace fixed $(label "$plan"): $ms ms"
   if [[ -z "$best" ]] || awk -v a="$ms" -v b="$best" 'BEGIN {exit !(a < b)}'; then
     best="$ms"
   fi

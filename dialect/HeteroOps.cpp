@@ -15,6 +15,7 @@
 #include "llvm/Support/InterleavedRange.h"
 
 #include <limits>
+#include <map>
 
 using namespace mlir;
 using namespace hetero;
@@ -187,6 +188,24 @@ StageOp PipelineOp::getStage(int64_t stageId) {
   return {};
 }
 
+StageVariantOp PipelineOp::getStageVariant(int64_t stageId,
+                                           int64_t microbatchSize) {
+  for (auto variant : getBody().getOps<StageVariantOp>())
+    if (variant.getStageId() == stageId &&
+        variant.getMicrobatchSize() == microbatchSize)
+      return variant;
+  return {};
+}
+
+SmallVector<int64_t> PipelineOp::getVariantSizes() {
+  SmallVector<int64_t> sizes;
+  for (auto variant : getBody().getOps<StageVariantOp>())
+    sizes.push_back(variant.getMicrobatchSize());
+  llvm::sort(sizes);
+  sizes.erase(llvm::unique(sizes), sizes.end());
+  return sizes;
+}
+
 /// Micro-batches per iteration beyond kMaxMicrobatches are a mistake.
 static LogicalResult verifyMicrobatchLimit(Operation *op, int64_t count) {
   if (count <= kMaxMicrobatches)
@@ -222,24 +241,59 @@ LogicalResult PipelineOp::verify() {
 }
 
 LogicalResult PipelineOp::verifyRegions() {
-  if (failed(verifyOnlyContains<StageOp>(*this, getBody(), "'hetero.stage'")))
+  if (failed(verifyOnlyContains<StageOp, StageVariantOp>(
+          *this, getBody(), "'hetero.stage' and 'hetero.stage_variant'")))
     return failure();
-  return verifyStageCover<StageOp>(*this, getBody(), getNumStages(),
-                                   "hetero.stage");
+  if (failed(verifyStageCover<StageOp>(*this, getBody(), getNumStages(),
+                                       "hetero.stage")))
+    return failure();
+  // Each variant size covers every stage once.
+  std::map<int64_t, llvm::SmallDenseMap<int64_t, StageVariantOp>> bySize;
+  for (auto variant : getBody().getOps<StageVariantOp>()) {
+    int64_t id = variant.getStageId();
+    if (failed(verifyStageInRange(variant, "stage", id, getNumStages())))
+      return failure();
+    if (!bySize[variant.getMicrobatchSize()].try_emplace(id, variant).second)
+      return variant.emitOpError()
+             << "stage " << id << " already has a variant for micro-batches "
+             << "of " << variant.getMicrobatchSize() << " samples";
+  }
+  for (auto &[size, variants] : bySize)
+    for (int64_t id = 0; id < getNumStages(); ++id)
+      if (!variants.count(id))
+        return emitOpError() << "has stage variants for micro-batches of "
+                             << size << " samples, but none for stage " << id
+                             << "; a variant size must cover every stage";
+  return success();
 }
 
-/// Resolves a stage function and reports what is wrong with it.
-static func::FuncOp lookupStageFunction(StageOp stage, StringRef role,
+/// Resolves a stage function of `stage` (a hetero.stage or
+/// hetero.stage_variant) and reports what is wrong with it.
+static func::FuncOp lookupStageFunction(Operation *stage, StringRef role,
                                         FlatSymbolRefAttr name,
                                         SymbolTableCollection &symbolTable) {
   Operation *found = symbolTable.lookupNearestSymbolFrom(stage, name);
   auto function = dyn_cast_or_null<func::FuncOp>(found);
   if (!function) {
-    stage.emitOpError() << role << " function '" << name.getValue() << "' "
-                        << (found ? "is not a func.func" : "is not defined");
+    stage->emitOpError() << role << " function '" << name.getValue() << "' "
+                         << (found ? "is not a func.func" : "is not defined");
     return {};
   }
   return function;
+}
+
+/// The forward and backward function of a hetero.stage or
+/// hetero.stage_variant; failure after a diagnostic.
+template <typename StageLikeOp>
+static FailureOr<std::pair<func::FuncOp, func::FuncOp>>
+lookupStageFunctions(StageLikeOp stage, SymbolTableCollection &symbolTable) {
+  func::FuncOp forward = lookupStageFunction(
+      stage, "forward", stage.getForwardAttr(), symbolTable);
+  func::FuncOp backward = lookupStageFunction(
+      stage, "backward", stage.getBackwardAttr(), symbolTable);
+  if (!forward || !backward)
+    return failure();
+  return std::make_pair(forward, backward);
 }
 
 SmallVector<FlatSymbolRefAttr> StageOp::getParamSymbols() {
@@ -322,6 +376,95 @@ lookupParameter(StageOp stage, FlatSymbolRefAttr name,
   return RankedTensorType::get(type.getShape(), type.getElementType());
 }
 
+/// `type` with its first dimension (the samples) `factor` times larger;
+/// null for a type without one.
+static RankedTensorType withMoreSamples(Type type, int64_t factor) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() == 0)
+    return {};
+  SmallVector<int64_t> shape(tensor.getShape());
+  shape[0] *= factor;
+  return RankedTensorType::get(shape, tensor.getElementType());
+}
+
+/// Verifies the hetero.stage_variant ops of an executable pipeline whose
+/// stages passed the stage ABI: each variant's functions take the stage's
+/// parameters and, where the stage's functions take or return samples,
+/// tensors with n times as many. `stageInputs[s]` and `stageOutputs[s]`
+/// are the types stage s takes and returns (the loss on the last).
+static LogicalResult
+verifyStageVariants(PipelineOp pipeline, func::FuncOp data,
+                    ArrayRef<Type> stageInputs, ArrayRef<Type> stageOutputs,
+                    ArrayRef<SmallVector<Slot>> paramSlots,
+                    ArrayRef<SmallVector<Slot>> paramGradients,
+                    SymbolTableCollection &symbolTable) {
+  Type input = data.getFunctionType().getResult(0);
+  Type target = data.getFunctionType().getResult(1);
+  auto inputType = cast<RankedTensorType>(input);
+  int64_t base = inputType.getRank() > 0 ? inputType.getDimSize(0) : 0;
+  int64_t last = pipeline.getNumStages() - 1;
+  for (auto variant : pipeline.getBody().getOps<StageVariantOp>()) {
+    int64_t size = variant.getMicrobatchSize(), s = variant.getStageId();
+    if (base <= 0 || size % base != 0 || size == base)
+      return variant.emitOpError()
+             << "takes micro-batches of " << size
+             << " samples, expected a multiple of the pipeline's " << base
+             << " (the first dimension of data function '" << data.getSymName()
+             << "''s input) larger than it";
+    int64_t factor = size / base;
+    // What holds samples grows with the micro-batch; the loss does not.
+    auto scaled = [&](Type type, const std::string &role,
+                      Slot &slot) -> LogicalResult {
+      RankedTensorType grown = withMoreSamples(type, factor);
+      if (!grown)
+        return variant.emitOpError()
+               << "cannot take more samples: " << role << " has type " << type
+               << ", which has no first dimension to hold them";
+      slot = {grown, role};
+      return success();
+    };
+    SmallVector<Slot> inputs(1), outputs(1), backwardInputs, gradients;
+    if (failed(scaled(stageInputs[s],
+                      s == 0
+                          ? "the micro-batch input"
+                          : "the activation of stage " + std::to_string(s - 1),
+                      inputs[0])))
+      return failure();
+    llvm::append_range(inputs, paramSlots[s]);
+    if (s == last) {
+      inputs.emplace_back();
+      if (failed(scaled(target, "the target", inputs.back())))
+        return failure();
+      outputs[0] = {stageOutputs[s], "the micro-batch loss"};
+    } else if (failed(
+                   scaled(stageOutputs[s],
+                          "the activation for stage " + std::to_string(s + 1),
+                          outputs[0]))) {
+      return failure();
+    }
+    backwardInputs = inputs;
+    if (s != last)
+      backwardInputs.push_back(
+          {outputs[0].type, "the gradient of the stage's output"});
+    if (hasInputGradient(stageInputs[s]))
+      gradients.push_back({inputs[0].type, "the input gradient"});
+    llvm::append_range(gradients, paramGradients[s]);
+
+    auto functions = lookupStageFunctions(variant, symbolTable);
+    if (failed(functions))
+      return failure();
+    auto [forward, backward] = *functions;
+    std::string what = "stage " + std::to_string(s) + " variant of " +
+                       std::to_string(size) + " samples";
+    if (failed(verifySignature(variant, what + " forward function", forward,
+                               inputs, outputs)) ||
+        failed(verifySignature(variant, what + " backward function", backward,
+                               backwardInputs, gradients)))
+      return failure();
+  }
+  return success();
+}
+
 /// Verifies the stage ABI of an executable pipeline (see the op's
 /// description): parameters, data function and every stage function.
 static LogicalResult verifyStageAbi(PipelineOp pipeline,
@@ -381,6 +524,10 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
   llvm::DenseMap<Attribute, int64_t> owners;
   int64_t last = pipeline.getNumStages() - 1;
   Type activation = dataType.getResult(0);
+  // Per stage, what variants repeat with more samples: the activation it
+  // takes, its parameters' slots and gradients' slots, and what it returns.
+  SmallVector<Type> stageInputs, stageOutputs;
+  SmallVector<SmallVector<Slot>> paramSlots, paramGradients;
   for (int64_t s = 0; s <= last; ++s) {
     StageOp stage = pipeline.getStage(s);
     SmallVector<Slot> inputs = {
@@ -390,6 +537,9 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
     SmallVector<Slot> gradients;
     if (hasInputGradient(activation))
       gradients.push_back({activation, "the input gradient"});
+    stageInputs.push_back(activation);
+    paramSlots.emplace_back();
+    paramGradients.emplace_back();
     for (FlatSymbolRefAttr param : stage.getParamSymbols()) {
       auto [it, inserted] = owners.try_emplace(param.getAttr(), s);
       if (!inserted)
@@ -402,9 +552,13 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
           lookupParameter(stage, param, symbolTable);
       if (failed(type))
         return failure();
-      inputs.push_back({*type, "parameter " + param.getValue().str()});
-      gradients.push_back({*type, "the gradient of " + param.getValue().str()});
+      paramSlots.back().push_back(
+          {*type, "parameter " + param.getValue().str()});
+      paramGradients.back().push_back(
+          {*type, "the gradient of " + param.getValue().str()});
     }
+    llvm::append_range(inputs, paramSlots.back());
+    llvm::append_range(gradients, paramGradients.back());
     FunctionType forwardType = forwards[s].getFunctionType();
     SmallVector<Slot> outputs;
     if (s == last) {
@@ -449,8 +603,10 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
                                backwards[s], backwardInputs, gradients)))
       return failure();
     activation = outputs.front().type;
+    stageOutputs.push_back(activation);
   }
-  return success();
+  return verifyStageVariants(pipeline, data, stageInputs, stageOutputs,
+                             paramSlots, paramGradients, symbolTable);
 }
 
 /// The checkpoint's replicas must fit the ranks the pipeline runs on: its
@@ -504,19 +660,22 @@ LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   SmallVector<func::FuncOp> forwards(getNumStages());
   SmallVector<func::FuncOp> backwards(getNumStages());
   for (auto stage : getBody().getOps<StageOp>()) {
-    func::FuncOp forward = lookupStageFunction(
-        stage, "forward", stage.getForwardAttr(), symbolTable);
-    func::FuncOp backward = lookupStageFunction(
-        stage, "backward", stage.getBackwardAttr(), symbolTable);
-    if (!forward || !backward)
+    auto functions = lookupStageFunctions(stage, symbolTable);
+    if (failed(functions))
       return failure();
-    forwards[stage.getStageId()] = forward;
-    backwards[stage.getStageId()] = backward;
+    std::tie(forwards[stage.getStageId()], backwards[stage.getStageId()]) =
+        *functions;
     if (stage.getParamsAttr() && !isExecutable())
       return stage.emitOpError()
              << "lists parameters, but its pipeline names no data function "
                 "and optimizer";
   }
+  auto variants = getBody().getOps<StageVariantOp>();
+  if (!isExecutable() && !variants.empty())
+    return (*variants.begin()).emitOpError()
+           << "needs an executable pipeline: its micro-batch size counts "
+              "the samples of the data function, and the pipeline names "
+              "no data function and optimizer";
   if (isExecutable())
     return verifyStageAbi(*this, forwards, backwards, symbolTable);
   // Consecutive stages agree on the activation they exchange.

@@ -75,16 +75,36 @@ namespace {
 constexpr int16_t kStageAxis = 0;
 constexpr int16_t kReplicaAxis = 1;
 
+/// The forward and backward function of a stage for one micro-batch size,
+/// and the task functions that call them, emitted with the first step that
+/// runs them.
+struct StageCode {
+  func::FuncOp forward, backward;
+  func::FuncOp forwardTask, backwardTask;
+};
+
 /// One stage of an executable pipeline.
 struct Stage {
-  func::FuncOp forward, backward;
+  /// The stage's code per micro-batch factor: 1 for its own functions, n
+  /// for its hetero.stage_variant of n times the samples.
+  std::map<int64_t, StageCode> code;
   SmallVector<memref::GlobalOp> params;
-  /// The task functions and the gradient sums, emitted with the first
-  /// step; the update function of each number of micro-batches an update
-  /// covers.
-  func::FuncOp forwardTask, backwardTask;
+  /// The update function of each number of micro-batches an update covers,
+  /// and the gradient sums, emitted with the first step.
   std::map<int64_t, func::FuncOp> updates;
   SmallVector<memref::GlobalOp> gradientSums;
+
+  func::FuncOp forward() const { return code.at(1).forward; }
+  func::FuncOp backward() const { return code.at(1).backward; }
+};
+
+/// How a step runs a schedule: its stage programs, each task one call of
+/// the stage functions of `factor` times the pipeline's micro-batch.
+struct StepPlan {
+  std::vector<std::vector<Action>> programs;
+  int64_t factor = 1;
+  /// The tasks that run one of the schedule's micro-batches.
+  int64_t tasks = 1;
 };
 
 /// Emits the step functions of one executable pipeline.
@@ -100,15 +120,20 @@ public:
   LogicalResult prepare();
 
   /// Emits the step `name` (and its stage functions `<name>_stage<s>`)
-  /// running `programs`.
-  func::FuncOp emitStep(StringRef name,
-                        const std::vector<std::vector<Action>> &programs,
+  /// running `plan`.
+  func::FuncOp emitStep(StringRef name, const StepPlan &plan,
                         StringAttr scheduleName);
 
   /// Emits @<p>_step, which runs the step of the default plan, and records
   /// the plans in its `hetero.plan_table`.
   void emitPlanTable(PlanSetOp planSet, MutableArrayRef<func::FuncOp> steps,
-                     MutableArrayRef<ScheduleOp> schedules);
+                     MutableArrayRef<ScheduleOp> schedules,
+                     ArrayRef<StepPlan> plans);
+
+  /// The largest factor n (the stage's own functions: 1) for which every
+  /// stage has functions of n times the pipeline's micro-batch and n
+  /// divides `factor`.
+  int64_t largestVariantDividing(int64_t factor) const;
 
   /// Emits @<p>_step_reference.
   void emitReference();
@@ -124,6 +149,13 @@ private:
         (pipeline.getSymName() + "_stage" + Twine(s) + "_" + suffix).str(),
         type, /*isPublic=*/false);
   }
+  /// "<base>" for the stage's own functions, "<base>_b<samples>" for a
+  /// variant.
+  std::string sizedName(StringRef base, int64_t factor) const {
+    if (factor == 1)
+      return base.str();
+    return (base + "_b" + Twine(factor * baseSamples)).str();
+  }
   Value indexConstant(int64_t value) {
     return arith::ConstantIndexOp::create(builder, loc, value);
   }
@@ -137,12 +169,20 @@ private:
   }
   /// `sum` plus `term`; `term` alone when there is no sum yet.
   Value accumulate(Value sum, Value term);
-  /// Emits stage `s`'s task and update functions and its gradient sums,
-  /// once for all steps.
-  void emitStageFunctions(int64_t s);
-  /// @<p>_stage<s>_forward_task and _backward_task.
-  func::FuncOp emitForwardTask(int64_t s);
-  func::FuncOp emitBackwardTask(int64_t s);
+  /// Emits stage `s`'s task functions for micro-batch factor `factor` and
+  /// its gradient sums, once for all steps.
+  void emitStageFunctions(int64_t s, int64_t factor);
+  /// @<p>_stage<s>_forward_task and _backward_task (suffixed _b<samples>
+  /// for a variant).
+  func::FuncOp emitForwardTask(int64_t s, int64_t factor);
+  func::FuncOp emitBackwardTask(int64_t s, int64_t factor);
+  /// The input (on stage 0) or the target (on the last stage; both on a
+  /// single stage) of task micro-batch `microbatch` of `factor` times the
+  /// pipeline's micro-batch: the data function's micro-batches
+  /// factor x microbatch .. + factor - 1, joined along their first
+  /// dimension.
+  std::pair<Value, Value> emitData(int64_t s, Value step, Value replica,
+                                   int64_t microbatch, int64_t factor);
   /// @<p>_stage<s>_update (or _update_<count> when a local step covers
   /// fewer than the step's micro-batches): the optimizer step on gradient
   /// sums of `count` micro-batches per replica. A function of its own, so
@@ -173,9 +213,12 @@ private:
   DenseI16ArrayAttr axes(ArrayRef<int16_t> values) {
     return builder.getDenseI16ArrayAttr(values);
   }
-  /// The stage's program as one function (stage, replica) -> local loss sum.
+  /// The stage's program as one function (stage, replica) -> local loss
+  /// sum; its tasks call the stage functions of `factor` times the
+  /// pipeline's micro-batch.
   func::FuncOp emitStageProgram(StringRef stepName, int64_t stage,
-                                const std::vector<Action> &program);
+                                const std::vector<Action> &program,
+                                int64_t factor);
   /// Adds the optimizer update of every parameter of `stage` with the
   /// gradient sums `gradients` of `count` micro-batches.
   void emitUpdates(int64_t stage, ArrayRef<Value> gradients, int64_t count);
@@ -203,6 +246,7 @@ private:
   /// The ranks of the grid.
   int64_t worldSize = 1;
   int64_t microbatches = 0;
+  int64_t baseSamples = 1;
   SyncAttr sync;
   std::unique_ptr<OptimizerUpdate> optimizer;
   bool lateGradientSync;
@@ -215,8 +259,10 @@ LogicalResult PipelineLowering::prepare() {
   for (int64_t s = 0; s < pipeline.getNumStages(); ++s) {
     StageOp stageOp = pipeline.getStage(s);
     Stage stage;
-    stage.forward = symbols.lookup<func::FuncOp>(stageOp.getForward());
-    stage.backward = symbols.lookup<func::FuncOp>(stageOp.getBackward());
+    stage.code[1] = {symbols.lookup<func::FuncOp>(stageOp.getForward()),
+                     symbols.lookup<func::FuncOp>(stageOp.getBackward()),
+                     {},
+                     {}};
     for (FlatSymbolRefAttr param : stageOp.getParamSymbols()) {
       auto global = symbols.lookup<memref::GlobalOp>(param.getValue());
       Type element = global.getType().getElementType();
@@ -229,6 +275,17 @@ LogicalResult PipelineLowering::prepare() {
     }
     stages.push_back(stage);
   }
+  // The verifier checked that variants grow the samples of the data
+  // function's micro-batch, along its first dimension.
+  auto input = cast<RankedTensorType>(data.getResultTypes()[0]);
+  baseSamples = input.getRank() > 0 ? input.getDimSize(0) : 1;
+  for (auto variant : pipeline.getBody().getOps<StageVariantOp>())
+    stages[variant.getStageId()]
+        .code[variant.getMicrobatchSize() / baseSamples] = {
+        symbols.lookup<func::FuncOp>(variant.getForward()),
+        symbols.lookup<func::FuncOp>(variant.getBackward()),
+        {},
+        {}};
 
   if (FlatSymbolRefAttr gridName = pipeline.getGridAttr()) {
     grid = gridName;
@@ -296,52 +353,64 @@ Value PipelineLowering::accumulate(Value sum, Value term) {
       .getResult(0);
 }
 
-void PipelineLowering::emitStageFunctions(int64_t s) {
-  Stage &stage = stages[s];
-  if (stage.forwardTask)
-    return;
-  OpBuilder::InsertionGuard guard(builder);
-  stage.forwardTask = emitForwardTask(s);
-  stage.backwardTask = emitBackwardTask(s);
+int64_t PipelineLowering::largestVariantDividing(int64_t factor) const {
+  int64_t best = 1;
+  for (const auto &[candidate, code] : stages.front().code)
+    if (factor % candidate == 0)
+      best = std::max(best, candidate);
+  return best;
 }
 
-func::FuncOp PipelineLowering::emitForwardTask(int64_t s) {
+void PipelineLowering::emitStageFunctions(int64_t s, int64_t factor) {
   Stage &stage = stages[s];
-  FunctionType type = stage.forward.getFunctionType();
+  OpBuilder::InsertionGuard guard(builder);
+  if (stage.gradientSums.empty())
+    for (memref::GlobalOp param : stage.params)
+      stage.gradientSums.push_back(
+          createStateGlobal(param, "grad_sum", symbols));
+  StageCode &code = stage.code.at(factor);
+  if (code.forwardTask)
+    return;
+  code.forwardTask = emitForwardTask(s, factor);
+  code.backwardTask = emitBackwardTask(s, factor);
+}
+
+func::FuncOp PipelineLowering::emitForwardTask(int64_t s, int64_t factor) {
+  func::FuncOp forward = stages[s].code.at(factor).forward;
+  FunctionType type = forward.getFunctionType();
   bool last = s == numStages() - 1;
   SmallVector<Type> inputs = {type.getInput(0)};
   if (last)
     inputs.push_back(type.getInputs().back());
-  func::FuncOp function = createStageFunction(
-      s, "forward_task", builder.getFunctionType(inputs, type.getResults()));
+  func::FuncOp function =
+      createStageFunction(s, sizedName("forward_task", factor),
+                          builder.getFunctionType(inputs, type.getResults()));
   ValueRange arguments = function.getArguments();
   auto call =
-      func::CallOp::create(builder, loc, stage.forward,
+      func::CallOp::create(builder, loc, forward,
                            forwardArguments(s, arguments[0], readParams(s),
                                             last ? arguments[1] : Value()));
   func::ReturnOp::create(builder, loc, call.getResults());
   return function;
 }
 
-func::FuncOp PipelineLowering::emitBackwardTask(int64_t s) {
+func::FuncOp PipelineLowering::emitBackwardTask(int64_t s, int64_t factor) {
   Stage &stage = stages[s];
-  for (memref::GlobalOp param : stage.params)
-    stage.gradientSums.push_back(createStateGlobal(param, "grad_sum", symbols));
-  FunctionType type = stage.backward.getFunctionType();
+  func::FuncOp backward = stage.code.at(factor).backward;
+  FunctionType type = backward.getFunctionType();
   bool last = s == numStages() - 1;
   size_t count = stage.params.size();
   // The activation, then the target (last stage) or the output gradient.
   SmallVector<Type> inputs = {type.getInput(0), type.getInputs().back()};
   func::FuncOp function = createStageFunction(
-      s, "backward_task",
+      s, sizedName("backward_task", factor),
       builder.getFunctionType(inputs, type.getResults().drop_back(count)));
   ValueRange arguments = function.getArguments();
   SmallVector<Value> backwardArguments = forwardArguments(
       s, arguments[0], readParams(s), last ? arguments[1] : Value());
   if (!last)
     backwardArguments.push_back(arguments[1]);
-  auto call =
-      func::CallOp::create(builder, loc, stage.backward, backwardArguments);
+  auto call = func::CallOp::create(builder, loc, backward, backwardArguments);
   // The parameter gradients come last; each is added into its sum.
   for (auto [sum, gradient] : llvm::zip_equal(
            stage.gradientSums, call.getResults().take_back(count))) {
@@ -443,9 +512,48 @@ void PipelineLowering::emitCheckpoint(int64_t s, Value step) {
                        checkpoint.getEvery());
 }
 
+std::pair<Value, Value> PipelineLowering::emitData(int64_t s, Value step,
+                                                   Value replica,
+                                                   int64_t microbatch,
+                                                   int64_t factor) {
+  SmallVector<Value> inputs, targets;
+  for (int64_t part = 0; part < factor; ++part) {
+    auto batch = func::CallOp::create(
+        builder, loc, data,
+        ValueRange{step, replica, i64Constant(factor * microbatch + part)});
+    inputs.push_back(batch.getResult(0));
+    targets.push_back(batch.getResult(1));
+  }
+  if (factor == 1)
+    return {inputs.front(), targets.front()};
+  // Each part fills the next rows of the larger micro-batch.
+  auto join = [&](ArrayRef<Value> parts) -> Value {
+    auto partType = cast<RankedTensorType>(parts.front().getType());
+    SmallVector<int64_t> shape(partType.getShape());
+    int64_t rows = shape[0];
+    shape[0] *= factor;
+    Value joined =
+        tensor::EmptyOp::create(builder, loc, shape, partType.getElementType());
+    SmallVector<OpFoldResult> offsets(shape.size(), builder.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes,
+        strides(shape.size(), builder.getIndexAttr(1));
+    for (int64_t size : partType.getShape())
+      sizes.push_back(builder.getIndexAttr(size));
+    for (auto [index, part] : llvm::enumerate(parts)) {
+      offsets[0] = builder.getIndexAttr(int64_t(index) * rows);
+      joined = tensor::InsertSliceOp::create(builder, loc, part, joined,
+                                             offsets, sizes, strides);
+    }
+    return joined;
+  };
+  return {s == 0 ? join(inputs) : Value(),
+          s == numStages() - 1 ? join(targets) : Value()};
+}
+
 func::FuncOp
 PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
-                                   const std::vector<Action> &program) {
+                                   const std::vector<Action> &program,
+                                   int64_t factor) {
   Type i64 = builder.getI64Type();
   std::string name = (stepName + "_stage" + std::to_string(s)).str();
   func::FuncOp function = createFunction(
@@ -460,7 +568,7 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   if (pipeline.getCheckpointAttr())
     emitCheckpoint(s, step);
 
-  FunctionType forwardType = stage.forward.getFunctionType();
+  FunctionType forwardType = stage.code.at(factor).forward.getFunctionType();
   Type inputType = forwardType.getInput(0);
   Type outputType = forwardType.getResult(0);
 
@@ -473,8 +581,12 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   std::map<int64_t, Value> received, toSend;
   // The gradient sums: globals that the backward tasks add into, zeroed
   // here and read as `gradients` once the last backward is done.
-  emitStageFunctions(s);
-  func::FuncOp forward = stage.forwardTask, backward = stage.backwardTask;
+  emitStageFunctions(s, factor);
+  func::FuncOp forward = stage.code.at(factor).forwardTask;
+  func::FuncOp backward = stage.code.at(factor).backwardTask;
+  // The micro-batches the program's tasks run: the step's own, or fewer of
+  // a variant's larger size.
+  int64_t tasks = microbatches / factor;
   zeroGradientSums(s);
   SmallVector<Value> gradients;
   auto readSums = [&] {
@@ -536,12 +648,11 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
     case Action::Forward: {
       Stashed entry;
       if (s == 0 || s == last) {
-        auto batch = func::CallOp::create(
-            builder, loc, data, ValueRange{step, replica, i64Constant(mb)});
+        auto [input, target] = emitData(s, step, replica, mb, factor);
         if (s == 0)
-          entry.input = batch.getResult(0);
+          entry.input = input;
         if (s == last)
-          entry.target = batch.getResult(1);
+          entry.target = target;
       }
       if (s != 0)
         entry.input = received[mb];
@@ -598,8 +709,7 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       readSums();
       reduceGradients(gradients);
     }
-    func::CallOp::create(builder, loc, updateFunction(s, microbatches),
-                         gradients);
+    func::CallOp::create(builder, loc, updateFunction(s, tasks), gradients);
     func::ReturnOp::create(builder, loc, loss);
   }
   // The most micro-batches whose forward inputs the program holds at once.
@@ -609,13 +719,12 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   return function;
 }
 
-func::FuncOp
-PipelineLowering::emitStep(StringRef name,
-                           const std::vector<std::vector<Action>> &programs,
-                           StringAttr scheduleName) {
+func::FuncOp PipelineLowering::emitStep(StringRef name, const StepPlan &plan,
+                                        StringAttr scheduleName) {
   SmallVector<func::FuncOp> stageFunctions;
   for (int64_t s = numStages() - 1; s >= 0; --s)
-    stageFunctions.push_back(emitStageProgram(name, s, programs[s]));
+    stageFunctions.push_back(
+        emitStageProgram(name, s, plan.programs[s], plan.factor));
   std::reverse(stageFunctions.begin(), stageFunctions.end());
 
   Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
@@ -666,8 +775,9 @@ PipelineLowering::emitStep(StringRef name,
   auto scalar = RankedTensorType::get({}, f32);
   Value local = tensor::FromElementsOp::create(builder, loc, scalar,
                                                dispatch.getResult(0));
+  // Each loss is the mean of one task's micro-batch.
   SmallVector<int16_t> lossAxes = gridAxes;
-  int64_t lossCount = microbatches * replicas;
+  int64_t lossCount = microbatches / plan.factor * replicas;
   if (dynamicSync()) {
     lossAxes = {kStageAxis};
     lossCount = microbatches;
@@ -682,7 +792,8 @@ PipelineLowering::emitStep(StringRef name,
 
 void PipelineLowering::emitPlanTable(PlanSetOp planSet,
                                      MutableArrayRef<func::FuncOp> steps,
-                                     MutableArrayRef<ScheduleOp> schedules) {
+                                     MutableArrayRef<ScheduleOp> schedules,
+                                     ArrayRef<StepPlan> plans) {
   Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
   func::FuncOp step = createFunction((pipeline.getSymName() + "_step").str(),
                                      builder.getFunctionType({i64}, {f32}),
@@ -691,7 +802,7 @@ void PipelineLowering::emitPlanTable(PlanSetOp planSet,
   dialect.getGridAttrHelper().setAttr(step, grid);
   SmallVector<Attribute> table;
   func::FuncOp defaultStep;
-  for (auto [plan, schedule] : llvm::zip(steps, schedules)) {
+  for (auto [plan, schedule, stepPlan] : llvm::zip(steps, schedules, plans)) {
     if (schedule.getSymName() == planSet.getDefaultPlan())
       defaultStep = plan;
     SmallVector<NamedAttribute> entry = {
@@ -702,7 +813,9 @@ void PipelineLowering::emitPlanTable(PlanSetOp planSet,
         builder.getNamedAttr("group_size", schedule.getGroupSizeAttr()),
         builder.getNamedAttr(
             "microbatches",
-            builder.getI64IntegerAttr(schedule.getMicrobatchCount(pipeline)))};
+            builder.getI64IntegerAttr(schedule.getMicrobatchCount(pipeline))),
+        builder.getNamedAttr("tasks",
+                             builder.getI64IntegerAttr(stepPlan.tasks))};
     if (IntegerAttr size = schedule.getMicrobatchSizeAttr())
       entry.push_back(builder.getNamedAttr("microbatch_size", size));
     table.push_back(builder.getDictionaryAttr(entry));
@@ -754,7 +867,7 @@ void PipelineLowering::emitReference() {
     for (int64_t s = 0; s <= last; ++s) {
       inputs[s] = forwardArguments(s, activation, params[s], target);
       activation =
-          func::CallOp::create(builder, loc, stages[s].forward, inputs[s])
+          func::CallOp::create(builder, loc, stages[s].forward(), inputs[s])
               .getResult(0);
     }
     next[0] = addLoss(next[0], activation);
@@ -770,7 +883,7 @@ void PipelineLowering::emitReference() {
       if (s != last)
         arguments.push_back(outputGradient);
       auto call =
-          func::CallOp::create(builder, loc, stages[s].backward, arguments);
+          func::CallOp::create(builder, loc, stages[s].backward(), arguments);
       size_t count = stages[s].params.size();
       for (auto [k, gradient] :
            llvm::enumerate(call.getResults().take_back(count)))
@@ -883,45 +996,50 @@ struct HeteroLowerPipelinePass
         lowering.emitReference();
       std::string step = (pipeline.getSymName() + "_step").str();
       if (!planSet || !scheduleName.empty()) {
-        FailureOr<std::vector<std::vector<Action>>> programs =
-            programsOf(pipeline, *schedule);
-        if (failed(programs))
+        FailureOr<StepPlan> plan = planOf(pipeline, *schedule, lowering);
+        if (failed(plan))
           return signalPassFailure();
-        lowering.emitStep(step, *programs,
-                          *schedule ? schedule->getSymNameAttr()
-                                    : StringAttr());
+        lowering.emitStep(
+            step, *plan, *schedule ? schedule->getSymNameAttr() : StringAttr());
         continue;
       }
       // One step per plan, and the table hetero-run --adaptive picks from.
       SmallVector<func::FuncOp> steps;
       SmallVector<ScheduleOp> schedules;
+      SmallVector<StepPlan> plans;
       for (Attribute plan : planSet.getPlans()) {
         auto scheduleOp = symbols.lookup<ScheduleOp>(
             cast<FlatSymbolRefAttr>(plan).getValue());
-        FailureOr<std::vector<std::vector<Action>>> programs =
-            programsOf(pipeline, scheduleOp);
-        if (failed(programs))
+        FailureOr<StepPlan> stepPlan = planOf(pipeline, scheduleOp, lowering);
+        if (failed(stepPlan))
           return signalPassFailure();
         steps.push_back(
             lowering.emitStep((step + "_" + scheduleOp.getSymName()).str(),
-                              *programs, scheduleOp.getSymNameAttr()));
+                              *stepPlan, scheduleOp.getSymNameAttr()));
         schedules.push_back(scheduleOp);
+        plans.push_back(std::move(*stepPlan));
       }
-      lowering.emitPlanTable(planSet, steps, schedules);
+      lowering.emitPlanTable(planSet, steps, schedules, plans);
     }
   }
 
-  /// The stage programs of `schedule` (1F1B when it is null), verified;
-  /// failure after a diagnostic.
-  FailureOr<std::vector<std::vector<Action>>> programsOf(PipelineOp pipeline,
-                                                         ScheduleOp schedule) {
-    if (!schedule)
-      return schedule::kfkbPrograms(pipeline.getNumStages(),
-                                    pipeline.getNumMicrobatches(),
-                                    /*groupSize=*/1);
-    // The stage functions take the pipeline's micro-batch. A candidate of
-    // j times larger micro-batches (M / j of them) runs each of its tasks
-    // as j tasks of the pipeline's size; a smaller one cannot run.
+  /// How the step runs `schedule` (1F1B when it is null): its stage
+  /// programs, verified, on the stage functions of the largest micro-batch
+  /// that divides the schedule's; failure after a diagnostic.
+  FailureOr<StepPlan> planOf(PipelineOp pipeline, ScheduleOp schedule,
+                             const PipelineLowering &lowering) {
+    StepPlan plan;
+    if (!schedule) {
+      plan.programs = schedule::kfkbPrograms(pipeline.getNumStages(),
+                                             pipeline.getNumMicrobatches(),
+                                             /*groupSize=*/1);
+      return plan;
+    }
+    // The stage functions take the pipeline's micro-batch, and variants n
+    // times as many samples. A candidate of j times larger micro-batches
+    // (M / j of them) runs each as j / n tasks of the largest variant n
+    // dividing j (j tasks of the pipeline's size without one); a smaller
+    // micro-batch cannot run.
     int64_t count = schedule.getMicrobatchCount(pipeline);
     int64_t pipelineCount = pipeline.getNumMicrobatches();
     if (count > pipelineCount || pipelineCount % count != 0)
@@ -933,12 +1051,19 @@ struct HeteroLowerPipelinePass
                 "must hold a whole number of the pipeline's, so its count "
                 "must divide "
              << pipelineCount;
+    int64_t factor = pipelineCount / count;
     StagePrograms stagePrograms =
         getStagePrograms(schedule, pipeline.getNumStages());
     if (failed(verifyStagePrograms(schedule, pipeline, stagePrograms)))
       return failure();
-    return schedule::splitMicrobatches(stagePrograms.actions,
-                                       pipelineCount / count);
+    // SDPipe's local steps count the pipeline's micro-batches.
+    plan.factor = pipeline.getSyncAttr() && pipeline.getSyncAttr().isDynamic()
+                      ? 1
+                      : lowering.largestVariantDividing(factor);
+    plan.tasks = factor / plan.factor;
+    plan.programs =
+        schedule::splitMicrobatches(stagePrograms.actions, plan.tasks);
+    return plan;
   }
 };
 

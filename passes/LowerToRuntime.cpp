@@ -1010,8 +1010,9 @@ void hetero::configureHeteroToRuntimeTarget(ConversionTarget &target) {
                        func::FuncDialect, LLVM::LLVMDialect,
                        memref::MemRefDialect, tensor::TensorDialect>();
   target.addIllegalDialect<HeteroDialect>();
-  target.addLegalOp<PipelineOp, StageOp, ScheduleOp, StageProgramOp, FwdOp,
-                    BwdOp, SendTaskOp, RecvTaskOp, PlanSetOp>();
+  target.addLegalOp<PipelineOp, StageOp, StageVariantOp, ScheduleOp,
+                    StageProgramOp, FwdOp, BwdOp, SendTaskOp, RecvTaskOp,
+                    PlanSetOp>();
   target
       .addIllegalOp<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>();
 }

@@ -114,10 +114,14 @@ using Body = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 /// Builds the functions of one stage at the end of a module.
 class StageBuilder {
 public:
-  StageBuilder(ModuleOp module, const GptConfig &config, int64_t stage)
+  /// Functions for micro-batches of `config.batch` sequences, named with
+  /// `suffix` (empty for the pipeline's own size).
+  StageBuilder(ModuleOp module, const GptConfig &config, int64_t stage,
+               std::string suffix = "")
       : module(module), builder(module.getContext()), loc(module.getLoc()),
-        config(config), stage(stage), tokens(config.batch * config.seq),
-        f32(builder.getF32Type()), i32(builder.getI32Type()) {
+        config(config), suffix(std::move(suffix)), stage(stage),
+        tokens(config.batch * config.seq), f32(builder.getF32Type()),
+        i32(builder.getI32Type()) {
     StagePartition partition = partitionLayers(config.layers, config.stages);
     firstLayer = partition.first[stage];
     numLayers = partition.count[stage];
@@ -264,6 +268,11 @@ private:
   Value pack(ArrayRef<Value> values);
   /// The tensors of `types` that pack() put into `tape`, in order.
   SmallVector<Value> unpack(Value tape, ArrayRef<RankedTensorType> types);
+  /// The block functions of this micro-batch size.
+  std::string blockForwardName() const { return kBlockForward.str() + suffix; }
+  std::string blockBackwardName() const {
+    return kBlockBackward.str() + suffix;
+  }
   /// The parameters of layer `layer` among the stage function's.
   ValueRange layerParams(int64_t layer) const {
     return ValueRange(params).slice(firstBlockParam(layer), kBlockParams);
@@ -273,6 +282,7 @@ private:
   OpBuilder builder;
   Location loc;
   const GptConfig &config;
+  std::string suffix;
   int64_t stage, tokens;
   int64_t firstLayer = 0, numLayers = 0;
   Type f32, i32;
@@ -875,7 +885,7 @@ func::FuncOp StageBuilder::buildBlockForward() {
   SmallVector<Type> inputs = {activation()};
   for (const Parameter &param : blockParameters(config, /*layer=*/0))
     inputs.push_back(RankedTensorType::get(param.shape, f32));
-  func::FuncOp function = beginFunction(kBlockForward, inputs);
+  func::FuncOp function = beginFunction(blockForwardName(), inputs);
   Block &entry = function.getBody().front();
   params.assign(entry.getArguments().begin() + 1, entry.getArguments().end());
   LayerValues values;
@@ -893,14 +903,14 @@ func::FuncOp StageBuilder::buildBlockForward() {
 }
 
 func::FuncOp StageBuilder::buildBlockBackward() {
-  auto forward = module.lookupSymbol<func::FuncOp>(kBlockForward);
+  auto forward = module.lookupSymbol<func::FuncOp>(blockForwardName());
   FunctionType forwardType = forward.getFunctionType();
   // The tape, the parameters, the output's gradient.
   SmallVector<Type> inputs = {forwardType.getResult(1)};
   inputs.append(forwardType.getInputs().drop_front().begin(),
                 forwardType.getInputs().drop_front().end());
   inputs.push_back(activation());
-  func::FuncOp function = beginFunction(kBlockBackward, inputs);
+  func::FuncOp function = beginFunction(blockBackwardName(), inputs);
   Block &entry = function.getBody().front();
   LayerValues values;
   for (auto [residual, value] : llvm::zip_equal(
@@ -1038,7 +1048,7 @@ SmallVector<Value> StageBuilder::unpack(Value tape,
 Value StageBuilder::blocks(Value input, SmallVectorImpl<Value> &tapes) {
   tapes.clear();
   Value value = isFirst() ? embed(input) : input;
-  auto block = module.lookupSymbol<func::FuncOp>(kBlockForward);
+  auto block = module.lookupSymbol<func::FuncOp>(blockForwardName());
   for (int64_t l = 0; l < numLayers; ++l) {
     SmallVector<Value> arguments = {value};
     llvm::append_range(arguments, layerParams(firstLayer + l));
@@ -1053,7 +1063,7 @@ func::FuncOp StageBuilder::buildForward() {
   Type result =
       isLast() ? Type(RankedTensorType::get({}, f32)) : Type(activation());
   func::FuncOp function =
-      begin(("gpt_stage" + std::to_string(stage) + "_forward"),
+      begin(("gpt_stage" + std::to_string(stage) + "_forward" + suffix),
             /*backward=*/false, {result});
   SmallVector<Value> tapes;
   Value value = blocks(x, tapes);
@@ -1085,7 +1095,7 @@ func::FuncOp StageBuilder::buildBackward() {
     results.push_back(activation());
   results.append(paramTypes.begin(), paramTypes.end());
   func::FuncOp function =
-      begin(("gpt_stage" + std::to_string(stage) + "_backward"),
+      begin(("gpt_stage" + std::to_string(stage) + "_backward" + suffix),
             /*backward=*/true, results);
   // Recompute the forward pass, keeping what the chain rule needs.
   SmallVector<Value> tapes;
@@ -1103,7 +1113,7 @@ func::FuncOp StageBuilder::buildBackward() {
     gradient = layerNormBackward(norm, params[count - 3], dnormalized,
                                  grads[count - 3], grads[count - 2]);
   }
-  auto block = module.lookupSymbol<func::FuncOp>(kBlockBackward);
+  auto block = module.lookupSymbol<func::FuncOp>(blockBackwardName());
   for (int64_t l = numLayers - 1; l >= 0; --l) {
     SmallVector<Value> arguments = {tapes[size_t(l)]};
     llvm::append_range(arguments, layerParams(firstLayer + l));
@@ -1253,6 +1263,16 @@ std::vector<std::string> validate(const GptConfig &config) {
                                               std::to_string(config.hidden) +
                                               ") must be divisible by --tp (" +
                                               std::to_string(config.tp) + ")");
+  std::vector<int64_t> seen;
+  for (int64_t size : config.microbatchSizes) {
+    require(size > config.batch && size % config.batch == 0,
+            "--microbatch-sizes: " + std::to_string(size) +
+                " must be a multiple of --batch (" +
+                std::to_string(config.batch) + ") larger than it");
+    require(llvm::find(seen, size) == seen.end(),
+            "--microbatch-sizes: " + std::to_string(size) + " is listed twice");
+    seen.push_back(size);
+  }
   return problems;
 }
 
@@ -1340,6 +1360,21 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
     if (s + 1 == config.stages)
       stage.buildLogits();
   }
+  // The same model for larger micro-batches, as a frontend exports it once
+  // per batch size.
+  for (int64_t size : config.microbatchSizes) {
+    GptConfig sized = config;
+    sized.batch = size;
+    std::string suffix = "_b" + std::to_string(size);
+    StageBuilder blocks(*module, sized, 0, suffix);
+    blocks.buildBlockForward();
+    blocks.buildBlockBackward();
+    for (int64_t s = 0; s < config.stages; ++s) {
+      StageBuilder stage(*module, sized, s, suffix);
+      stage.buildForward();
+      stage.buildBackward();
+    }
+  }
   buildGenerate(*module, config, stageParams);
 
   builder.setInsertionPointToEnd(module->getBody());
@@ -1366,6 +1401,16 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
                     FlatSymbolRefAttr::get(context, prefix + "_backward"),
                     builder.getArrayAttr(stageParams[s]), StringAttr());
   }
+  for (int64_t size : config.microbatchSizes)
+    for (int64_t s = 0; s < config.stages; ++s) {
+      std::string prefix = "gpt_stage" + std::to_string(s);
+      std::string suffix = "_b" + std::to_string(size);
+      StageVariantOp::create(
+          builder, loc, builder.getI64IntegerAttr(s),
+          builder.getI64IntegerAttr(size),
+          FlatSymbolRefAttr::get(context, prefix + "_forward" + suffix),
+          FlatSymbolRefAttr::get(context, prefix + "_backward" + suffix));
+    }
   return module;
 }
 

@@ -65,7 +65,7 @@ func.func @stage_outside_pipeline(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @pipeline_holds_only_stages(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
-// expected-error @+1 {{'hetero.pipeline' op may only contain 'hetero.stage', found 'test.op'}}
+// expected-error @+1 {{'hetero.pipeline' op may only contain 'hetero.stage' and 'hetero.stage_variant', found 'test.op'}}
 hetero.pipeline @p stages = 1 microbatches = 4 {
   hetero.stage 0 forward @pipeline_holds_only_stages backward @pipeline_holds_only_stages
   "test.op"() : () -> ()

@@ -96,3 +96,23 @@ func.func @marks() {
   hetero.task_mark backward 3
   return
 }
+
+// -----
+
+// Stage functions for micro-batches of 6 and 4 samples beside the
+// pipeline's 2: the input and target grow along their first dimension.
+// CHECK-LABEL: hetero.pipeline @sized stages = 1 microbatches = 6 data @batches
+// CHECK-NEXT:    hetero.stage 0 forward @fwd backward @bwd params [@w_sized]
+// CHECK-NEXT:    hetero.stage_variant 0 microbatch_size = 6 forward @fwd_b6 backward @bwd_b6
+// CHECK-NEXT:    hetero.stage_variant 0 microbatch_size = 4 forward @fwd_b4 backward @bwd_b4
+// CHECK-NEXT:  }
+memref.global "private" @w_sized : memref<4x4xf32> = dense<0.0>
+func.func private @fwd_b4(tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @bwd_b4(tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>)
+func.func private @fwd_b6(tensor<6x4xf32>, tensor<4x4xf32>, tensor<6x4xf32>) -> tensor<f32>
+func.func private @bwd_b6(tensor<6x4xf32>, tensor<4x4xf32>, tensor<6x4xf32>) -> (tensor<6x4xf32>, tensor<4x4xf32>)
+hetero.pipeline @sized stages = 1 microbatches = 6 data @batches optimizer #hetero.sgd<lr = 1.0e-03> {
+  hetero.stage 0 forward @fwd backward @bwd params [@w_sized]
+  hetero.stage_variant 0 microbatch_size = 6 forward @fwd_b6 backward @bwd_b6
+  hetero.stage_variant 0 microbatch_size = 4 forward @fwd_b4 backward @bwd_b4
+}

@@ -142,7 +142,7 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
 // A plan set: one step per plan, and @p_step runs the default one and
 // carries the table hetero-run --adaptive picks from.
 // PLANS-LABEL: func.func @p_step(
-// PLANS-SAME:      hetero.plan_table = [{group_size = 1 : i64, microbatches = 2 : i64, schedule = @p_1f1b, step = @p_step_p_1f1b}, {group_size = 2 : i64, microbatches = 2 : i64, schedule = @p_2f2b, step = @p_step_p_2f2b}], hetero.stages = 2 : i64
+// PLANS-SAME:      hetero.plan_table = [{group_size = 1 : i64, microbatches = 2 : i64, schedule = @p_1f1b, step = @p_step_p_1f1b, tasks = 1 : i64}, {group_size = 2 : i64, microbatches = 2 : i64, schedule = @p_2f2b, step = @p_step_p_2f2b, tasks = 1 : i64}], hetero.stages = 2 : i64
 // PLANS-NEXT:    %[[LOSS:.*]] = call @p_step_p_1f1b(%arg0)
 // PLANS-NEXT:    return %[[LOSS]]
 // PLANS-DAG:   func.func @p_step_p_2f2b({{.*}}hetero.schedule = @p_2f2b

@@ -573,16 +573,21 @@ int run() {
         return 1;
       candidate->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
       planSteps.push_back(step.getValue().str());
-      // The stage functions take the pipeline's micro-batch: a plan of M'
-      // micro-batches runs each as M / M' tasks of it. Without a
-      // micro-batch size in samples, b counts the pipeline's micro-batches.
+      // A plan of M' micro-batches holds M / M' of the pipeline's in each,
+      // run as `tasks` tasks of the stage functions (or of a variant of
+      // larger micro-batches). Without a micro-batch size in samples, b
+      // counts the pipeline's micro-batches.
       int64_t count = entryOf.getAs<IntegerAttr>("microbatches").getInt();
-      int64_t tasks = std::max<int64_t>(1, (*pipeline)->microbatches / count);
+      int64_t factor = std::max<int64_t>(1, (*pipeline)->microbatches / count);
+      auto tasksAttr = entryOf.getAs<IntegerAttr>("tasks");
+      int64_t tasks = tasksAttr ? tasksAttr.getInt() : factor;
       auto size = entryOf.getAs<IntegerAttr>("microbatch_size");
-      plans.push_back(
-          {int(entryOf.getAs<IntegerAttr>("group_size").getInt()),
-           int(size && size.getInt() % tasks == 0 ? size.getInt() : tasks),
-           int(count), int(tasks)});
+      int64_t samples = size && tasks > 0 && size.getInt() % tasks == 0
+                            ? size.getInt()
+                            : factor;
+      plans.push_back({int(entryOf.getAs<IntegerAttr>("group_size").getInt()),
+                       int(samples), int(count),
+                       int(std::max<int64_t>(1, tasks))});
     }
     if (replanEvery < 1) {
       llvm::errs() << "hetero-run: --replan-every must be at least 1\n";

@@ -113,6 +113,13 @@ def Hetero_PipelineOp : Hetero_Op<"pipeline", [
     /// The stage with the given id, or null.
     StageOp getStage(int64_t stageId);
 
+    /// The variant of stage `stageId` compiled for micro-batches of
+    /// `microbatchSize` samples, or null.
+    StageVariantOp getStageVariant(int64_t stageId, int64_t microbatchSize);
+
+    /// The micro-batch sizes the stages have variants for, ascending.
+    ::llvm::SmallVector<int64_t> getVariantSizes();
+
     /// True when the pipeline follows the stage ABI: it names its data
     /// function and its optimizer.
     bool isExecutable() { return getDataAttr() && getOptimizerAttr(); }
@@ -149,6 +156,49 @@ def Hetero_StageOp : Hetero_Op<"stage", [HasParent<"PipelineOp">]> {
   let extraClassDeclaration = [{
     /// The parameter globals of the stage, in calling order.
     ::llvm::SmallVector<::mlir::FlatSymbolRefAttr> getParamSymbols();
+  }];
+}
+
+def Hetero_StageVariantOp : Hetero_Op<"stage_variant", [
+    HasParent<"PipelineOp">]> {
+  let summary = "A stage's functions compiled for a larger micro-batch";
+  let description = [{
+    Binds stage `id` of an executable pipeline to a forward and a backward
+    function that take micro-batches of `microbatch_size` samples, a
+    multiple n of the pipeline's own (the first dimension of the data
+    function's input). They follow the stage ABI with the stage's
+    parameters, and every tensor that holds samples (the input, the target,
+    the activations and their gradients) has a first dimension n times the
+    stage's; the last stage returns the mean loss of its larger micro-batch.
+    A variant size covers every stage of the pipeline once.
+
+    A frontend emits variants when a larger micro-batch runs more
+    efficiently than several small ones: `hetero-lower-pipeline` runs a
+    candidate schedule of micro-batch size b (`hetero-plan-candidates`) on
+    the largest variant whose size divides b, with one message per
+    micro-batch, instead of b / size tasks of the stage's own size.
+
+    Example:
+
+    ```mlir
+    hetero.pipeline @mlp stages = 2 microbatches = 8 data @data
+        optimizer #hetero.sgd<lr = 5.0e-02> {
+      hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+      hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+      hetero.stage_variant 0 microbatch_size = 4 forward @s0_fwd_b4 backward @s0_bwd_b4
+      hetero.stage_variant 1 microbatch_size = 4 forward @s1_fwd_b4 backward @s1_bwd_b4
+    }
+    ```
+  }];
+  let arguments = (ins
+    Hetero_I64Attr:$stage_id,
+    Hetero_PositiveI64:$microbatch_size,
+    FlatSymbolRefAttr:$forward,
+    FlatSymbolRefAttr:$backward
+  );
+  let assemblyFormat = [{
+    $stage_id `microbatch_size` `=` $microbatch_size `forward` $forward
+    `backward` $backward attr-dict
   }];
 }
 

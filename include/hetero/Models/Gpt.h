@@ -37,6 +37,10 @@ struct GptConfig {
   /// `batch` sequences.
   int64_t seq = 16;
   int64_t batch = 1;
+  /// Larger micro-batches (in sequences, multiples of `batch` above it)
+  /// that the stages also get functions for: hetero.stage_variant, which
+  /// candidate plans of those sizes run as one task per micro-batch.
+  std::vector<int64_t> microbatchSizes;
   int64_t stages = 2;
   int64_t microbatches = 4;
   /// Tensor-parallel degree stated on the prunable linears.
@@ -86,8 +90,10 @@ std::vector<Parameter> stageParameters(const GptConfig &config, int64_t stage);
 /// of the runtime's corpus), the block functions `@gpt_block_forward` /
 /// `_backward` that every layer calls, the stage functions
 /// `@gpt_stage<s>_forward` /
-/// `_backward`, `@gpt_stage<last>_logits` (the last stage's forward up to
-/// the next-token logits), `@gpt_generate` (one character per text stream
+/// `_backward` (and `_forward_b<n>` / `_backward_b<n>` with their block
+/// functions `_b<n>` for each of `microbatchSizes`, bound by
+/// `hetero.stage_variant`), `@gpt_stage<last>_logits` (the last stage's forward
+/// up to the next-token logits), `@gpt_generate` (one character per text stream
 /// from the trained parameters) and `hetero.pipeline @gpt`. `config` must be
 /// valid; the result verifies.
 mlir::OwningOpRef<mlir::ModuleOp> buildGpt(mlir::MLIRContext *context,
