@@ -26,6 +26,7 @@
 #   TRACE="64 24 64"      the preemption trace: these rates, PHASE_S
 #   PHASE_S=5             seconds each, over TRACE_ITERATIONS iterations
 #   TRACE_ITERATIONS=150
+#   ROUNDS=3              turns of the rate sweep; TRACE_ROUNDS=2 of the trace
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
@@ -36,6 +37,8 @@ REPLAN="${REPLAN:-3}"
 TRACE="${TRACE:-64 24 64}"
 PHASE_S="${PHASE_S:-5}"
 TRACE_ITERATIONS="${TRACE_ITERATIONS:-150}"
+ROUNDS="${ROUNDS:-3}"
+TRACE_ROUNDS="${TRACE_ROUNDS:-2}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
@@ -93,7 +96,7 @@ run() {
 median_from() {
   awk -v from="$1" '/^iteration/ && $2 + 0 >= from {
       for (i = 1; i <= NF; ++i) if ($(i + 1) ~ /^ms,?$/) { print $i; break } }' |
-    sort -g | awk '{v[NR] = $1} END {print (NR ? v[int((NR + 1) / 2)] : 0)}'
+    median
 }
 
 # Sum of the iteration times on stdin: the wall time of the work.
@@ -112,22 +115,44 @@ if [[ "$SHAPED" == 1 ]]; then
   done
 fi
 
+# The median of the numbers on stdin (the lower of the two middle ones for
+# an even count).
+median() {
+  sort -g | awk '{v[NR] = $1} END {print (NR ? v[int((NR + 1) / 2)] : 0)}'
+}
+
+# Plans and the adaptive run take turns, ROUNDS times, so that the host's
+# drift (a step here can move between two levels some 25% apart from one
+# run to the next) hits them all; each figure is the median over rounds.
+declare -A FIXED_RUNS ADAPTIVE_RUNS TRACE_RUNS
+for round in $(seq "$ROUNDS"); do
+  for rate in $RATES; do
+    for plan in $PLANS; do
+      FIXED_RUNS[$rate,$plan]+="$(run "$rate" "" "$WORK/$plan.mlir" \
+                                    --iterations "$ITERATIONS" | median_from 2) "
+    done
+    run "$rate" "" "$WORK/adaptive.mlir" --adaptive --replan-every "$REPLAN" \
+      --iterations "$ITERATIONS" > "$WORK/adaptive-$rate-$round.txt"
+    ADAPTIVE_RUNS[$rate]+="$(median_from "$REPLAN" < "$WORK/adaptive-$rate-$round.txt") "
+  done
+done
+
 printf "%-10s %-10s %12s %10s\n" rate_mbit plan iteration_ms vs_1f1b
 declare -A FIXED
 for rate in $RATES; do
   for plan in $PLANS; do
-    FIXED[$rate,$plan]="$(run "$rate" "" "$WORK/$plan.mlir" --iterations "$ITERATIONS" |
-                          median_from 2)"
+    FIXED[$rate,$plan]="$(tr ' ' '\n' <<< "${FIXED_RUNS[$rate,$plan]}" | grep . | median)"
+  done
+  for plan in $PLANS; do
     printf "%-10s %-10s %12.2f %10.3f\n" "$rate" "$(label "$plan")" "${FIXED[$rate,$plan]}" \
       "$(awk -v a="${FIXED[$rate,$plan]}" -v b="${FIXED[$rate,$ONE_F_ONE_B]}" 'BEGIN {print a / b}')"
   done
 done
 
 for rate in $RATES; do
-  run "$rate" "" "$WORK/adaptive.mlir" --adaptive --replan-every "$REPLAN" \
-    --iterations "$ITERATIONS" > "$WORK/adaptive-$rate.txt"
-  ms="$(median_from "$REPLAN" < "$WORK/adaptive-$rate.txt")"
-  last="$(grep '^iteration' "$WORK/adaptive-$rate.txt" | tail -1)"
+  ms="$(tr ' ' '\n' <<< "${ADAPTIVE_RUNS[$rate]}" | grep . | median)"
+  # The plan the last round settled on.
+  last="$(grep '^iteration' "$WORK/adaptive-$rate-$ROUNDS.txt" | tail -1)"
   k="$(sed -n 's/.*, k = \([0-9]*\).*/\1/p' <<< "$last")"
   b="$(sed -n 's/.*, b = \([0-9]*\).*/\1/p' <<< "$last")"
   best=""
@@ -151,22 +176,29 @@ for rate in "$@"; do
   at=$((at + PHASE_S))
   changes+="$at:$rate "
 done
-echo "trace: $first Mbit/s, then ${changes% }(s:Mbit/s), $TRACE_ITERATIONS iterations"
+echo "trace: $first Mbit/s, then ${changes% }(s:Mbit/s), $TRACE_ITERATIONS iterations, lower median of $TRACE_ROUNDS rounds"
+for round in $(seq "$TRACE_ROUNDS"); do
+  for plan in $PLANS; do
+    TRACE_RUNS[$plan]+="$(run "$first" "$changes" "$WORK/$plan.mlir" \
+                            --iterations "$TRACE_ITERATIONS" 2>/dev/null | total_ms) "
+  done
+  run "$first" "$changes" "$WORK/adaptive.mlir" --adaptive \
+    --replan-every "$REPLAN" --iterations "$TRACE_ITERATIONS" \
+    > "$WORK/trace-adaptive-$round.txt" 2>/dev/null
+  TRACE_RUNS[adaptive]+="$(total_ms < "$WORK/trace-adaptive-$round.txt") "
+done
 best=""
 for plan in $PLANS; do
-  ms="$(run "$first" "$changes" "$WORK/$plan.mlir" \
-          --iterations "$TRACE_ITERATIONS" 2>/dev/null | total_ms)"
-  echo "trace fixed $(label "$plan"): $ms ms"
+  ms="$(tr ' ' '\n' <<< "${TRACE_RUNS[$plan]}" | grep . | median)"
+  echo "trace fixed $(label "$plan"): $ms ms (rounds: ${TRACE_RUNS[$plan]% })"
   if [[ -z "$best" ]] || awk -v a="$ms" -v b="$best" 'BEGIN {exit !(a < b)}'; then
     best="$ms"
   fi
 done
-run "$first" "$changes" "$WORK/adaptive.mlir" --adaptive \
-  --replan-every "$REPLAN" --iterations "$TRACE_ITERATIONS" \
-  > "$WORK/trace-adaptive.txt" 2>/dev/null
-ms="$(total_ms < "$WORK/trace-adaptive.txt")"
-# When each re-plan happened, in ms of iterations since the first.
+# When each re-plan of the last round happened, in ms of iterations since
+# the first.
 awk '/^iteration/ { for (i = 1; i <= NF; ++i) if ($(i + 1) ~ /^ms,?$/) t += $i }
      /^re-planned/ { printf "trace re-plan at %.0f ms: %s\n", t, $0 }' \
-  "$WORK/trace-adaptive.txt"
-echo "trace adaptive: $ms ms; best fixed $best ms ($(awk -v a="$ms" -v b="$best" 'BEGIN {printf "%+.1f%%", (a / b - 1) * 100}'))"
+  "$WORK/trace-adaptive-$TRACE_ROUNDS.txt"
+ms="$(tr ' ' '\n' <<< "${TRACE_RUNS[adaptive]}" | grep . | median)"
+echo "trace adaptive: $ms ms (rounds: ${TRACE_RUNS[adaptive]% }); best fixed $best ms ($(awk -v a="$ms" -v b="$best" 'BEGIN {printf "%+.1f%%", (a / b - 1) * 100}'))"
