@@ -26,53 +26,194 @@ double evaluate(const Problem &problem, const std::vector<Group> &groups) {
   return comm;
 }
 
+namespace {
+/// Prefix sums of backward time and bytes, and the costs of a range of
+/// tensors [first, end) as one group.
+struct Prefix {
+  explicit Prefix(const Problem &problem) : problem(problem) {
+    int64_t n = problem.tensors.size();
+    backward.assign(n + 1, 0.0);
+    bytes.assign(n + 1, 0);
+    for (int64_t t = 0; t < n; ++t) {
+      backward[t + 1] = backward[t] + problem.tensors[t].backwardMs;
+      bytes[t + 1] = bytes[t] + problem.tensors[t].bytes;
+    }
+  }
+  double backprop(int64_t first, int64_t end) const {
+    return backward[end] - backward[first];
+  }
+  /// Compression and transfer of [first, end); nothing for an empty range.
+  double compress(int64_t first, int64_t end) const {
+    return first < end ? problem.compress(bytes[end] - bytes[first]) : 0.0;
+  }
+  double transfer(int64_t first, int64_t end) const {
+    return first < end ? problem.comm(bytes[end] - bytes[first]) : 0.0;
+  }
+
+  const Problem &problem;
+  std::vector<double> backward;
+  std::vector<int64_t> bytes;
+};
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+} // namespace
+
 Plan optimalPlan(const Problem &problem) {
   int64_t n = problem.tensors.size();
   if (n == 0)
     return {};
-  // Prefix sums of backward time and bytes.
-  std::vector<double> backward(n + 1, 0.0);
-  std::vector<int64_t> bytes(n + 1, 0);
-  for (int64_t t = 0; t < n; ++t) {
-    backward[t + 1] = backward[t] + problem.tensors[t].backwardMs;
-    bytes[t + 1] = bytes[t] + problem.tensors[t].bytes;
-  }
-  const LinearCost &h = problem.compress, &g = problem.comm;
-  // Compute-stream time after i tensors in j groups.
-  auto computeEnd = [&](int64_t i, int64_t j) {
-    return backward[i] + j * h.alphaMs +
-           h.betaMsPerMB * double(bytes[i]) / kBytesPerMB;
-  };
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  // end[j][i]: the earliest end of the last transfer when the first i
-  // tensors form j groups; from[j][i]: where the last of them starts.
-  std::vector<std::vector<double>> end(n + 1, std::vector<double>(n + 1, kInf));
-  std::vector<std::vector<int64_t>> from(n + 1,
+  Prefix prefix(problem);
+  const LinearCost &g = problem.comm;
+  // psi[r][i]: the least max_k (C_k + transfers from group k on) - H over
+  // plans of tensors i.. in r groups (H: compression before i); next[r][i]:
+  // where the second of those groups starts.
+  std::vector<std::vector<double>> psi(n + 1, std::vector<double>(n + 1, kInf));
+  std::vector<std::vector<int64_t>> next(n + 1,
                                          std::vector<int64_t>(n + 1, -1));
-  end[0][0] = 0.0;
-  for (int64_t j = 1; j <= n; ++j)
-    for (int64_t i = j; i <= n; ++i) {
-      double ready = computeEnd(i, j);
-      for (int64_t l = j - 1; l < i; ++l) {
-        if (end[j - 1][l] == kInf)
+  psi[0][n] = -kInf;
+  for (int64_t r = 1; r <= n; ++r)
+    for (int64_t i = n - r; i >= 0; --i) {
+      // The r transfers from tensor i on, whatever the groups.
+      double transfers = double(r) * g.alphaMs +
+                         g.betaMsPerMB *
+                             double(prefix.bytes[n] - prefix.bytes[i]) /
+                             kBytesPerMB;
+      for (int64_t e = i + 1; e <= n - r + 1; ++e) {
+        double rest = psi[r - 1][e];
+        if (rest == kInf)
           continue;
-        double finish = std::max(end[j - 1][l], ready) + g(bytes[i] - bytes[l]);
-        if (finish < end[j][i]) {
-          end[j][i] = finish;
-          from[j][i] = l;
+        double value = prefix.compress(i, e) +
+                       std::max(prefix.backward[e] + transfers, rest);
+        if (value < psi[r][i]) {
+          psi[r][i] = value;
+          next[r][i] = e;
         }
       }
     }
   int64_t best = 1;
-  for (int64_t j = 2; j <= n; ++j)
-    if (end[j][n] < end[best][n])
-      best = j;
-  Plan plan;
-  plan.iterationMs = end[best][n];
-  for (int64_t j = best, i = n; j > 0; i = from[j][i], --j)
-    plan.groups.push_back({from[j][i], i - 1});
-  std::reverse(plan.groups.begin(), plan.groups.end());
-  return plan;
+  for (int64_t r = 2; r <= n; ++r)
+    if (psi[r][0] < psi[best][0])
+      best = r;
+  std::vector<Group> groups;
+  for (int64_t r = best, i = 0; r > 0; i = next[r][i], --r)
+    groups.push_back({i, next[r][i] - 1});
+  double ms = evaluate(problem, groups);
+  return {std::move(groups), ms};
+}
+
+namespace {
+/// Algorithm 5.1's search: FindOptFusion(M, k) with M the groups of
+/// tensors 0..k-1, whose compute stream ends at `compute` and whose last
+/// transfer at `link`.
+class BranchAndBoundSearch {
+public:
+  BranchAndBoundSearch(const Problem &problem, int64_t maxNodes)
+      : prefix(problem), n(problem.tensors.size()), maxNodes(maxNodes) {}
+
+  BranchAndBound run() {
+    // The thesis seeds the global optimum with an even split.
+    Plan seed = bestEvenPlan(prefix.problem);
+    bestMs = seed.iterationMs;
+    best = seed.groups;
+    // Main: every first group [0, k).
+    for (int64_t k = 1; k <= n && !exhausted(); ++k) {
+      double compute = prefix.backprop(0, k) + prefix.compress(0, k);
+      double link = compute + prefix.transfer(0, k);
+      groups.push_back({0, k - 1});
+      findOptFusion(k, compute, link);
+      groups.pop_back();
+    }
+    return {{best, evaluate(prefix.problem, best)}, nodes, !exhausted()};
+  }
+
+private:
+  bool exhausted() const { return nodes > maxNodes; }
+
+  /// Offers `groups` followed by `rest`, ending at `ms`, as the optimum.
+  void consider(double ms, const std::vector<Group> &rest) {
+    if (ms >= bestMs)
+      return;
+    bestMs = ms;
+    best = groups;
+    best.insert(best.end(), rest.begin(), rest.end());
+  }
+
+  /// The end of the last transfer after appending [first, end) to a prefix
+  /// ending at (compute, link); updates both.
+  double extend(int64_t first, int64_t end, double &compute,
+                double &link) const {
+    compute += prefix.backprop(first, end) + prefix.compress(first, end);
+    link = std::max(link, compute) + prefix.transfer(first, end);
+    return link;
+  }
+
+  /// The best groups of tensors k..N-1 after `groups` (local_opt_fuse);
+  /// every completion it tries is offered as the global optimum.
+  std::vector<Group> findOptFusion(int64_t k, double compute, double link) {
+    ++nodes;
+    if (k == n)
+      return {};
+    // local_opt_fuse: the rest as one group.
+    std::vector<Group> local = {{k, n - 1}};
+    double localCompute = compute, localLink = link;
+    double localMs = extend(k, n, localCompute, localLink);
+    consider(localMs, local);
+    if (exhausted())
+      return local;
+    // Pruning 2 (Eq. 5.5): a group that ends before j* finishes its
+    // compression while the link is still busy.
+    double delay = link - compute;
+    int64_t jStar = k;
+    for (int64_t i = k; i < n; ++i) {
+      if (prefix.backprop(k, i + 1) + prefix.compress(k, i + 1) > delay)
+        break;
+      jStar = i;
+    }
+    for (int64_t i = jStar; i < n - 1; ++i) {
+      // Pruning 1 (Eq. 5.4): the rest as one group bounds both streams.
+      double base = prefix.backprop(k, n) + prefix.compress(k, i + 1) +
+                    prefix.compress(i + 1, n);
+      double cases =
+          std::max(prefix.backprop(k, i + 1) + prefix.compress(k, i + 1),
+                   delay) +
+          prefix.transfer(k, i + 1) + prefix.transfer(i + 1, n);
+      if (compute + std::max(base, cases) > bestMs)
+        continue;
+      double nextCompute = compute, nextLink = link;
+      extend(k, i + 1, nextCompute, nextLink);
+      groups.push_back({k, i});
+      std::vector<Group> rest = findOptFusion(i + 1, nextCompute, nextLink);
+      groups.pop_back();
+      // The time of [k, i] followed by `rest`.
+      double restCompute = nextCompute, restLink = nextLink;
+      for (const Group &group : rest)
+        extend(group.first, group.last + 1, restCompute, restLink);
+      if (restLink < localMs) {
+        localMs = restLink;
+        local = {{k, i}};
+        local.insert(local.end(), rest.begin(), rest.end());
+      }
+      if (exhausted())
+        break;
+    }
+    return local;
+  }
+
+  Prefix prefix;
+  int64_t n;
+  int64_t maxNodes;
+  int64_t nodes = 0;
+  /// The groups of the prefix being extended.
+  std::vector<Group> groups;
+  double bestMs = kInf;
+  std::vector<Group> best;
+};
+} // namespace
+
+BranchAndBound branchAndBoundPlan(const Problem &problem, int64_t maxNodes) {
+  if (problem.tensors.empty())
+    return {};
+  return BranchAndBoundSearch(problem, maxNodes).run();
 }
 
 Plan bruteForcePlan(const Problem &problem) {

@@ -23,7 +23,8 @@ bool readProblem(const Value &root, fusion::Problem &problem,
   }
   if (!readTensors(*object, problem.tensors, error))
     return false;
-  return readLinearCost(*object, "compress", "$", problem.compress, error) &&
+  return readCompressionCost(*object, "compress", "$", problem.compress,
+                             error) &&
          readLinearCost(*object, "comm", "$", problem.comm, error);
 }
 

@@ -100,6 +100,24 @@ bool readLinearCost(const llvm::json::Object &object, llvm::StringRef key,
   return true;
 }
 
+bool readCompressionCost(const llvm::json::Object &object, llvm::StringRef key,
+                         const std::string &parent,
+                         fusion::CompressionCost &cost, JsonError &error) {
+  fusion::LinearCost line;
+  if (!readLinearCost(object, key, parent, line, error))
+    return false;
+  cost = {line.alphaMs, line.betaMsPerMB, 0.0};
+  std::string path = parent + "." + key.str() + ".min_ms";
+  const llvm::json::Value *minimum = object.getObject(key)->get("min_ms");
+  if (!minimum)
+    return true;
+  std::optional<double> value = readNonNegative(minimum, path, error);
+  if (!value)
+    return false;
+  cost.minMs = *value;
+  return true;
+}
+
 bool readTensors(const llvm::json::Object &object,
                  std::vector<fusion::Tensor> &tensors, JsonError &error) {
   const llvm::json::Value *list = member(object, "tensors", "$", error, true);

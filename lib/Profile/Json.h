@@ -65,6 +65,13 @@ bool readLinearCost(const llvm::json::Object &object, llvm::StringRef key,
                     const std::string &path, fusion::LinearCost &cost,
                     JsonError &error);
 
+/// The member `key` of `object` (at `path`): {"alpha_ms": a,
+/// "beta_ms_per_mb": b, "min_ms": c}, the cost max(c, a + b x); c is
+/// optional (0: affine).
+bool readCompressionCost(const llvm::json::Object &object, llvm::StringRef key,
+                         const std::string &path, fusion::CompressionCost &cost,
+                         JsonError &error);
+
 /// The "tensors" array of `object` (the root): name (optional), bytes and
 /// backward_ms of each, in gradient-ready order.
 bool readTensors(const llvm::json::Object &object,

@@ -10,21 +10,37 @@
 //
 // Timeline model: one compute stream runs the backprop of T0, T1, ... in
 // order; a group's compression runs on the compute stream right after the
-// backprop of its last tensor (before the next tensor's), costing
-// alpha_h + beta_h x bytes. One communication stream runs the groups'
-// transfers in order, each starting when its compression is done and the
-// previous transfer has finished, costing alpha_g + beta_g x bytes. The
-// objective is the end of the last transfer.
+// backprop of its last tensor (before the next tensor's), costing h(bytes):
+// max(c, alpha_h + beta_h x bytes), flat up to where the line crosses c
+// and linear beyond, as the thesis measured it (Fig. 5.2; c = 0 is its
+// affine model). One communication stream runs the groups' transfers in
+// order, each starting when its compression is done and the previous
+// transfer has finished, costing alpha_g + beta_g x bytes. The objective
+// is the end of the last transfer.
 //
-// The compute-stream time after a prefix of i tensors cut into j groups
-// depends only on (i, j), so a dynamic program over (i, j) finds the
-// optimum exactly in O(N^3).
+// The exact solver. With C_k the end of group k's compression and g_m the
+// transfer of group m, the last transfer ends at max_k (C_k + sum_{m >= k}
+// g_m). For groups k..last starting at tensor i, r of them, the transfers
+// sum to r alpha_g + beta_g (bytes from i on): that depends on (i, r)
+// only, whatever h is. So, backwards over suffixes,
+//   psi(i, r) = min over the first group [i, e) of
+//               h(i, e) + max(B(e) + r alpha_g + beta_g S(i, N), psi(e, r - 1))
+// (B(e): backprop of T0..T(e-1); psi(N, 0) = -inf) is the least
+// max_k (C_k + sum_{m >= k} g_m) - H over plans of the suffix, where H is
+// the compression time of the groups before i; the optimum is
+// min_r psi(0, r). O(N^3) time, O(N^2) memory, exact for any compression
+// cost, which a forward program over (tensors, groups) is only for an
+// affine one (its compute-stream time then depends on (i, j) alone).
+//
+// Algorithm 5.1 of the thesis (branch and bound, both prunings) is here
+// too, as the baseline the solver's time is measured against.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef HETERO_FUSION_FUSION_H
 #define HETERO_FUSION_FUSION_H
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,9 +64,20 @@ struct LinearCost {
   }
 };
 
+/// A compression cost flat at `minMs` for small buffers and linear beyond:
+/// max(minMs, alpha + beta x size).
+struct CompressionCost {
+  double alphaMs = 0.0;
+  double betaMsPerMB = 0.0;
+  double minMs = 0.0;
+  double operator()(int64_t bytes) const {
+    return std::max(minMs, alphaMs + betaMsPerMB * double(bytes) / kBytesPerMB);
+  }
+};
+
 struct Problem {
   std::vector<Tensor> tensors;
-  LinearCost compress;
+  CompressionCost compress;
   LinearCost comm;
 };
 
@@ -72,8 +99,23 @@ struct Plan {
 /// must cover the tensors in order).
 double evaluate(const Problem &problem, const std::vector<Group> &groups);
 
-/// The optimal grouping (dynamic program, O(N^3)). Ties go to fewer groups.
+/// The optimal grouping (the suffix program above, O(N^3)). Ties go to
+/// fewer groups.
 Plan optimalPlan(const Problem &problem);
+
+/// Algorithm 5.1 of the thesis: depth-first over the first group's end,
+/// seeded with the best even split; pruning 1 drops a branch whose
+/// optimistic bound (Eq. 5.4) exceeds the best time so far, pruning 2
+/// starts the next group no earlier than the last tensor whose backprop
+/// and compression still end before the link is free (Eq. 5.5). Its worst
+/// case is exponential: it gives up after `maxNodes` calls.
+struct BranchAndBound {
+  Plan plan;
+  int64_t nodes = 0;
+  bool complete = true;
+};
+BranchAndBound branchAndBoundPlan(const Problem &problem,
+                                  int64_t maxNodes = int64_t(1) << 40);
 
 /// The optimum by trying all 2^(N-1) groupings; for tests, N <= 20.
 Plan bruteForcePlan(const Problem &problem);

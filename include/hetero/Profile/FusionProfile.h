@@ -7,10 +7,12 @@
 // MLIR-free. The profile of hetero-sim fusion and hetero-fuse-gradients:
 //
 //   {"tensors": [{"name": s, "bytes": n, "backward_ms": x}, ...],
-//    "compress": {"alpha_ms": a, "beta_ms_per_mb": b},
+//    "compress": {"alpha_ms": a, "beta_ms_per_mb": b, "min_ms": c},
 //    "comm": {"alpha_ms": a, "beta_ms_per_mb": b}}
 //
-// Tensors are listed in gradient-ready order; MB = 2^20 bytes.
+// Tensors are listed in gradient-ready order; MB = 2^20 bytes. Compressing
+// x bytes costs max(c, a + b x): flat for small buffers, as measured
+// (thesis Fig. 5.2); "min_ms" is optional (0: affine).
 //
 //===----------------------------------------------------------------------===//
 
