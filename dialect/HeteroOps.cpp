@@ -13,6 +13,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/InterleavedRange.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <limits>
 #include <map>
@@ -377,13 +378,14 @@ lookupParameter(StageOp stage, FlatSymbolRefAttr name,
 }
 
 /// `type` with its first dimension (the samples) `factor` times larger;
-/// null for a type without one.
+/// null for a type without one, or one that would overflow.
 static RankedTensorType withMoreSamples(Type type, int64_t factor) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || tensor.getRank() == 0)
     return {};
   SmallVector<int64_t> shape(tensor.getShape());
-  shape[0] *= factor;
+  if (llvm::MulOverflow(shape[0], factor, shape[0]))
+    return {};
   return RankedTensorType::get(shape, tensor.getElementType());
 }
 
@@ -411,6 +413,15 @@ verifyStageVariants(PipelineOp pipeline, func::FuncOp data,
              << " samples, expected a multiple of the pipeline's " << base
              << " (the first dimension of data function '" << data.getSymName()
              << "''s input) larger than it";
+    int64_t stepSamples;
+    if (llvm::MulOverflow(base, pipeline.getNumMicrobatches(), stepSamples))
+      stepSamples = std::numeric_limits<int64_t>::max();
+    if (size > stepSamples)
+      return variant.emitOpError()
+             << "takes micro-batches of " << size << " samples, more than "
+             << "the " << stepSamples << " of a whole step ("
+             << pipeline.getNumMicrobatches() << " micro-batches of " << base
+             << ")";
     int64_t factor = size / base;
     // What holds samples grows with the micro-batch; the loss does not.
     auto scaled = [&](Type type, const std::string &role,

@@ -164,3 +164,15 @@ hetero.pipeline @stage_variant_activation_grows_elsewhere stages = 2 microbatche
   // expected-error @+1 {{'hetero.stage_variant' op stage 1 variant of 8 samples forward function 's1_fwd_b8' argument 0 (the activation of stage 0) has type 'tensor<4x32xf32>', expected 'tensor<8x16xf32>'}}
   hetero.stage_variant 1 microbatch_size = 8 forward @s1_fwd_b8 backward @s1_bwd_b8
 }
+
+// -----
+
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x4xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+hetero.pipeline @stage_variant_larger_than_the_step stages = 1 microbatches = 4 data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  // expected-error @+1 {{'hetero.stage_variant' op takes micro-batches of 9223372036854775804 samples, more than the 16 of a whole step (4 micro-batches of 4)}}
+  hetero.stage_variant 0 microbatch_size = 9223372036854775804 forward @s0_fwd backward @s0_bwd
+}
