@@ -25,11 +25,12 @@
  * Without measurement and emulation, messages carry no stamp and nothing is
  * timed; a probe then fails, as does one of a rank that is no peer. With
  * measurement on, the probed link is known (over shared memory a message
- * may arrive before the receiver polls, so none need be timed).
- * PLAIN: rank 1: 0 links timed without measurement
- * PLAIN: probe unmeasured: invalid argument: hrt_link_probe on rank 0 (0 bytes): links are not measured: call hrt_link_measure(1) first
- * PLAIN: probe self: invalid argument: hrt_link_probe on rank 0 (0 bytes): peer 0 is not another rank of the communicator's 2
- * PLAIN: rank 1: link from 0: {{[0-8]}} timed messages
+ * may arrive before the receiver polls, so none need be timed). Each rank's
+ * lines reach mpirun's output on their own, in either order.
+ * PLAIN-DAG: rank 1: 0 links timed without measurement
+ * PLAIN-DAG: probe unmeasured: invalid argument: hrt_link_probe on rank 0 (0 bytes): links are not measured: call hrt_link_measure(1) first
+ * PLAIN-DAG: probe self: invalid argument: hrt_link_probe on rank 0 (0 bytes): peer 0 is not another rank of the communicator's 2
+ * PLAIN-DAG: rank 1: link from 0: {{[0-8]}} timed messages
  *
  * A receiver descheduled while a message arrives (busy machines) does not
  * time it, so half of the eight are enough.

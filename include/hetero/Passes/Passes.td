@@ -307,6 +307,15 @@ def HeteroLowerPipeline : Pass<"hetero-lower-pipeline", "::mlir::ModuleOp"> {
     * the step returns the mean loss over replicas and micro-batches on
       every rank.
 
+    A schedule of micro-batches j times the pipeline's (a candidate of
+    `hetero-plan-candidates`) runs each on the stage variant
+    (`hetero.stage_variant`) of the largest size dividing it, one task and
+    one message per micro-batch with the data function's micro-batches
+    joined along the samples, or as several tasks of the stage functions;
+    a pipeline with a `hetero.plan_set` gets one step per plan and a
+    `hetero.plan_table` on `@p_step` saying how many tasks each plan's
+    micro-batch takes.
+
     Without `schedule`, the pipeline's only schedule is used, or 1F1B when
     it has none. With `reference`, it also emits `@p_step_reference`, the
     same step computed on one process over every replica's micro-batches:
