@@ -113,7 +113,7 @@ struct HeteroFuseGradientsPass
           {"", bytes, backwardMsPerMb * double(bytes) / fusion::kBytesPerMB});
     }
     if (compress)
-      problem.compress = {compressAlphaMs, compressBetaMsPerMb};
+      problem.compress = {compressAlphaMs, compressBetaMsPerMb, compressMinMs};
     // Transfers move the compressed bytes.
     double wireFraction = hetero::wireFraction(
         compress, getElementTypeOrSelf(set.gradients.front().input()));

@@ -125,8 +125,9 @@ def HeteroFuseGradients : Pass<"hetero-fuse-gradients", "::mlir::ModuleOp"> {
     Costs come from `profile=` (the JSON of `hetero-sim fusion`, whose
     tensors must be the set's gradients in order; then the module must have
     one fusion set) or from the built-in model: backprop
-    `backward-ms-per-mb` per MB of gradient, compression alpha-beta when the
-    set is compressed, and transfers alpha-beta on the compressed size.
+    `backward-ms-per-mb` per MB of gradient, compression
+    max(min, alpha + beta x) when the set is compressed, and transfers
+    alpha-beta on the compressed size.
 
     ```
     hetero-opt --hetero-fuse-gradients=profile=resnet.json
@@ -141,6 +142,9 @@ def HeteroFuseGradients : Pass<"hetero-fuse-gradients", "::mlir::ModuleOp"> {
            /*default=*/"0.05", "Built-in model: compression latency">,
     Option<"compressBetaMsPerMb", "compress-beta-ms-per-mb", "double",
            /*default=*/"0.2", "Built-in model: compression time per MB">,
+    Option<"compressMinMs", "compress-min-ms", "double", /*default=*/"0.0",
+           "Built-in model: the least a compression takes, whatever its "
+           "size (compression costs max(min, alpha + beta x))">,
     Option<"commAlphaMs", "comm-alpha-ms", "double", /*default=*/"0.5",
            "Built-in model: transfer latency">,
     Option<"commBetaMsPerMb", "comm-beta-ms-per-mb", "double",
