@@ -147,19 +147,26 @@ private:
     return link;
   }
 
+  /// Groups of the tensors after a prefix, and when their last transfer
+  /// ends.
+  struct Completion {
+    std::vector<Group> groups;
+    double ms;
+  };
+
   /// The best groups of tensors k..N-1 after `groups` (local_opt_fuse);
   /// every completion it tries is offered as the global optimum.
-  std::vector<Group> findOptFusion(int64_t k, double compute, double link) {
+  Completion findOptFusion(int64_t k, double compute, double link) {
     ++nodes;
     if (k == n)
-      return {};
+      return {{}, link};
     // local_opt_fuse: the rest as one group.
     std::vector<Group> local = {{k, n - 1}};
     double localCompute = compute, localLink = link;
     double localMs = extend(k, n, localCompute, localLink);
     consider(localMs, local);
     if (exhausted())
-      return local;
+      return {local, localMs};
     // Pruning 2 (Eq. 5.5): a group that ends before j* finishes its
     // compression while the link is still busy.
     double delay = link - compute;
@@ -182,21 +189,17 @@ private:
       double nextCompute = compute, nextLink = link;
       extend(k, i + 1, nextCompute, nextLink);
       groups.push_back({k, i});
-      std::vector<Group> rest = findOptFusion(i + 1, nextCompute, nextLink);
+      Completion rest = findOptFusion(i + 1, nextCompute, nextLink);
       groups.pop_back();
-      // The time of [k, i] followed by `rest`.
-      double restCompute = nextCompute, restLink = nextLink;
-      for (const Group &group : rest)
-        extend(group.first, group.last + 1, restCompute, restLink);
-      if (restLink < localMs) {
-        localMs = restLink;
+      if (rest.ms < localMs) {
+        localMs = rest.ms;
         local = {{k, i}};
-        local.insert(local.end(), rest.begin(), rest.end());
+        local.insert(local.end(), rest.groups.begin(), rest.groups.end());
       }
       if (exhausted())
         break;
     }
-    return local;
+    return {local, localMs};
   }
 
   Prefix prefix;
