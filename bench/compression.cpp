@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Fastest.h"
 #include "hetero-rt/compress.h"
 
 #include <chrono>
@@ -25,15 +26,7 @@
 namespace {
 
 double fastest(const std::function<void()> &run) {
-  double best = 1e30;
-  for (int i = 0; i < 5; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    run();
-    std::chrono::duration<double> took =
-        std::chrono::steady_clock::now() - start;
-    best = std::min(best, took.count());
-  }
-  return best;
+  return hetero::bench::fastestSeconds(5, run);
 }
 
 } // namespace

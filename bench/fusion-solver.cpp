@@ -25,12 +25,14 @@
 
 #include "hetero/Fusion/Fusion.h"
 
-#include <chrono>
+#include "Fastest.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
 
+using hetero::bench::fastestSeconds;
 using namespace hetero::fusion;
 
 namespace {
@@ -50,18 +52,6 @@ Problem syntheticProblem(int64_t tensors, unsigned seed, double minMs) {
   problem.compress = {0.1, 0.05, minMs};
   problem.comm = {0.5, 0.8}; // 10 Gb/s with 0.5 ms of latency
   return problem;
-}
-
-template <typename Solve> double fastestSeconds(int runs, Solve solve) {
-  double best = 1e30;
-  for (int run = 0; run < runs; ++run) {
-    auto start = std::chrono::steady_clock::now();
-    solve();
-    std::chrono::duration<double> took =
-        std::chrono::steady_clock::now() - start;
-    best = std::min(best, took.count());
-  }
-  return best;
 }
 
 /// The best DDP-style bucket size among 2, 4, ..., 64 MB.

@@ -89,7 +89,7 @@ struct HeteroSelectCompressionPass
     return problem;
   }
 
-  void apply(Operation *op, const espresso::Decision &decision,
+  void apply(Operation *op, const espresso::Lowered &decision,
              CompressAttr compress, int64_t ranksPerNode) {
     MLIRContext *context = op->getContext();
     auto collective = cast<CollectiveOpInterface>(op);
@@ -191,9 +191,12 @@ struct HeteroSelectCompressionPass
             << dense.size() << " dense f32 collectives";
         return signalPassFailure();
       }
-      espresso::Plan plan = espresso::espressoPlan(problem);
+      // The search runs over the options the runtime's collectives
+      // execute.
+      espresso::Plan plan =
+          espresso::searchPlan(problem, espresso::lowerableOptions(problem));
       for (auto [op, decision] : llvm::zip(dense, plan.decisions))
-        apply(op, decision, compress, problem.nodeSize);
+        apply(op, *espresso::lowered(decision), compress, problem.nodeSize);
     }
   }
 };

@@ -7,223 +7,188 @@
 #include "hetero/Compression/Espresso.h"
 
 #include <algorithm>
-#include <map>
+#include <functional>
 #include <numeric>
+#include <queue>
 
 namespace hetero::espresso {
-namespace {
+
+bool Transform::operator==(const Transform &other) const {
+  return decompress == other.decompress && compress == other.compress &&
+         (!decompress || decompressOn == other.decompressOn) &&
+         (!compress || compressOn == other.compressOn);
+}
+
+bool Decision::compressed() const {
+  return std::any_of(steps.begin(), steps.end(),
+                     [](const Step &step) { return step.compressed; });
+}
+
+bool Decision::onlyOn(Device device) const {
+  auto on = [&](const Transform &t) {
+    return (!t.decompress || t.decompressOn == device) &&
+           (!t.compress || t.compressOn == device);
+  };
+  return on(after) && std::all_of(steps.begin(), steps.end(),
+                                  [&](const Step &s) { return on(s.before); });
+}
+
+Decision Decision::movedTo(Device device) const {
+  Decision moved = *this;
+  auto move = [&](Transform &t) {
+    t.decompressOn = t.decompress ? device : Device::Gpu;
+    t.compressOn = t.compress ? device : Device::Gpu;
+  };
+  for (Step &step : moved.steps)
+    move(step.before);
+  move(moved.after);
+  return moved;
+}
 
 bool hasNodes(const Problem &problem) {
   return problem.nodeSize > 1 && problem.nodeSize < problem.ranks &&
          problem.ranks % problem.nodeSize == 0;
 }
 
-struct Timeline {
-  double endMs = 0.0;
-  double backpropEndMs = 0.0;
-  std::vector<double> collectiveEndMs;
-};
-
-Timeline run(const Problem &problem, const std::vector<Decision> &decisions) {
-  Timeline timeline;
-  double gpu = 0.0, cpu = 0.0, link = 0.0, gpuDecompress = 0.0;
-  double cpuDecompress = 0.0, end = 0.0;
-  const fusion::LinearCost &l = problem.link;
-  for (size_t t = 0; t < problem.tensors.size(); ++t) {
-    const fusion::Tensor &tensor = problem.tensors[t];
-    const Decision &decision = decisions[t];
-    const DeviceCosts &device =
-        decision.device == Device::Gpu ? problem.gpu : problem.cpu;
-    int64_t bytes = tensor.bytes;
-    // A hierarchical collective runs among the nodes, between an intra-node
-    // reduce and broadcast.
-    bool nodes = decision.hierarchical && decision.scheme != Scheme::Dense;
-    double ranks =
-        double(nodes ? problem.ranks / problem.nodeSize : problem.ranks);
-    double intra = 0.0;
-    if (nodes) {
-      double m = double(problem.nodeSize);
-      intra = 2.0 * (m - 1.0) *
-              (problem.intraLink.alphaMs + problem.intraLink.betaMsPerMB *
-                                               double(bytes) / m /
-                                               fusion::kBytesPerMB);
-    }
-    int64_t slice = int64_t(double(bytes) / ranks);
-    double wire = double(bytes) * problem.wireFraction;
-    gpu += tensor.backwardMs;
-    double ready = gpu;
-    if (decision.scheme != Scheme::Dense) {
-      if (decision.device == Device::Gpu) {
-        gpu += device.compress(bytes);
-        ready = gpu;
-      } else {
-        cpu = std::max(cpu, ready) + device.compress(bytes);
-        ready = cpu;
-      }
-    }
-    double start = std::max(ready, link), duration = 0.0, decompress = 0.0;
-    double steps = ranks - 1.0;
-    switch (decision.scheme) {
-    case Scheme::Dense:
-      duration = 2.0 * steps *
-                 (l.alphaMs +
-                  l.betaMsPerMB * double(bytes) / ranks / fusion::kBytesPerMB);
-      break;
-    case Scheme::AllGather:
-      duration =
-          steps * (l.alphaMs + l.betaMsPerMB * wire / fusion::kBytesPerMB);
-      decompress = ranks * device.decompress(bytes);
-      break;
-    case Scheme::AllToAll:
-      duration =
-          2.0 * steps *
-              (l.alphaMs + l.betaMsPerMB * wire / ranks / fusion::kBytesPerMB) +
-          device.compress(slice);
-      decompress = ranks * device.decompress(slice) + device.decompress(bytes);
-      break;
-    }
-    link = start + duration + intra;
-    timeline.collectiveEndMs.push_back(link);
-    end = std::max(end, link);
-    if (decision.scheme != Scheme::Dense) {
-      double &stream =
-          decision.device == Device::Gpu ? gpuDecompress : cpuDecompress;
-      stream = std::max(stream, link) + decompress;
-      end = std::max(end, stream);
-    }
-  }
-  timeline.backpropEndMs = gpu;
-  timeline.endMs = std::max({end, gpu, cpu});
-  return timeline;
-}
-
-} // namespace
-
-double simulate(const Problem &problem,
-                const std::vector<Decision> &decisions) {
-  return run(problem, decisions).endMs;
-}
+//===----------------------------------------------------------------------===//
+// The decision tree
+//===----------------------------------------------------------------------===//
 
 namespace {
 
-/// Alg 4.1's passes from `start` (the paper starts from all dense, and
-/// then leaves the tensors hidden behind the backprop alone).
-Plan improve(const Problem &problem, std::vector<Decision> start,
-             const std::vector<size_t> &order, bool skipHidden) {
-  Plan plan{std::move(start), 0.0};
-  std::vector<Decision> all = options(problem);
-  // Passes over the tensors until one changes nothing; later passes
-  // revisit every tensor, since a hidden transfer still holds the link
-  // that later ones wait for.
-  for (bool changed = true, first = true; changed; first = false) {
-    changed = false;
-    for (size_t t : order) {
-      Timeline current = run(problem, plan.decisions);
-      if (first && skipHidden &&
-          current.collectiveEndMs[t] <= current.backpropEndMs)
-        continue;
-      Decision best = plan.decisions[t];
-      double bestMs = current.endMs;
-      for (const Decision &option : all) {
-        plan.decisions[t] = option;
-        double ms = simulate(problem, plan.decisions);
-        if (ms < bestMs - 1e-12) {
-          bestMs = ms;
-          best = option;
-          changed = true;
-        }
-      }
-      plan.decisions[t] = best;
-    }
+/// A communication step of a pattern before its payload state is chosen:
+/// indivisible, or step 1 or 2 of a divisible scheme of the scatter family
+/// (ReduceScatter / AllToAll, then AllGather) or the root family (Reduce /
+/// Gather, then Broadcast).
+enum class Kind { Single, Split, Join };
+struct Slot {
+  Scope scope;
+  Kind kind;
+  bool scatter;
+};
+
+Routine routine(const Slot &slot, bool compressed) {
+  switch (slot.kind) {
+  case Kind::Single:
+    return compressed ? Routine::AllGather : Routine::AllReduce;
+  case Kind::Split:
+    if (slot.scatter)
+      return compressed ? Routine::AllToAll : Routine::ReduceScatter;
+    return compressed ? Routine::Gather : Routine::Reduce;
+  case Kind::Join:
+    return slot.scatter ? Routine::AllGather : Routine::Broadcast;
   }
-  plan.iterationMs = simulate(problem, plan.decisions);
-  return plan;
+  return Routine::AllReduce;
+}
+
+std::vector<std::vector<Slot>> patterns(bool nodes) {
+  auto phase = [](Scope scope) {
+    return std::vector<std::vector<Slot>>{
+        {{scope, Kind::Single, false}},
+        {{scope, Kind::Split, true}, {scope, Kind::Join, true}},
+        {{scope, Kind::Split, false}, {scope, Kind::Join, false}}};
+  };
+  std::vector<std::vector<Slot>> result = phase(Scope::Flat);
+  if (!nodes)
+    return result;
+  for (bool scatter : {true, false})
+    for (std::vector<Slot> inter : phase(Scope::Inter)) {
+      std::vector<Slot> pattern = {{Scope::Intra, Kind::Split, scatter}};
+      pattern.insert(pattern.end(), inter.begin(), inter.end());
+      pattern.push_back({Scope::Intra, Kind::Join, scatter});
+      result.push_back(pattern);
+    }
+  return result;
+}
+
+/// The transforms that take a payload from one state to the next.
+std::vector<Transform> transforms(bool from, bool to) {
+  std::vector<Transform> result;
+  const Device devices[] = {Device::Gpu, Device::Cpu};
+  if (!from && !to)
+    return {Transform{}};
+  if (!from) {
+    for (Device d : devices)
+      result.push_back({false, Device::Gpu, true, d});
+  } else if (!to) {
+    for (Device d : devices)
+      result.push_back({true, d, false, Device::Gpu});
+  } else {
+    result.push_back(Transform{}); // the payloads pass through
+    for (Device decompress : devices)
+      for (Device compress : devices)
+        result.push_back({true, decompress, true, compress});
+  }
+  return result;
+}
+
+void enumerate(const std::vector<Slot> &pattern, size_t index, bool state,
+               Decision &current, std::vector<Decision> &result) {
+  if (index == pattern.size()) {
+    for (const Transform &t : transforms(state, false)) {
+      current.after = t;
+      result.push_back(current);
+    }
+    return;
+  }
+  for (bool compressed : {false, true})
+    for (const Transform &t : transforms(state, compressed)) {
+      current.steps.push_back({routine(pattern[index], compressed),
+                               pattern[index].scope, compressed, t});
+      enumerate(pattern, index + 1, compressed, current, result);
+      current.steps.pop_back();
+    }
 }
 
 } // namespace
 
-Plan greedyPlan(const Problem &problem) {
-  size_t n = problem.tensors.size();
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return problem.tensors[a].bytes > problem.tensors[b].bytes;
-  });
-  // From all dense (the paper's start), and from every option applied to
-  // all tensors: one tensor's move alone cannot leave a plateau where only
-  // compressing many together pays.
-  Plan best = improve(problem, std::vector<Decision>(n), order, true);
-  for (const Decision &option : options(problem)) {
-    Plan plan =
-        improve(problem, std::vector<Decision>(n, option), order, false);
-    if (plan.iterationMs < best.iterationMs - 1e-12)
-      best = plan;
-  }
-  return best;
-}
-
-Plan offloadPlan(const Problem &problem, const Plan &plan) {
-  // Groups of GPU-compressed tensors of equal size, in ready order.
-  std::map<int64_t, std::vector<size_t>> groups;
-  for (size_t t = 0; t < plan.decisions.size(); ++t)
-    if (plan.decisions[t].scheme != Scheme::Dense &&
-        plan.decisions[t].device == Device::Gpu)
-      groups[problem.tensors[t].bytes].push_back(t);
-  std::vector<std::vector<size_t>> members;
-  for (auto &entry : groups)
-    members.push_back(entry.second);
-  Plan best = plan;
-  best.iterationMs = simulate(problem, plan.decisions);
-  // Every vector of counts, as a mixed-radix number.
-  std::vector<size_t> counts(members.size(), 0);
-  while (true) {
-    size_t g = 0;
-    while (g < members.size() && counts[g] == members[g].size())
-      counts[g++] = 0;
-    if (g == members.size())
-      break;
-    ++counts[g];
-    std::vector<Decision> decisions = plan.decisions;
-    for (size_t h = 0; h < members.size(); ++h)
-      for (size_t c = 0; c < counts[h]; ++c)
-        decisions[members[h][members[h].size() - 1 - c]].device = Device::Cpu;
-    double ms = simulate(problem, decisions);
-    if (ms < best.iterationMs)
-      best = {decisions, ms};
-  }
-  return best;
-}
-
-Plan espressoPlan(const Problem &problem) {
-  return offloadPlan(problem, greedyPlan(problem));
-}
-
-Plan exhaustivePlan(const Problem &problem) {
-  size_t n = problem.tensors.size();
-  std::vector<Decision> all = options(problem);
-  std::vector<size_t> choice(n, 0);
-  std::vector<Decision> decisions(n);
-  Plan best{decisions, simulate(problem, decisions)};
-  while (true) {
-    size_t t = 0;
-    while (t < n && choice[t] == all.size() - 1)
-      choice[t++] = 0;
-    if (t == n)
-      break;
-    ++choice[t];
-    for (size_t i = 0; i < n; ++i)
-      decisions[i] = all[choice[i]];
-    double ms = simulate(problem, decisions);
-    if (ms < best.iterationMs)
-      best = {decisions, ms};
-  }
-  return best;
-}
-
 std::vector<Decision> options(const Problem &problem) {
-  std::vector<Decision> result = {{Scheme::Dense, Device::Gpu, false}};
+  std::vector<Decision> result;
+  for (const std::vector<Slot> &pattern : patterns(hasNodes(problem))) {
+    Decision current;
+    current.steps.clear();
+    enumerate(pattern, 0, false, current, result);
+  }
+  return result;
+}
+
+std::vector<Decision> gpuOptions(const Problem &problem) {
+  std::vector<Decision> result;
+  for (Decision &option : options(problem))
+    if (option.onlyOn(Device::Gpu))
+      result.push_back(std::move(option));
+  return result;
+}
+
+Decision decision(const Lowered &lowered) {
+  Decision result;
+  if (lowered.scheme == Scheme::Dense)
+    return result;
+  Scope scope = lowered.hierarchical ? Scope::Inter : Scope::Flat;
+  Device d = lowered.device;
+  Transform compress{false, Device::Gpu, true, d};
+  Transform decompress{true, d, false, Device::Gpu};
+  Transform recompress{true, d, true, d};
+  if (lowered.scheme == Scheme::AllGather)
+    result.steps = {{Routine::AllGather, scope, true, compress}};
+  else
+    result.steps = {{Routine::AllToAll, scope, true, compress},
+                    {Routine::AllGather, scope, true, recompress}};
+  if (!lowered.hierarchical) {
+    result.after = decompress;
+    return result;
+  }
+  result.steps.insert(result.steps.begin(),
+                      {Routine::Reduce, Scope::Intra, false, {}});
+  result.steps.push_back({Routine::Broadcast, Scope::Intra, false, decompress});
+  return result;
+}
+
+namespace {
+std::vector<Lowered> allLowered(bool nodes) {
+  std::vector<Lowered> result = {{}};
   for (bool hierarchical : {false, true}) {
-    if (hierarchical && !hasNodes(problem))
+    if (hierarchical && !nodes)
       continue;
     for (Device device : {Device::Gpu, Device::Cpu})
       for (Scheme scheme : {Scheme::AllGather, Scheme::AllToAll})
@@ -231,13 +196,539 @@ std::vector<Decision> options(const Problem &problem) {
   }
   return result;
 }
+} // namespace
 
-std::string describe(const Decision &decision) {
-  if (decision.scheme == Scheme::Dense)
-    return "dense";
-  return std::string(decision.device == Device::Gpu ? "gpu " : "cpu ") +
-         (decision.scheme == Scheme::AllGather ? "allgather" : "alltoall") +
-         (decision.hierarchical ? " hierarchical" : "");
+std::optional<Lowered> lowered(const Decision &d) {
+  for (const Lowered &candidate : allLowered(true))
+    if (decision(candidate) == d)
+      return candidate;
+  return std::nullopt;
+}
+
+std::vector<Decision> lowerableOptions(const Problem &problem) {
+  std::vector<Decision> result;
+  for (const Lowered &candidate : allLowered(hasNodes(problem)))
+    result.push_back(decision(candidate));
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// The timeline
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+enum Resource { Gpu, Cpu, IntraLink, InterLink, NumResources };
+
+struct Task {
+  Resource resource;
+  double ms;
+};
+
+double collectiveMs(Routine routine, double g, const fusion::LinearCost &link,
+                    double bytes) {
+  double a = link.alphaMs, b = link.betaMsPerMB * bytes / fusion::kBytesPerMB;
+  switch (routine) {
+  case Routine::AllReduce:
+    return 2.0 * (g - 1.0) * a + 2.0 * (g - 1.0) / g * b;
+  case Routine::ReduceScatter:
+  case Routine::AllToAll:
+    return (g - 1.0) * a + (g - 1.0) / g * b;
+  case Routine::AllGather:
+  case Routine::Gather:
+    return (g - 1.0) * (a + b);
+  case Routine::Reduce:
+  case Routine::Broadcast:
+    return (g - 1.0) * a + b;
+  }
+  return 0.0;
+}
+
+/// The tasks a tensor's gradient goes through after its backprop.
+std::vector<Task> tasks(const Problem &problem, int64_t tensorBytes,
+                        const Decision &decision) {
+  std::vector<Task> result;
+  bool nodes = hasNodes(problem);
+  double m = double(problem.nodeSize);
+  // What a rank holds: `pieces` slices of `fraction` of the tensor, each
+  // as `payloads` compressed payloads still to be summed (1 when dense).
+  double fraction = 1.0, pieces = 1.0, payloads = 1.0;
+  bool compressed = false;
+  // The open step 1s of divisible schemes, innermost last.
+  std::vector<std::pair<Scope, Routine>> splits;
+  auto joins = [&](const Step &step) {
+    return !splits.empty() && splits.back().first == step.scope;
+  };
+  auto costs = [&](Device d) -> const DeviceCosts & {
+    return d == Device::Gpu ? problem.gpu : problem.cpu;
+  };
+  auto slice = [&] { return int64_t(fraction * double(tensorBytes)); };
+  auto apply = [&](const Transform &t) {
+    if (t.decompress && compressed) {
+      result.push_back(
+          {t.decompressOn == Device::Gpu ? Gpu : Cpu,
+           pieces * payloads * costs(t.decompressOn).decompress(slice())});
+      compressed = false;
+      payloads = 1.0;
+      fraction *= pieces;
+      pieces = 1.0;
+    }
+    if (t.compress && !compressed) {
+      result.push_back({t.compressOn == Device::Gpu ? Gpu : Cpu,
+                        pieces * costs(t.compressOn).compress(slice())});
+      compressed = true;
+      payloads = 1.0;
+    }
+  };
+  for (const Step &step : decision.steps) {
+    apply(step.before);
+    double g = double(problem.ranks);
+    const fusion::LinearCost *link = &problem.link;
+    Resource resource = InterLink;
+    if (nodes && step.scope == Scope::Intra) {
+      g = m;
+      link = &problem.intraLink;
+      resource = IntraLink;
+    } else if (nodes && step.scope == Scope::Inter) {
+      g = double(problem.ranks) / m;
+    }
+    double held = pieces * payloads * fraction * double(tensorBytes) *
+                  (compressed ? problem.wireFraction : 1.0);
+    // After an intra-node ReduceScatter or AllToAll, the node's ranks
+    // all run the inter-node phase and share the node's link.
+    bool shared = step.scope == Scope::Inter && !splits.empty() &&
+                  splits.back().first == Scope::Intra &&
+                  (splits.back().second == Routine::ReduceScatter ||
+                   splits.back().second == Routine::AllToAll);
+    double onLink = shared ? held * m : held;
+    result.push_back({resource, collectiveMs(step.routine, g, *link, onLink)});
+    switch (step.routine) {
+    case Routine::ReduceScatter:
+      fraction /= g;
+      break;
+    case Routine::AllToAll:
+      fraction /= g;
+      payloads *= g;
+      break;
+    case Routine::Gather:
+      payloads *= g;
+      break;
+    case Routine::AllGather:
+      if (!joins(step)) {
+        payloads *= g; // an indivisible all-gather of compressed payloads
+        break;
+      }
+      if (compressed)
+        pieces *= g;
+      else
+        fraction *= g;
+      break;
+    case Routine::Reduce:
+    case Routine::Broadcast:
+    case Routine::AllReduce:
+      break;
+    }
+    if (step.routine == Routine::ReduceScatter ||
+        step.routine == Routine::AllToAll || step.routine == Routine::Reduce ||
+        step.routine == Routine::Gather)
+      splits.push_back({step.scope, step.routine});
+    else if (joins(step))
+      splits.pop_back();
+  }
+  apply(decision.after);
+  return result;
+}
+
+} // namespace
+
+Timeline timeline(const Problem &problem,
+                  const std::vector<Decision> &decisions) {
+  size_t n = problem.tensors.size();
+  std::vector<std::vector<Task>> chains(n);
+  for (size_t t = 0; t < n; ++t) {
+    chains[t].push_back({Gpu, problem.tensors[t].backwardMs});
+    std::vector<Task> rest =
+        tasks(problem, problem.tensors[t].bytes, decisions[t]);
+    chains[t].insert(chains[t].end(), rest.begin(), rest.end());
+  }
+  // Each resource serves its ready tasks first come, first served; the
+  // earlier tensor first on a tie.
+  struct Ready {
+    double ms;
+    size_t tensor, position;
+    bool operator>(const Ready &other) const {
+      if (ms != other.ms)
+        return ms > other.ms;
+      if (tensor != other.tensor)
+        return tensor > other.tensor;
+      return position > other.position;
+    }
+  };
+  using Queue =
+      std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>>;
+  Queue queues[NumResources];
+  std::vector<double> lanes[NumResources];
+  for (int r = 0; r < NumResources; ++r)
+    lanes[r].assign(r == Cpu ? std::max<int64_t>(problem.cpuWorkers, 1) : 1,
+                    0.0);
+  Timeline result;
+  result.communicationEndMs.assign(n, 0.0);
+  // Per tensor, when its first communication starts and its last ends.
+  std::vector<std::pair<double, double>> communications(n, {-1.0, 0.0});
+  if (n)
+    queues[Gpu].push({0.0, 0, 0});
+  while (true) {
+    int pick = -1;
+    double pickStart = 0.0;
+    for (int r = 0; r < NumResources; ++r) {
+      if (queues[r].empty())
+        continue;
+      double free = *std::min_element(lanes[r].begin(), lanes[r].end());
+      double start = std::max(queues[r].top().ms, free);
+      if (pick < 0 || start < pickStart ||
+          (start == pickStart && queues[pick].top() > queues[r].top())) {
+        pick = r;
+        pickStart = start;
+      }
+    }
+    if (pick < 0)
+      break;
+    Ready task = queues[pick].top();
+    queues[pick].pop();
+    double &lane = *std::min_element(lanes[pick].begin(), lanes[pick].end());
+    double end = pickStart + chains[task.tensor][task.position].ms;
+    lane = end;
+    result.endMs = std::max(result.endMs, end);
+    if (task.position == 0) {
+      result.backpropEndMs = end;
+      if (task.tensor + 1 < n)
+        queues[Gpu].push({end, task.tensor + 1, 0});
+    }
+    if (pick == IntraLink || pick == InterLink) {
+      result.communicationEndMs[task.tensor] = end;
+      auto &span = communications[task.tensor];
+      if (span.first < 0.0)
+        span.first = pickStart;
+      span.second = end;
+    }
+    if (task.position + 1 < chains[task.tensor].size()) {
+      const Task &next = chains[task.tensor][task.position + 1];
+      queues[next.resource].push({end, task.tensor, task.position + 1});
+    }
+  }
+  // A bubble is a gap between the communications of two tensors, not one
+  // inside a tensor's own steps.
+  std::sort(communications.begin(), communications.end());
+  double busyUntil = -1.0;
+  for (auto [start, end] : communications) {
+    if (start < 0.0)
+      continue;
+    if (busyUntil >= 0.0 && start > busyUntil + 1e-9)
+      result.lastBubbleMs = busyUntil;
+    busyUntil = std::max(busyUntil, end);
+  }
+  return result;
+}
+
+double simulate(const Problem &problem,
+                const std::vector<Decision> &decisions) {
+  return timeline(problem, decisions).endMs;
+}
+
+//===----------------------------------------------------------------------===//
+// The searches
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Largest first; the latest-ready (closest to the output layer, which the
+/// thesis counts from the end of backprop) first among equal sizes.
+std::vector<size_t> sizeOrder(const Problem &problem) {
+  std::vector<size_t> order(problem.tensors.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (problem.tensors[a].bytes != problem.tensors[b].bytes)
+      return problem.tensors[a].bytes > problem.tensors[b].bytes;
+    return a > b;
+  });
+  return order;
+}
+
+/// Alg 4.2 tries every vector of counts up to this many.
+constexpr int64_t kMaxOffloadVectors = 1 << 16;
+
+bool contains(const std::vector<Decision> &space, const Decision &d) {
+  return std::find(space.begin(), space.end(), d) != space.end();
+}
+
+Plan gpuGreedy(const Problem &problem, const std::vector<Decision> &gpuSpace) {
+  size_t n = problem.tensors.size();
+  Plan plan{std::vector<Decision>(n), 0.0, 0};
+  std::vector<bool> candidate(n, true);
+  auto remove = [&] {
+    Timeline current = timeline(problem, plan.decisions);
+    ++plan.evaluations;
+    for (size_t t = 0; t < n; ++t)
+      if (candidate[t] && !plan.decisions[t].compressed() &&
+          current.communicationEndMs[t] <= current.lastBubbleMs + 1e-9)
+        candidate[t] = false;
+    return current.endMs;
+  };
+  plan.iterationMs = remove();
+  for (size_t t : sizeOrder(problem)) {
+    if (!candidate[t])
+      continue;
+    Decision best = plan.decisions[t];
+    for (const Decision &option : gpuSpace) {
+      plan.decisions[t] = option;
+      double ms = simulate(problem, plan.decisions);
+      ++plan.evaluations;
+      if (ms < plan.iterationMs - 1e-12) {
+        plan.iterationMs = ms;
+        best = option;
+      }
+    }
+    plan.decisions[t] = best;
+    remove();
+  }
+  return plan;
+}
+
+Plan offload(const Problem &problem, const Plan &plan,
+             const std::vector<Decision> &space) {
+  // Groups of GPU-compressed tensors of equal size and option, earliest
+  // ready first.
+  struct Group {
+    int64_t bytes;
+    Decision decision;
+    std::vector<size_t> members;
+  };
+  std::vector<Group> groups;
+  for (size_t t = 0; t < plan.decisions.size(); ++t) {
+    const Decision &d = plan.decisions[t];
+    if (!d.compressed() || !d.onlyOn(Device::Gpu) ||
+        !contains(space, d.movedTo(Device::Cpu)))
+      continue;
+    int64_t bytes = problem.tensors[t].bytes;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group &g) {
+      return g.bytes == bytes && g.decision == d;
+    });
+    if (it == groups.end())
+      groups.push_back({bytes, d, {t}});
+    else
+      it->members.push_back(t);
+  }
+  Plan best = plan;
+  best.iterationMs = simulate(problem, plan.decisions);
+  ++best.evaluations;
+  auto evaluate = [&](const std::vector<size_t> &counts) {
+    std::vector<Decision> decisions = plan.decisions;
+    for (size_t h = 0; h < groups.size(); ++h)
+      for (size_t c = 0; c < counts[h]; ++c)
+        decisions[groups[h].members[c]] =
+            groups[h].decision.movedTo(Device::Cpu);
+    double ms = simulate(problem, decisions);
+    ++best.evaluations;
+    if (ms < best.iterationMs - 1e-12) {
+      best.decisions = std::move(decisions);
+      best.iterationMs = ms;
+      return true;
+    }
+    return false;
+  };
+  double vectors = 1.0;
+  for (const Group &group : groups)
+    vectors *= double(group.members.size() + 1);
+  std::vector<size_t> counts(groups.size(), 0);
+  if (vectors > double(kMaxOffloadVectors)) {
+    // Too many vectors to try each: one group's count at a time, the best
+    // given the others, until no group's count changes.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t g = 0; g < groups.size(); ++g) {
+        size_t keep = counts[g];
+        for (size_t c = 0; c <= groups[g].members.size(); ++c) {
+          if (c == keep)
+            continue;
+          counts[g] = c;
+          if (evaluate(counts)) {
+            keep = c;
+            changed = true;
+          }
+        }
+        counts[g] = keep;
+      }
+    }
+    return best;
+  }
+  // Every vector of counts, as a mixed-radix number.
+  while (true) {
+    size_t g = 0;
+    while (g < groups.size() && counts[g] == groups[g].members.size())
+      counts[g++] = 0;
+    if (g == groups.size())
+      break;
+    ++counts[g];
+    evaluate(counts);
+  }
+  return best;
+}
+
+} // namespace
+
+Plan espressoPlan(const Problem &problem, const std::vector<Decision> &space) {
+  std::vector<Decision> gpuSpace;
+  for (const Decision &d : space)
+    if (d.onlyOn(Device::Gpu))
+      gpuSpace.push_back(d);
+  Plan greedy = gpuGreedy(problem, gpuSpace);
+  Plan plan = offload(problem, greedy, space);
+  plan.evaluations += greedy.evaluations;
+  return plan;
+}
+
+Plan gpuGreedyPlan(const Problem &problem) {
+  return gpuGreedy(problem, gpuOptions(problem));
+}
+
+Plan offloadPlan(const Problem &problem, const Plan &plan) {
+  return offload(problem, plan, options(problem));
+}
+
+Plan espressoPlan(const Problem &problem) {
+  return espressoPlan(problem, options(problem));
+}
+
+Plan searchPlan(const Problem &problem, const std::vector<Decision> &space,
+                int64_t maxEvaluations) {
+  size_t n = problem.tensors.size();
+  Plan thesis = espressoPlan(problem, space);
+  int64_t evaluations = thesis.evaluations;
+  std::vector<std::vector<Decision>> starts = {thesis.decisions,
+                                               std::vector<Decision>(n)};
+  // A single tensor's move cannot leave a plateau where only compressing
+  // many together pays; from each option on every tensor it can.
+  if (space.size() <= 32)
+    for (const Decision &option : space)
+      starts.push_back(std::vector<Decision>(n, option));
+  std::vector<size_t> order = sizeOrder(problem);
+  Plan best = thesis;
+  for (std::vector<Decision> &start : starts) {
+    Plan plan{std::move(start), 0.0, 0};
+    plan.iterationMs = simulate(problem, plan.decisions);
+    ++evaluations;
+    for (bool changed = true; changed && evaluations < maxEvaluations;) {
+      changed = false;
+      for (size_t t : order) {
+        Decision keep = plan.decisions[t];
+        for (const Decision &option : space) {
+          if (evaluations >= maxEvaluations)
+            break;
+          plan.decisions[t] = option;
+          double ms = simulate(problem, plan.decisions);
+          ++evaluations;
+          if (ms < plan.iterationMs - 1e-12) {
+            plan.iterationMs = ms;
+            keep = option;
+            changed = true;
+          }
+        }
+        plan.decisions[t] = keep;
+      }
+    }
+    if (plan.iterationMs < best.iterationMs - 1e-12)
+      best = plan;
+  }
+  best.evaluations = evaluations;
+  return best;
+}
+
+Plan exhaustivePlan(const Problem &problem,
+                    const std::vector<Decision> &space) {
+  size_t n = problem.tensors.size();
+  std::vector<size_t> choice(n, 0);
+  std::vector<Decision> decisions(n, space.front());
+  Plan best{decisions, simulate(problem, decisions), 1};
+  while (true) {
+    size_t t = 0;
+    while (t < n && choice[t] == space.size() - 1)
+      choice[t++] = 0;
+    if (t == n)
+      break;
+    ++choice[t];
+    for (size_t i = 0; i < n; ++i)
+      decisions[i] = space[choice[i]];
+    double ms = simulate(problem, decisions);
+    ++best.evaluations;
+    if (ms < best.iterationMs - 1e-12) {
+      best.decisions = decisions;
+      best.iterationMs = ms;
+    }
+  }
+  return best;
+}
+
+namespace {
+const char *name(Routine routine) {
+  switch (routine) {
+  case Routine::AllReduce:
+    return "allreduce";
+  case Routine::ReduceScatter:
+    return "reduce_scatter";
+  case Routine::AllGather:
+    return "allgather";
+  case Routine::Reduce:
+    return "reduce";
+  case Routine::Broadcast:
+    return "broadcast";
+  case Routine::AllToAll:
+    return "alltoall";
+  case Routine::Gather:
+    return "gather";
+  }
+  return "";
+}
+const char *name(Device device) {
+  return device == Device::Gpu ? "gpu" : "cpu";
+}
+const char *name(Scope scope) {
+  switch (scope) {
+  case Scope::Flat:
+    return "flat";
+  case Scope::Intra:
+    return "intra";
+  case Scope::Inter:
+    return "inter";
+  }
+  return "";
+}
+void describe(const Transform &t, std::vector<std::string> &parts) {
+  if (t.decompress)
+    parts.push_back(std::string(name(t.decompressOn)) + " decompress");
+  if (t.compress)
+    parts.push_back(std::string(name(t.compressOn)) + " compress");
+}
+} // namespace
+
+std::string describe(const Decision &d) {
+  if (std::optional<Lowered> l = lowered(d)) {
+    if (l->scheme == Scheme::Dense)
+      return "dense";
+    return std::string(name(l->device)) +
+           (l->scheme == Scheme::AllGather ? " allgather" : " alltoall") +
+           (l->hierarchical ? " hierarchical" : "");
+  }
+  std::vector<std::string> parts;
+  for (const Step &step : d.steps) {
+    describe(step.before, parts);
+    parts.push_back(std::string(name(step.scope)) + " " + name(step.routine) +
+                    (step.compressed ? "*" : ""));
+  }
+  describe(d.after, parts);
+  std::string result;
+  for (const std::string &part : parts)
+    result += (result.empty() ? "" : " | ") + part;
+  return result;
 }
 
 } // namespace hetero::espresso

@@ -49,6 +49,13 @@ bool readProblem(const llvm::json::Value &root, espresso::Problem &problem,
       return false;
     problem.wireFraction = *value;
   }
+  if (const llvm::json::Value *workers = object->get("cpu_workers")) {
+    std::optional<int64_t> value =
+        readInteger(workers, "$.cpu_workers", error, 1, 1 << 16);
+    if (!value)
+      return false;
+    problem.cpuWorkers = *value;
+  }
   if (const llvm::json::Value *nodeSize = object->get("node_size")) {
     std::optional<int64_t> value =
         readInteger(nodeSize, "$.node_size", error, 1, 1 << 20);

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 
 #include <random>
+#include <set>
 
 using namespace hetero;
 using namespace hetero::espresso;
@@ -17,10 +18,15 @@ namespace {
 
 constexpr int64_t MB = 1 << 20;
 
-Problem randomProblem(std::mt19937 &random, int64_t n) {
+Decision flat(Scheme scheme, Device device) {
+  return decision({scheme, device, false});
+}
+
+Problem randomProblem(std::mt19937 &random, int64_t n, bool nodes) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   Problem problem;
-  problem.ranks = 2 + int64_t(unit(random) * 6);
+  problem.ranks =
+      nodes ? 4 + 2 * int64_t(unit(random) * 3) : 2 + int64_t(unit(random) * 6);
   for (int64_t t = 0; t < n; ++t) {
     // A few sizes, so that Alg 4.2 finds groups.
     int64_t bytes = int64_t(1 + int(unit(random) * 3)) * 8 * MB;
@@ -32,8 +38,8 @@ Problem randomProblem(std::mt19937 &random, int64_t n) {
   problem.cpu = {{0.2, 0.5 + unit(random) * 2.0},
                  {0.2, 0.2 + unit(random) * 1.0}};
   problem.wireFraction = 0.02;
-  // Half the instances have nodes of 2 ranks on a 10x faster link.
-  if (problem.ranks % 2 == 0 && problem.ranks > 2 && unit(random) < 0.5) {
+  if (nodes) {
+    // Nodes of 2 ranks on a 10x faster link.
     problem.nodeSize = 2;
     problem.intraLink = {problem.link.alphaMs / 10,
                          problem.link.betaMsPerMB / 10};
@@ -50,23 +56,79 @@ TEST(Espresso, TimelineByHand) {
   problem.gpu = {{0.5, 1.0}, {0.25, 0.5}};
   problem.cpu = {{1.0, 4.0}, {1.0, 2.0}};
   problem.wireFraction = 0.25;
-  // Dense ring: 2 (P-1) (1 + 10 x 0.5) = 12, after 1 ms of backprop.
-  EXPECT_DOUBLE_EQ(simulate(problem, {{Scheme::Dense, Device::Gpu}}), 13.0);
-  // GPU all-gather: compress 1.5 -> 2.5; (P-1)(1 + 10 x 0.25) = 3.5 -> 6;
-  // decompress P x 0.75 = 1.5 -> 7.5.
-  EXPECT_DOUBLE_EQ(simulate(problem, {{Scheme::AllGather, Device::Gpu}}), 7.5);
-  // CPU all-to-all: compress 5 -> 6; 2 (P-1)(1 + 10 x 0.125) = 4.5 plus a
-  // re-compression of 0.5 MB, 3 -> 13.5; decompress 2 x 2 + 3 -> 20.5.
-  EXPECT_DOUBLE_EQ(simulate(problem, {{Scheme::AllToAll, Device::Cpu}}), 20.5);
+  // Dense all-reduce: 2 (g-1) a + 2 (g-1)/g b S = 2 + 10, after 1 ms.
+  EXPECT_DOUBLE_EQ(simulate(problem, {Decision()}), 13.0);
+  // GPU all-gather: compress 1.5 -> 2.5; (g-1)(a + b W) = 3.5 -> 6;
+  // decompress two payloads, 2 x 0.75 -> 7.5.
+  EXPECT_DOUBLE_EQ(simulate(problem, {flat(Scheme::AllGather, Device::Gpu)}),
+                   7.5);
+  // CPU all-to-all: compress 5 -> 6; (g-1) a + (g-1)/g b W = 2.25 -> 8.25;
+  // decompress two payloads of half the tensor, 2 x 2 -> 12.25; recompress
+  // the half, 3 -> 15.25; all-gather the halves, 1 + 10 x 0.125 -> 17.5;
+  // decompress both halves, 2 x 2 -> 21.5.
+  EXPECT_DOUBLE_EQ(simulate(problem, {flat(Scheme::AllToAll, Device::Cpu)}),
+                   21.5);
+  // Compress on the GPU, decompress on the CPU: 2.5, 6, then 2 x 3 -> 12.
+  Decision mixed = flat(Scheme::AllGather, Device::Gpu);
+  mixed.after.decompressOn = Device::Cpu;
+  EXPECT_DOUBLE_EQ(simulate(problem, {mixed}), 12.0);
+  // Dense reduce and broadcast: (g-1) a + b S = 11 each -> 23.
+  Decision rootFamily;
+  rootFamily.steps = {{Routine::Reduce, Scope::Flat, false, {}},
+                      {Routine::Broadcast, Scope::Flat, false, {}}};
+  EXPECT_DOUBLE_EQ(simulate(problem, {rootFamily}), 23.0);
   Plan plan = espressoPlan(problem);
   EXPECT_EQ(describe(plan.decisions[0]), "gpu allgather");
   EXPECT_DOUBLE_EQ(plan.iterationMs, 7.5);
 }
 
-TEST(Espresso, HierarchicalWhenTheNodesShareAFastLink) {
-  // 8 ranks in nodes of 4; the inter-node link is 100x slower than the
-  // intra-node one. Among 2 nodes, an all-gather moves one payload instead
-  // of seven and decompresses 2 instead of 8.
+TEST(Espresso, TheThesisDecisionSpace) {
+  // Table 4.3's tree: 4,341 paths with nodes, nine of them dense.
+  Problem problem;
+  problem.ranks = 8;
+  problem.nodeSize = 4;
+  std::vector<Decision> all = options(problem);
+  EXPECT_EQ(all.size(), 4341u);
+  EXPECT_EQ(all.front(), Decision());
+  std::set<std::string> names;
+  int dense = 0, gpuOnly = 0, split = 0, intraCompressed = 0;
+  for (const Decision &d : all) {
+    names.insert(describe(d));
+    dense += !d.compressed();
+    gpuOnly += d.onlyOn(Device::Gpu);
+    // Compression on one device and decompression on the other.
+    split += !d.onlyOn(Device::Gpu) && !d.onlyOn(Device::Cpu);
+    intraCompressed +=
+        d.steps.front().scope == Scope::Intra && d.steps.front().compressed;
+  }
+  EXPECT_EQ(names.size(), all.size()) << "two options describe alike";
+  EXPECT_EQ(dense, 9);
+  EXPECT_EQ(gpuOnly, 174);
+  EXPECT_EQ(gpuOptions(problem).size(), 174u);
+  EXPECT_GT(split, 0);
+  EXPECT_GT(intraCompressed, 0);
+  // The thesis's "Alltoall+Alltoall": compressed already inside the node.
+  EXPECT_TRUE(names.count("gpu compress | intra alltoall* | gpu decompress | "
+                          "gpu compress | inter alltoall* | gpu decompress | "
+                          "gpu compress | inter allgather* | intra allgather* "
+                          "| gpu decompress"));
+  // The runtime's options are among them and read back.
+  std::vector<Decision> lowerable = lowerableOptions(problem);
+  EXPECT_EQ(lowerable.size(), 9u);
+  for (const Decision &d : lowerable) {
+    EXPECT_NE(std::find(all.begin(), all.end(), d), all.end()) << describe(d);
+    ASSERT_TRUE(lowered(d).has_value());
+    EXPECT_EQ(decision(*lowered(d)), d);
+  }
+  // Without nodes: three flat patterns, 5 + 29 + 29 paths.
+  problem.nodeSize = 3;
+  EXPECT_EQ(options(problem).size(), 63u);
+  EXPECT_EQ(gpuOptions(problem).size(), 12u);
+  EXPECT_EQ(lowerableOptions(problem).size(), 5u);
+}
+
+TEST(Espresso, HierarchicalTimelinesByHand) {
+  // 8 ranks in nodes of 4; the inter-node link is 100x slower.
   Problem problem;
   problem.ranks = 8;
   problem.nodeSize = 4;
@@ -75,84 +137,242 @@ TEST(Espresso, HierarchicalWhenTheNodesShareAFastLink) {
   problem.intraLink = {0.01, 0.1};
   problem.gpu = {{0.05, 0.05}, {0.05, 0.05}};
   problem.cpu = {{0.2, 1.0}, {0.2, 0.5}};
-  EXPECT_EQ(options(problem).size(), 9u);
-  // Flat GPU all-gather: 1 + 3.25 compress; 7 (1 + 12.8) = 96.6; decompress
-  // 8 x 3.25 = 26: 126.85. Hierarchical: 2 x 3 (0.01 + 1.6) = 9.66 inside
-  // the nodes, 1 x (1 + 12.8) = 13.8 between them; decompress 2 x 3.25:
-  // 4.25 + 23.46 + 6.5 = 34.21.
-  EXPECT_NEAR(simulate(problem, {{Scheme::AllGather, Device::Gpu, false}}),
-              126.85, 1e-9);
-  EXPECT_NEAR(simulate(problem, {{Scheme::AllGather, Device::Gpu, true}}),
-              34.21, 1e-9);
+  // Flat GPU all-gather: compress 3.25 -> 4.25; 7 (1 + 12.8) = 96.6;
+  // decompress 8 x 3.25 = 26: 126.85.
+  EXPECT_NEAR(simulate(problem, {flat(Scheme::AllGather, Device::Gpu)}), 126.85,
+              1e-9);
+  // Hierarchical: intra reduce 3 x 0.01 + 6.4 -> 7.43; compress -> 10.68;
+  // all-gather between the 2 nodes, 13.8 -> 24.48; decompress 2 payloads,
+  // 6.5 -> 30.98; intra broadcast 6.43 -> 37.41.
+  Decision nodes = decision({Scheme::AllGather, Device::Gpu, true});
+  EXPECT_NEAR(simulate(problem, {nodes}), 37.41, 1e-9);
+  // Dense, flat: 14 a + 2 (7/8) 640 = 1134 -> 1135. Hierarchical dense:
+  // intra reduce-scatter 0.03 + 4.8 -> 5.83; the four ranks of a node
+  // all-reduce their quarters at once over the node's link, 2 + 640 ->
+  // 647.83; intra all-gather 0.03 + 4.8 -> 652.66.
+  EXPECT_NEAR(simulate(problem, {Decision()}), 1135.0, 1e-9);
+  Decision hierarchicalDense;
+  hierarchicalDense.steps = {{Routine::ReduceScatter, Scope::Intra, false, {}},
+                             {Routine::AllReduce, Scope::Inter, false, {}},
+                             {Routine::AllGather, Scope::Intra, false, {}}};
+  EXPECT_NEAR(simulate(problem, {hierarchicalDense}), 652.66, 1e-9);
   Plan plan = espressoPlan(problem);
-  EXPECT_TRUE(plan.decisions[0].hierarchical) << describe(plan.decisions[0]);
-  // Nodes that do not divide the ranks offer no hierarchical option.
-  problem.nodeSize = 3;
-  EXPECT_EQ(options(problem).size(), 5u);
+  EXPECT_LE(plan.iterationMs, 37.41);
+  EXPECT_EQ(plan.decisions[0].steps.front().scope, Scope::Intra)
+      << describe(plan.decisions[0]);
 }
 
-TEST(Espresso, HiddenTensorsStayDense) {
-  // The first tensor's all-reduce finishes during the long backprop of the
-  // second: compressing it cannot shorten the step.
+TEST(Espresso, IntraAndInterNodeLinksAreSeparate) {
+  // Two tensors of the hierarchical case above, the second ready with the
+  // first. Its intra-node reduce waits for the first's (7.43 -> 13.86) but
+  // not for the first's inter-node all-gather (10.68 -> 24.48); its
+  // compression runs 13.86 -> 17.11 and its all-gather 24.48 -> 38.28.
+  // The GPU decompresses the first 24.48 -> 30.98 (broadcast to 37.41) and
+  // the second 38.28 -> 44.78, broadcast to 51.21.
+  Problem problem;
+  problem.ranks = 8;
+  problem.nodeSize = 4;
+  problem.tensors = {{"a", 64 * MB, 1.0}, {"b", 64 * MB, 0.0}};
+  problem.link = {1.0, 10.0};
+  problem.intraLink = {0.01, 0.1};
+  problem.gpu = {{0.05, 0.05}, {0.05, 0.05}};
+  problem.cpu = {{0.2, 1.0}, {0.2, 0.5}};
+  Decision nodes = decision({Scheme::AllGather, Device::Gpu, true});
+  Timeline t = timeline(problem, {nodes, nodes});
+  EXPECT_NEAR(t.endMs, 51.21, 1e-9);
+  EXPECT_NEAR(t.communicationEndMs[0], 37.41, 1e-9);
+  EXPECT_NEAR(t.communicationEndMs[1], 51.21, 1e-9);
+}
+
+TEST(Espresso, LinksServeInReadyOrder) {
+  // The first tensor compresses on a slow CPU; the second, dense and ready
+  // at 2 ms, does not wait behind it: its all-reduce runs 2 -> 14.
+  Problem problem;
+  problem.ranks = 2;
+  problem.tensors = {{"slow", MB, 1.0}, {"dense", MB, 1.0}};
+  problem.link = {1.0, 10.0};
+  problem.gpu = {{0.5, 1.0}, {0.25, 0.5}};
+  problem.cpu = {{100.0, 0.0}, {1.0, 0.0}};
+  Timeline t =
+      timeline(problem, {flat(Scheme::AllGather, Device::Cpu), Decision()});
+  EXPECT_DOUBLE_EQ(t.communicationEndMs[1], 14.0);
+  // The CPU compression ends at 101, its all-gather (1 + 0.2) at 102.2,
+  // the two CPU decompressions at 104.2.
+  EXPECT_DOUBLE_EQ(t.communicationEndMs[0], 102.2);
+  EXPECT_DOUBLE_EQ(t.endMs, 104.2);
+  // Two CPU workers compress two tensors at once.
+  problem.tensors[1].name = "slow too";
+  std::vector<Decision> both(2, flat(Scheme::AllGather, Device::Cpu));
+  double serial = simulate(problem, both);
+  problem.cpuWorkers = 2;
+  EXPECT_LT(simulate(problem, both), serial - 90.0);
+}
+
+TEST(Espresso, DenseTensorsBeforeABubbleStayDense) {
+  // The first tensor's all-reduce ends during the long backprop of the
+  // second, before an idle link: compressing it cannot shorten the step.
   Problem problem;
   problem.ranks = 2;
   problem.tensors = {{"early", MB, 1.0}, {"late", MB, 50.0}};
   problem.link = {0.0, 1.0};
   problem.gpu = {{0.0, 1.0}, {0.0, 1.0}};
   problem.cpu = {{0.0, 1.0}, {0.0, 1.0}};
-  Plan plan = greedyPlan(problem);
+  Timeline t = timeline(problem, std::vector<Decision>(2));
+  EXPECT_DOUBLE_EQ(t.lastBubbleMs, 2.0);
+  Plan plan = gpuGreedyPlan(problem);
   EXPECT_EQ(describe(plan.decisions[0]), "dense");
+  // The link busy without a gap: no bubble, though the first all-reduce
+  // ends long before the backprop does.
+  problem.tensors = {{"a", MB, 1.0}, {"b", 40 * MB, 0.0}, {"c", MB, 30.0}};
+  t = timeline(problem, std::vector<Decision>(3));
+  EXPECT_LT(t.communicationEndMs[0], t.backpropEndMs);
+  EXPECT_DOUBLE_EQ(t.lastBubbleMs, 0.0);
 }
 
-TEST(Espresso, NeverWorseThanDenseAndCloseToExhaustive) {
-  std::mt19937 random(31);
-  double worstGap = 0.0, totalGap = 0.0;
-  int instances = 0;
-  for (int64_t n = 1; n <= 5; ++n)
-    for (int trial = 0; trial < 20; ++trial) {
-      Problem problem = randomProblem(random, n);
-      double dense = simulate(problem, std::vector<Decision>(n));
-      Plan greedy = greedyPlan(problem);
-      Plan offloaded = offloadPlan(problem, greedy);
-      Plan best = exhaustivePlan(problem);
-      EXPECT_LE(greedy.iterationMs, dense + 1e-9);
-      EXPECT_LE(offloaded.iterationMs, greedy.iterationMs + 1e-9);
-      EXPECT_LE(best.iterationMs, offloaded.iterationMs + 1e-9);
-      EXPECT_NEAR(simulate(problem, offloaded.decisions), offloaded.iterationMs,
-                  1e-9);
-      double gap = offloaded.iterationMs / best.iterationMs - 1.0;
-      worstGap = std::max(worstGap, gap);
-      totalGap += gap;
-      ++instances;
-    }
-  // Measured on these 100 seeded instances (half with nodes, so nine
-  // options per tensor): the greedy finds the optimum of every one. From
-  // all-dense alone it averaged 2.3% above, 67% at worst.
-  EXPECT_LE(totalGap / instances, 0.01);
-  EXPECT_LE(worstGap, 0.05);
-  std::printf("Espresso vs exhaustive: mean gap %.4f, worst %.4f over %d "
-              "instances\n",
-              totalGap / instances, worstGap, instances);
-}
-
-TEST(Espresso, OffloadIsOptimalOverGroupCounts) {
-  // Four equal GPU-compressed tensors and a fast CPU: Alg 4.2 tries every
-  // count of last-ready tensors to move, so no such count does better.
-  std::mt19937 random(5);
+TEST(Espresso, Alg41UsesGpuOptionsOnly) {
+  std::mt19937 random(7);
   for (int trial = 0; trial < 20; ++trial) {
-    Problem problem = randomProblem(random, 4);
+    Problem problem = randomProblem(random, 6, trial % 2);
+    Plan plan = gpuGreedyPlan(problem);
+    for (const Decision &d : plan.decisions)
+      EXPECT_TRUE(d.onlyOn(Device::Gpu)) << describe(d);
+    EXPECT_NEAR(simulate(problem, plan.decisions), plan.iterationMs, 1e-9);
+    EXPECT_LE(plan.iterationMs,
+              simulate(problem, std::vector<Decision>(6)) + 1e-9);
+  }
+}
+
+/// The best set of tensors of `plan` whose transforms move to the CPU,
+/// over every subset of its GPU-compressed tensors.
+double bestOffload(const Problem &problem, const std::vector<Decision> &plan) {
+  std::vector<size_t> compressed;
+  for (size_t t = 0; t < plan.size(); ++t)
+    if (plan[t].compressed())
+      compressed.push_back(t);
+  double best = simulate(problem, plan);
+  for (uint64_t mask = 1; mask < (uint64_t(1) << compressed.size()); ++mask) {
+    std::vector<Decision> decisions = plan;
+    for (size_t i = 0; i < compressed.size(); ++i)
+      if (mask >> i & 1)
+        decisions[compressed[i]] = plan[compressed[i]].movedTo(Device::Cpu);
+    best = std::min(best, simulate(problem, decisions));
+  }
+  return best;
+}
+
+TEST(Espresso, Lemma41OffloadsTheEarliestReady) {
+  // Equal tensors under one option: Alg 4.2 (the earliest-ready u of the
+  // group) against every subset. Offloading the last-ready instead is off
+  // by up to 15% on these instances.
+  std::mt19937 random(5);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  int exact = 0, instances = 0;
+  double worst = 0.0, worstLast = 0.0;
+  for (int trial = 0; trial < 300; ++trial) {
+    int64_t n = 2 + trial % 6;
+    Problem problem = randomProblem(random, n, false);
     for (fusion::Tensor &tensor : problem.tensors)
       tensor.bytes = 16 * MB;
-    Plan gpuOnly{std::vector<Decision>(4, {Scheme::AllGather, Device::Gpu}),
-                 0.0};
-    Plan offloaded = offloadPlan(problem, gpuOnly);
-    for (int count = 0; count <= 4; ++count) {
-      std::vector<Decision> decisions = gpuOnly.decisions;
-      for (int c = 0; c < count; ++c)
-        decisions[3 - c].device = Device::Cpu;
-      EXPECT_LE(offloaded.iterationMs, simulate(problem, decisions) + 1e-9);
+    Decision option = flat(
+        unit(random) < 0.5 ? Scheme::AllGather : Scheme::AllToAll, Device::Gpu);
+    Plan gpu{std::vector<Decision>(n, option), 0.0, 0};
+    Plan offloaded = offloadPlan(problem, gpu);
+    EXPECT_EQ(offloaded.evaluations, n + 1);
+    double best = bestOffload(problem, gpu.decisions);
+    double gap = offloaded.iterationMs / best - 1.0;
+    worst = std::max(worst, gap);
+    exact += gap < 1e-9;
+    ++instances;
+    // The reversed lemma: the last-ready u of the group.
+    double last = simulate(problem, gpu.decisions);
+    for (int64_t u = 1; u <= n; ++u) {
+      std::vector<Decision> decisions = gpu.decisions;
+      for (int64_t c = 0; c < u; ++c)
+        decisions[n - 1 - c] = option.movedTo(Device::Cpu);
+      last = std::min(last, simulate(problem, decisions));
     }
+    worstLast = std::max(worstLast, last / best - 1.0);
   }
+  std::printf("Alg 4.2 vs every subset: exact on %d/%d, worst %.4f; "
+              "last-ready: worst %.4f\n",
+              exact, instances, worst, worstLast);
+  EXPECT_GE(exact, instances * 97 / 100);
+  EXPECT_LE(worst, 0.01);
+  EXPECT_GE(worstLast, 0.05);
+}
+
+TEST(Espresso, Alg42GroupsBySizeAndOption) {
+  // Two equal sizes under two options are two groups: (1+1)(1+1) count
+  // vectors, not 1+2.
+  Problem problem;
+  problem.ranks = 4;
+  problem.tensors = {{"a", 8 * MB, 1.0}, {"b", 8 * MB, 1.0}};
+  problem.link = {0.1, 1.0};
+  problem.gpu = {{0.05, 0.1}, {0.05, 0.05}};
+  problem.cpu = {{0.2, 1.0}, {0.2, 0.5}};
+  Plan plan{{flat(Scheme::AllGather, Device::Gpu),
+             flat(Scheme::AllToAll, Device::Gpu)},
+            0.0,
+            0};
+  EXPECT_EQ(offloadPlan(problem, plan).evaluations, 4);
+  plan.decisions[1] = plan.decisions[0];
+  EXPECT_EQ(offloadPlan(problem, plan).evaluations, 3);
+}
+
+TEST(Espresso, ThesisAndSearchAgainstExhaustive) {
+  // The thesis's Alg 4.1 + 4.2 and the project's search, over the options
+  // the runtime executes (5, or 9 with nodes) for up to five tensors and
+  // over the whole flat space (63) for two.
+  std::mt19937 random(31);
+  struct Gap {
+    double worst = 0.0, total = 0.0;
+    int count = 0;
+    void add(double plan, double best) {
+      double gap = plan / best - 1.0;
+      worst = std::max(worst, gap);
+      total += gap;
+      ++count;
+    }
+  } thesisLowered, searchLowered, thesisFlat, searchFlat;
+  for (int64_t n = 1; n <= 5; ++n)
+    for (int trial = 0; trial < 20; ++trial) {
+      Problem problem = randomProblem(random, n, trial % 2);
+      std::vector<Decision> space = lowerableOptions(problem);
+      Plan best = exhaustivePlan(problem, space);
+      Plan search = searchPlan(problem, space);
+      double dense = simulate(problem, std::vector<Decision>(n));
+      EXPECT_LE(search.iterationMs, dense + 1e-9);
+      EXPECT_LE(best.iterationMs, search.iterationMs + 1e-9);
+      EXPECT_NEAR(simulate(problem, search.decisions), search.iterationMs,
+                  1e-9);
+      searchLowered.add(search.iterationMs, best.iterationMs);
+      // The thesis's algorithms restricted to the same space: the GPU
+      // options of it, then offloading.
+      Plan thesis = espressoPlan(problem, space);
+      thesisLowered.add(thesis.iterationMs, best.iterationMs);
+    }
+  for (int trial = 0; trial < 30; ++trial) {
+    Problem problem = randomProblem(random, 2, false);
+    std::vector<Decision> space = options(problem);
+    Plan best = exhaustivePlan(problem, space);
+    Plan thesis = espressoPlan(problem);
+    Plan search = searchPlan(problem, space);
+    EXPECT_LE(best.iterationMs, search.iterationMs + 1e-9);
+    EXPECT_LE(search.iterationMs, thesis.iterationMs + 1e-9);
+    thesisFlat.add(thesis.iterationMs, best.iterationMs);
+    searchFlat.add(search.iterationMs, best.iterationMs);
+  }
+  auto report = [](const char *what, const Gap &gap) {
+    std::printf("%-36s mean gap %.4f, worst %.4f over %d instances\n", what,
+                gap.total / gap.count, gap.worst, gap.count);
+  };
+  report("Alg 4.1+4.2, runtime options:", thesisLowered);
+  report("search, runtime options:", searchLowered);
+  report("Alg 4.1+4.2, all flat options:", thesisFlat);
+  report("search, all flat options:", searchFlat);
+  EXPECT_LE(searchLowered.total / searchLowered.count, 0.01);
+  EXPECT_LE(searchLowered.worst, 0.05);
+  EXPECT_LE(searchFlat.worst, 0.05);
 }
 
 } // namespace

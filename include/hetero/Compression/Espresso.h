@@ -4,32 +4,43 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// MLIR-free. Espresso decides, for each gradient of a training step, whether
-// to compress it, on which device (GPU or CPU) to compress and decompress
-// it, and how to aggregate it (a dense all-reduce; all-gather of the
-// compressed tensors, indivisible; or all-to-all, aggregate, re-compress and
-// all-gather, divisible), with a timeline simulator as the oracle:
+// MLIR-free. Espresso decides, for each gradient of a training step, how it
+// travels: compressed or not, on which device each compression and each
+// decompression runs, flat or hierarchical, indivisible or divisible, and
+// which collective routine each phase uses (the thesis's Table 4.3).
 //
-//  - the GPU runs the backprop of T0, T1, ... in order; a GPU compression
-//    runs right after its tensor's backprop, delaying the next;
-//  - the CPU runs the compressions offloaded to it in ready order, each
-//    after its tensor's backprop, and its decompressions;
-//  - one link runs the collectives in gradient-ready order, each when its
-//    tensor is ready (compressed or produced) and the link is free:
-//      dense all-reduce (ring)   2 (P-1) (a + b S / P)
-//      all-gather                (P-1) (a + b W)
-//      all-to-all + all-gather   2 (P-1) (a + b W / P), plus a
-//                                re-compression of S / P in between;
-//    S the tensor's bytes, W its compressed bytes;
-//  - decompression runs after the collective on the tensor's device: P
-//    payloads for all-gather, 2 for the divisible scheme (the aggregate of
-//    P chunks of S / P and the final all-gather). GPU decompressions queue
-//    on their own stream;
-//  - hierarchical (nodes of m ranks on a faster intra-node link): a dense
-//    reduce inside each node, (m-1)(a' + b' S / m), the compressed
-//    collective among the P / m nodes, and a broadcast inside each node,
-//    (m-1)(a' + b' S / m).
-// The iteration ends when the last stream does.
+// An option is a path through that decision tree: one to four
+// communication steps, each with a payload that is dense (U) or compressed
+// (C), and between them the transforms that change the state:
+//
+//   flat             [AllReduce | AllGather]
+//                    [ReduceScatter | AllToAll] -> AllGather
+//                    [Reduce | Gather] -> Broadcast
+//   hierarchical     an intra-node divisible step 1, an inter-node phase
+//                    (indivisible or divisible), an intra-node step 2
+//
+// A dense step 1 reduces (ReduceScatter, Reduce); a compressed one
+// exchanges payloads (AllToAll, Gather). Step 2 spreads the result
+// (AllGather, Broadcast), dense or compressed. Between two compressed steps
+// the payloads either pass through, or are decompressed, summed and
+// recompressed; entering C compresses, leaving C decompresses, each on the
+// GPU or the CPU. With nodes that count is 4,341 options a tensor, the
+// thesis's |C| (nine of them dense); without nodes, 63.
+//
+// The timeline oracle is a list scheduler over five resources: the GPU
+// (backprop in order, and the GPU's compression kernels), the CPU (its
+// workers), the intra-node link and the inter-node link. Each serves the
+// tasks that are ready in the order they became ready (ties: the earlier
+// tensor). Collective costs follow NCCL's bus-bandwidth model with group
+// size g and B the bytes a rank holds:
+//
+//   AllReduce 2(g-1)a + 2(g-1)/g bB     ReduceScatter, AllToAll
+//                                        (g-1)a + (g-1)/g bB
+//   AllGather, Gather (g-1)(a + bB)      Reduce, Broadcast (g-1)a + bB
+//
+// In an inter-node phase after an intra-node ReduceScatter or AllToAll,
+// the node's ranks run it at once and share the node's link: their bytes
+// add up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,23 +50,60 @@
 #include "hetero/Fusion/Fusion.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace hetero::espresso {
 
 enum class Device { Gpu, Cpu };
-enum class Scheme { Dense, AllGather, AllToAll };
+enum class Routine {
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  Reduce,
+  Broadcast,
+  AllToAll,
+  Gather
+};
+/// Flat steps span every rank; the others run inside a node or among the
+/// nodes.
+enum class Scope { Flat, Intra, Inter };
+
+/// What happens to the payload before a step, or after the last: a
+/// decompression (and sum) and a compression, each on its own device.
+struct Transform {
+  bool decompress = false;
+  Device decompressOn = Device::Gpu;
+  bool compress = false;
+  Device compressOn = Device::Gpu;
+  bool operator==(const Transform &other) const;
+};
+
+struct Step {
+  Routine routine = Routine::AllReduce;
+  Scope scope = Scope::Flat;
+  bool compressed = false;
+  Transform before;
+  bool operator==(const Step &other) const {
+    return routine == other.routine && scope == other.scope &&
+           compressed == other.compressed && before == other.before;
+  }
+};
 
 struct Decision {
-  Scheme scheme = Scheme::Dense; // Dense: not compressed
-  Device device = Device::Gpu;
-  bool hierarchical = false;
+  std::vector<Step> steps = {Step{}};
+  Transform after;
+
+  bool compressed() const;
+  /// Every transform of the decision on `device`.
+  bool onlyOn(Device device) const;
+  /// The same path with every transform moved to `device`.
+  Decision movedTo(Device device) const;
   bool operator==(const Decision &other) const {
-    return scheme == other.scheme &&
-           (scheme == Scheme::Dense ||
-            (device == other.device && hierarchical == other.hierarchical));
+    return steps == other.steps && after == other.after;
   }
+  bool operator!=(const Decision &other) const { return !(*this == other); }
 };
 
 struct DeviceCosts {
@@ -69,46 +117,95 @@ struct Problem {
   /// Compressed bytes per uncompressed byte (top-k 1%: indices and values,
   /// 0.02).
   double wireFraction = 0.02;
+  /// The link between ranks; between nodes when there are nodes.
   fusion::LinearCost link;
   DeviceCosts gpu, cpu;
+  /// CPU workers that compress at once.
+  int64_t cpuWorkers = 1;
   /// Ranks per node and the intra-node link: hierarchical options exist
   /// when 1 < nodeSize < ranks and nodeSize divides ranks.
   int64_t nodeSize = 1;
   fusion::LinearCost intraLink;
 };
 
-/// The options of one tensor: dense, and each compressed scheme on each
-/// device, flat or (where the problem has nodes) hierarchical.
-std::vector<Decision> options(const Problem &problem);
+bool hasNodes(const Problem &problem);
 
+/// Every option of one tensor, the dense all-reduce first.
+std::vector<Decision> options(const Problem &problem);
+/// The options whose every transform runs on the GPU (Alg 4.1's C_gpu,
+/// with the dense paths).
+std::vector<Decision> gpuOptions(const Problem &problem);
+
+/// The runtime's compressed all-reduce runs these: dense; a flat
+/// all-gather, or all-to-all, re-compression and all-gather, on one
+/// device; and, with nodes, the same among the nodes between a dense
+/// intra-node reduce and broadcast.
+enum class Scheme { Dense, AllGather, AllToAll };
+struct Lowered {
+  Scheme scheme = Scheme::Dense;
+  Device device = Device::Gpu;
+  bool hierarchical = false;
+};
+Decision decision(const Lowered &lowered);
+std::optional<Lowered> lowered(const Decision &decision);
+std::vector<Decision> lowerableOptions(const Problem &problem);
+
+struct Timeline {
+  double endMs = 0.0;
+  double backpropEndMs = 0.0;
+  /// Per tensor, when its last communication step ends.
+  std::vector<double> communicationEndMs;
+  /// The start of the last gap between the communications of two tensors
+  /// (0 if none): the union of the tensors' spans from their first
+  /// communication's start to their last one's end has a hole there.
+  double lastBubbleMs = 0.0;
+};
+
+Timeline timeline(const Problem &problem,
+                  const std::vector<Decision> &decisions);
 /// The timeline's end for `decisions` (one per tensor).
 double simulate(const Problem &problem, const std::vector<Decision> &decisions);
 
 struct Plan {
   std::vector<Decision> decisions;
   double iterationMs = 0.0;
+  /// Timelines the search evaluated.
+  int64_t evaluations = 0;
 };
 
-/// Alg 4.1: tensors by decreasing size; a tensor whose collective already
-/// ends before the backprop does (hidden in the bubble) is left alone;
-/// otherwise it takes the option that shortens the timeline most. Passes
-/// repeat until one changes nothing (later passes revisit every tensor);
-/// the same passes also start from each option applied to all tensors, and
-/// the best end wins.
-Plan greedyPlan(const Problem &problem);
+/// Alg 4.1 as the thesis gives it: from all dense, tensors in groups of
+/// decreasing size, the latest-ready first within a group; before and
+/// after every decision, the dense tensors communicated before a bubble
+/// leave the candidates; each remaining tensor once takes the best of its
+/// option and the GPU options.
+Plan gpuGreedyPlan(const Problem &problem);
 
-/// Alg 4.2: among the GPU-compressed tensors of `plan`, groups of equal
-/// size, and for each group how many of its last-ready tensors move their
-/// compression to the CPU: every combination of counts is simulated.
+/// Alg 4.2: the compressed tensors of `plan` in groups of equal size and
+/// equal option; for every vector of counts, the earliest-ready that many
+/// of each group move their transforms to the CPU (Lemma 4.1). The best
+/// vector wins. Beyond 2^16 vectors (Theorem 4.1's count is exponential
+/// in the groups), one group's count at a time takes its best given the
+/// others, until none changes.
 Plan offloadPlan(const Problem &problem, const Plan &plan);
 
-/// Alg 4.1 then 4.2.
+/// Alg 4.1 then Alg 4.2: the thesis's Espresso, over `space` (its GPU
+/// options for Alg 4.1; Alg 4.2 moves a group only to a CPU option of it).
+Plan espressoPlan(const Problem &problem, const std::vector<Decision> &space);
 Plan espressoPlan(const Problem &problem);
 
-/// Every combination of the options per tensor; small N only.
-Plan exhaustivePlan(const Problem &problem);
+/// The project's search over `space`: from the thesis's plan (restricted
+/// to `space`), all dense and, for small spaces, each option on every
+/// tensor, passes that give each tensor (largest first) its best option
+/// until a pass changes nothing or `maxEvaluations` timelines ran.
+Plan searchPlan(const Problem &problem, const std::vector<Decision> &space,
+                int64_t maxEvaluations = 2'000'000);
 
-/// "dense", "gpu allgather", "cpu alltoall hierarchical", ...
+/// Every combination of `space` per tensor; small N only.
+Plan exhaustivePlan(const Problem &problem, const std::vector<Decision> &space);
+
+/// "dense", "gpu allgather", "cpu alltoall hierarchical" for the lowered
+/// options; the steps otherwise, e.g.
+/// "intra reduce_scatter | gpu compress | inter allgather* | ..."
 std::string describe(const Decision &decision);
 
 } // namespace hetero::espresso
