@@ -65,15 +65,14 @@ Problem syntheticProblem(int64_t tensors, unsigned seed) {
   return problem;
 }
 
-
 } // namespace
 
 int main(int argc, char **argv) {
   int64_t largest = argc > 1 ? std::atoll(argv[1]) : 314;
   const int64_t counts[] = {10, 32, 148, 207, 314};
   std::printf("%8s %12s %10s %10s %14s %10s %10s %10s %10s\n", "tensors",
-              "select(ms)", "timelines", "us/each", "brute(log10s)",
-              "dense/it", "allgat/it", "search/it", "plan(ms)");
+              "select(ms)", "timelines", "us/each", "brute(log10s)", "dense/it",
+              "allgat/it", "search/it", "plan(ms)");
   for (int64_t n : counts) {
     if (n > largest)
       break;
@@ -81,9 +80,8 @@ int main(int argc, char **argv) {
     Plan plan;
     double seconds = fastestSeconds(3, [&] { plan = espressoPlan(problem); });
     double perTimeline = seconds / double(plan.evaluations);
-    double brute =
-        double(n) * std::log10(double(options(problem).size())) +
-        std::log10(perTimeline);
+    double brute = double(n) * std::log10(double(options(problem).size())) +
+                   std::log10(perTimeline);
     double dense = simulate(problem, std::vector<Decision>(n));
     double allGather = simulate(
         problem,

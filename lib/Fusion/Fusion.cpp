@@ -13,12 +13,22 @@
 namespace hetero::fusion {
 
 double evaluate(const Problem &problem, const std::vector<Group> &groups) {
+  return evaluate(problem, groups, {});
+}
+
+double evaluate(const Problem &problem, const std::vector<Group> &groups,
+                const std::vector<bool> &compressed) {
   double compute = 0.0, comm = 0.0;
-  for (const Group &group : groups) {
+  for (size_t g = 0; g < groups.size(); ++g) {
     int64_t bytes = 0;
-    for (int64_t t = group.first; t <= group.last; ++t) {
+    for (int64_t t = groups[g].first; t <= groups[g].last; ++t) {
       compute += problem.tensors[t].backwardMs;
       bytes += problem.tensors[t].bytes;
+    }
+    if (g < compressed.size() && !compressed[g]) {
+      comm =
+          std::max(comm, compute) + problem.dense.value_or(problem.comm)(bytes);
+      continue;
     }
     compute += problem.compress(bytes);
     comm = std::max(comm, compute) + problem.comm(bytes);
@@ -271,7 +281,9 @@ Plan thresholdPlan(const Problem &problem, int64_t thresholdBytes) {
       open = 0;
     }
   }
-  return planOf(problem, groups);
+  Plan plan = planOf(problem, groups);
+  plan.thresholdBytes = thresholdBytes;
+  return plan;
 }
 
 Plan evenPlan(const Problem &problem, int64_t count) {
@@ -287,6 +299,55 @@ Plan bestEvenPlan(const Problem &problem) {
   Plan best = evenPlan(problem, 1);
   for (int64_t count = 2; count <= int64_t(problem.tensors.size()); ++count) {
     Plan candidate = evenPlan(problem, count);
+    if (candidate.iterationMs < best.iterationMs)
+      best = candidate;
+  }
+  return best;
+}
+
+namespace {
+/// Bucket sizes of 2, 4, ..., 64 MB, the thesis's sweep.
+template <typename MakePlan> Plan bestOverBuckets(MakePlan make) {
+  Plan best;
+  for (int64_t mb = 2; mb <= 64; mb *= 2) {
+    Plan candidate = make(mb * int64_t(kBytesPerMB));
+    if (best.groups.empty() || candidate.iterationMs < best.iterationMs)
+      best = candidate;
+  }
+  return best;
+}
+} // namespace
+
+Plan bestBucketPlan(const Problem &problem) {
+  return bestOverBuckets(
+      [&](int64_t bytes) { return thresholdPlan(problem, bytes); });
+}
+
+Plan fp32Plan(const Problem &problem, int64_t thresholdBytes) {
+  Plan plan = thresholdPlan(problem, thresholdBytes);
+  plan.compressed.assign(plan.groups.size(), false);
+  plan.iterationMs = evaluate(problem, plan.groups, plan.compressed);
+  return plan;
+}
+
+Plan bestFp32Plan(const Problem &problem) {
+  return bestOverBuckets(
+      [&](int64_t bytes) { return fp32Plan(problem, bytes); });
+}
+
+Plan hipressPlan(const Problem &problem, int64_t thresholdBytes) {
+  Plan plan = perTensorPlan(problem);
+  for (const Tensor &tensor : problem.tensors)
+    plan.compressed.push_back(tensor.bytes >= thresholdBytes);
+  plan.thresholdBytes = thresholdBytes;
+  plan.iterationMs = evaluate(problem, plan.groups, plan.compressed);
+  return plan;
+}
+
+Plan bestHipressPlan(const Problem &problem) {
+  Plan best = hipressPlan(problem, 4096);
+  for (int64_t bytes = 8192; bytes <= 64 * int64_t(kBytesPerMB); bytes *= 2) {
+    Plan candidate = hipressPlan(problem, bytes);
     if (candidate.iterationMs < best.iterationMs)
       best = candidate;
   }

@@ -23,6 +23,12 @@ bool readProblem(const Value &root, fusion::Problem &problem,
   }
   if (!readTensors(*object, problem.tensors, error))
     return false;
+  if (object->get("dense_comm")) {
+    fusion::LinearCost dense;
+    if (!readLinearCost(*object, "dense_comm", "$", dense, error))
+      return false;
+    problem.dense = dense;
+  }
   return readCompressionCost(*object, "compress", "$", problem.compress,
                              error) &&
          readLinearCost(*object, "comm", "$", problem.comm, error);

@@ -315,6 +315,23 @@ int runFusion(int argc, char **argv) {
                       problem, int64_t(thresholdMb * fusion::kBytesPerMB)));
   fusion::Plan even = fusion::bestEvenPlan(problem);
   printFusionPlan("even_" + std::to_string(even.groups.size()) + " ", even);
+  if (!problem.dense)
+    return 0;
+  // The baselines that leave tensors uncompressed: FP32 in the best bucket
+  // size, and HiPress's size threshold.
+  fusion::Plan fp32 = fusion::bestFp32Plan(problem);
+  printFusionPlan("fp32_" + std::to_string(fp32.thresholdBytes >> 20) + "MB ",
+                  fp32);
+  fusion::Plan hipress = fusion::bestHipressPlan(problem);
+  std::vector<fusion::Group> compressed;
+  for (size_t g = 0; g < hipress.groups.size(); ++g)
+    if (hipress.compressed[g])
+      compressed.push_back(hipress.groups[g]);
+  std::string prefix =
+      "hipress_" + std::to_string(hipress.thresholdBytes >> 10) + "KB ";
+  printFusionPlan(prefix, hipress);
+  std::printf("%scompressed: %s\n", prefix.c_str(),
+              fusion::formatGroups(compressed).c_str());
   return 0;
 }
 

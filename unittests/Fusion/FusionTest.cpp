@@ -48,6 +48,34 @@ TEST(Fusion, Baselines) {
   EXPECT_EQ(formatGroups(perTensorPlan(problem).groups), "[0-0] [1-1] [2-2]");
 }
 
+TEST(Fusion, UncompressedBaselines) {
+  // The uncompressed transfer costs 0.5 ms + 2 ms/MB.
+  Problem problem = threeTensors();
+  problem.dense = LinearCost{0.5, 2.0};
+  // HiPress at 2 MB compresses b alone: a 1 + 2.5 -> 3.5; b backprop to 2,
+  // compressed by 3, sent 3.5 -> 7.5; c ready at 4, sent 7.5 -> 10.
+  Plan hipress = hipressPlan(problem, 2 * MB);
+  EXPECT_EQ(hipress.compressed, (std::vector<bool>{false, true, false}));
+  EXPECT_DOUBLE_EQ(hipress.iterationMs, 10.0);
+  // A threshold above every tensor is FP32 per tensor: 3.5, 8, 10.5; one at
+  // most the smallest compresses everything, per tensor's 11.75.
+  EXPECT_DOUBLE_EQ(hipressPlan(problem, 4 * MB).iterationMs, 10.5);
+  EXPECT_DOUBLE_EQ(hipressPlan(problem, 1).iterationMs,
+                   perTensorPlan(problem).iterationMs);
+  EXPECT_DOUBLE_EQ(bestHipressPlan(problem).iterationMs, 10.0);
+  EXPECT_EQ(bestHipressPlan(problem).thresholdBytes, 2 * MB);
+  // FP32 in 2 MB buckets: [a b] after 2 ms, 0.5 + 6 -> 8.5; c -> 11. One
+  // bucket (4 MB and up): 3 + 8.5 = 11.5.
+  Plan fp32 = bestFp32Plan(problem);
+  EXPECT_EQ(formatGroups(fp32.groups), "[0-1] [2-2]");
+  EXPECT_EQ(fp32.thresholdBytes, 2 * MB);
+  EXPECT_DOUBLE_EQ(fp32.iterationMs, 11.0);
+  EXPECT_DOUBLE_EQ(fp32Plan(problem, 4 * MB).iterationMs, 11.5);
+  // Every group compressed is the plain model.
+  EXPECT_DOUBLE_EQ(evaluate(problem, {{0, 0}, {1, 2}}, {true, true}),
+                   evaluate(problem, {{0, 0}, {1, 2}}));
+}
+
 /// Random instances across regimes: latency-bound, bandwidth-bound, and
 /// with compression dominating or free.
 Problem randomProblem(std::mt19937 &random, int64_t n) {

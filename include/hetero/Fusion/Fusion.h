@@ -42,6 +42,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,9 @@ struct Problem {
   std::vector<Tensor> tensors;
   CompressionCost compress;
   LinearCost comm;
+  /// The transfer of a group sent uncompressed (an FP32 all-reduce); the
+  /// baselines that leave tensors uncompressed need it.
+  std::optional<LinearCost> dense;
 };
 
 /// Tensors first..last, inclusive.
@@ -93,6 +97,10 @@ struct Group {
 struct Plan {
   std::vector<Group> groups;
   double iterationMs = 0.0;
+  /// Per group, whether it is compressed; empty when all are.
+  std::vector<bool> compressed;
+  /// The bucket size or size threshold a baseline used (0 for none).
+  int64_t thresholdBytes = 0;
 };
 
 /// The end of the last transfer when `problem` runs with `groups` (which
@@ -130,6 +138,22 @@ Plan thresholdPlan(const Problem &problem, int64_t thresholdBytes);
 Plan evenPlan(const Problem &problem, int64_t count);
 /// The best of evenPlan over every count.
 Plan bestEvenPlan(const Problem &problem);
+/// The best of thresholdPlan over bucket sizes of 2, 4, ..., 64 MB.
+Plan bestBucketPlan(const Problem &problem);
+
+/// The end of the last transfer when the groups marked uncompressed skip
+/// compression and travel at `problem.dense`'s cost.
+double evaluate(const Problem &problem, const std::vector<Group> &groups,
+                const std::vector<bool> &compressed);
+/// FP32 (Horovod): no compression, buckets of `thresholdBytes`; the best
+/// of 2..64 MB. Need `problem.dense`.
+Plan fp32Plan(const Problem &problem, int64_t thresholdBytes);
+Plan bestFp32Plan(const Problem &problem);
+/// HiPress: layer-wise, compressing only the tensors of at least
+/// `thresholdBytes`; the best threshold among 4 KiB, 8 KiB, ..., 64 MiB.
+/// Need `problem.dense`.
+Plan hipressPlan(const Problem &problem, int64_t thresholdBytes);
+Plan bestHipressPlan(const Problem &problem);
 
 /// "[0-3] [4-9]".
 std::string formatGroups(const std::vector<Group> &groups);
