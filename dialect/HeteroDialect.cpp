@@ -61,6 +61,12 @@ LogicalResult HeteroDialect::verifyOperationAttribute(Operation *op,
                       !integer.getValue().isNegative(),
                   "a non-negative i64 integer");
   }
+  if (name == DensityAttrHelper::getNameStr()) {
+    auto fraction = dyn_cast<FloatAttr>(value);
+    return expect(fraction && fraction.getValueAsDouble() >= 0.0 &&
+                      fraction.getValueAsDouble() <= 1.0,
+                  "a float in [0, 1] (the fraction of non-zero elements)");
+  }
   if (name == PlanTableAttrHelper::getNameStr()) {
     auto table = dyn_cast<ArrayAttr>(value);
     return expect(table && llvm::all_of(table, llvm::IsaPred<DictionaryAttr>),
@@ -74,7 +80,8 @@ LogicalResult HeteroDialect::verifyOperationAttribute(Operation *op,
                                            PlanTableAttrHelper::getNameStr(),
                                            StageAttrHelper::getNameStr(),
                                            StagesAttrHelper::getNameStr(),
-                                           PeakStashAttrHelper::getNameStr()},
+                                           PeakStashAttrHelper::getNameStr(),
+                                           DensityAttrHelper::getNameStr()},
                        ", ");
 }
 

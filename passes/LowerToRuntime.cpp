@@ -43,7 +43,7 @@ static_assert(getMaxEnumValForCompressor() == HRT_COMPRESS_QSGD,
               "hrt_compressor and hetero::Compressor differ in size");
 static_assert(getMaxEnumValForCollectiveScheme() == HRT_SCHEME_ALLTOALL,
               "hrt_scheme and hetero::CollectiveScheme differ in size");
-static_assert(getMaxEnumValForSparseFormat() == HRT_SPARSE_HASH_BITMAP,
+static_assert(getMaxEnumValForSparseFormat() == HRT_SPARSE_ONLINE,
               "hrt_sparse_format and hetero::SparseFormat differ in size");
 
 /// hrt_dtype of an element type, or none.
@@ -124,6 +124,10 @@ static hrt_sparse_format runtimeSparseFormat(SparseFormat format) {
     return HRT_SPARSE_COO;
   case SparseFormat::hash_bitmap:
     return HRT_SPARSE_HASH_BITMAP;
+  case SparseFormat::allgather:
+    return HRT_SPARSE_ALLGATHER;
+  case SparseFormat::online:
+    return HRT_SPARSE_ONLINE;
   case SparseFormat::dense:
     break;
   }

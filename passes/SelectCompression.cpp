@@ -9,11 +9,14 @@
 #include "hetero/Dialect/Utils.h"
 #include "hetero/Passes/Passes.h"
 #include "hetero/Profile/EspressoProfile.h"
+#include "hetero/Sparse/SparseCost.h"
 #include "hetero/Support/WireSize.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/MapVector.h"
+
+#include <cmath>
 
 namespace hetero {
 #define GEN_PASS_DEF_HETEROSELECTCOMPRESSION
@@ -54,20 +57,41 @@ struct HeteroSelectCompressionPass
           HeteroSelectCompressionPass> {
   using Base::Base;
 
-  /// Zen's bytes per rank (push, then the cheaper pull) against the dense
-  /// ring all-reduce's; the sparse format when Zen sends fewer.
+  /// The non-zero fraction of `op`'s gradient: its `hetero.density`
+  /// attribute (a profile's per-tensor measurement), else the pass's.
+  double densityOf(Operation *op) {
+    if (FloatAttr attr = getHeteroDialect(op->getContext())
+                             .getDensityAttrHelper()
+                             .getAttr(op))
+      return attr.getValueAsDouble();
+    return density;
+  }
+
+  /// The cheapest way Zen's cost model (hetero/Sparse/SparseCost.h) sends
+  /// `op`'s gradient, with latency: AGsparse, or Zen with a COO or
+  /// hash-bitmap pull; none when the dense all-reduce is cheapest.
   std::optional<SparseFormat> sparseFormat(Operation *op) {
-    int64_t elements = inputElements(op);
-    double ranksHere = double(groupSize(op, ranks));
-    double nonZeros = density * double(elements);
-    double unionSize = std::min(double(elements), ranksHere * nonZeros);
-    double push = 8.0 * nonZeros;
-    double coo = 8.0 * unionSize;
-    double bitmap = double(elements) / 8.0 + 4.0 * unionSize;
-    double dense = 2.0 * (ranksHere - 1.0) / ranksHere * 4.0 * elements;
-    if (push + std::min(coo, bitmap) >= dense)
+    double fraction = densityOf(op);
+    if (fraction <= 0.0)
       return std::nullopt;
-    return coo <= bitmap ? SparseFormat::coo : SparseFormat::hash_bitmap;
+    sparse::SparseShape shape;
+    shape.ranks = groupSize(op, ranks);
+    shape.elements = inputElements(op);
+    shape.maxNonZeros = int64_t(std::ceil(fraction * double(shape.elements)));
+    shape.totalNonZeros = shape.ranks * shape.maxNonZeros;
+    shape.unionNonZeros =
+        sparse::expectedUnion(shape.elements, shape.maxNonZeros, shape.ranks);
+    sparse::SparseLink link{linkAlphaMs, linkBetaMsPerMb / fusion::kBytesPerMB};
+    switch (sparse::chooseSparseScheme(shape, link)) {
+    case sparse::SparseScheme::AllGather:
+      return onlineSparse ? SparseFormat::online : SparseFormat::allgather;
+    case sparse::SparseScheme::ZenCoo:
+      return onlineSparse ? SparseFormat::online : SparseFormat::coo;
+    case sparse::SparseScheme::ZenBitmap:
+      return onlineSparse ? SparseFormat::online : SparseFormat::hash_bitmap;
+    default:
+      return std::nullopt;
+    }
   }
 
   espresso::Problem builtinProblem(ArrayRef<Operation *> ops,
@@ -120,7 +144,7 @@ struct HeteroSelectCompressionPass
                                           {Compressor::none}, " or ");
       return signalPassFailure();
     }
-    if (!(ratio > 0.0 && ratio <= 1.0) || ranks < 1 || density < 0.0 ||
+    if (!(ratio > 0.0 && ratio <= 1.0) || ranks < 1 || !(density >= 0.0) ||
         density > 1.0 || nodeSize < 1) {
       module.emitError() << "hetero-select-compression: ratio must be in "
                             "(0, 1], ranks and node-size at least 1 and "
@@ -171,7 +195,7 @@ struct HeteroSelectCompressionPass
       for (Operation *op : ops) {
         auto reduce = dyn_cast<AllReduceOp>(op);
         std::optional<SparseFormat> format;
-        if (reduce && density > 0.0)
+        if (reduce)
           format = sparseFormat(op);
         if (format) {
           reduce.removeCompressAttr();

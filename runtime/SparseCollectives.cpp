@@ -11,14 +11,20 @@
 // Aggregate: the owner sums the pairs of each index in rank order.
 // Pull: every owner's sums are all-gathered, as pairs (COO) or as the hash
 // bitmap of the partition's members plus the values in index order.
+// AGsparse, the centralised baseline, all-gathers every rank's pairs and
+// every rank sums them. The online format shares the ranks' non-zero
+// counts and link estimates and runs the cheapest scheme of Zen's cost
+// model.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Runtime.h"
 #include "hetero-rt/compress.h"
+#include "hetero/Sparse/SparseCost.h"
 #include "hetero/Sparse/Zen.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <random>
@@ -29,6 +35,9 @@ using namespace hetero;
 namespace {
 
 size_t lastPushed = 0, lastPulled = 0;
+int lastFormat = 0;
+/// The link hrt_sparse_set_link gave; negative: not set.
+sparse::SparseLink configuredLink{-1.0, -1.0};
 
 /// The seeds of `comm`, chosen by its rank 0 on first use and kept with
 /// `comm`.
@@ -80,47 +89,17 @@ void readSlot(const char *slot, size_t capacity, Visit visit) {
 
 } // namespace
 
-extern "C" void hrt_sparse_last_traffic(size_t *pushed, size_t *pulled) {
-  if (pushed)
-    *pushed = lastPushed;
-  if (pulled)
-    *pulled = lastPulled;
-}
+namespace {
 
-extern "C" hrt_status hrt_sparse_all_reduce(float *data, size_t n,
-                                            hrt_sparse_format format,
-                                            hrt_reduce_op op, hrt_comm comm) {
-  rt::CallSite here{"hrt_sparse_all_reduce", comm, n * sizeof(float)};
-  if (hrt_status status = rt::checkHostCollective(here))
-    return status;
-  if (!data && n)
-    return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                    "the data must not be null");
-  if (format != HRT_SPARSE_COO && format != HRT_SPARSE_HASH_BITMAP)
-    return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                    "unknown sparse format " + std::to_string(int(format)));
-  if (op != HRT_SUM && op != HRT_AVG)
-    return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                    "sparse gradients are summed or averaged, not reduced "
-                    "with operation " +
-                        std::to_string(int(op)));
-  if (n > size_t(UINT32_MAX))
-    return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                    "sparse indices address at most 2^32 elements");
-  int rank = 0, size = 1;
-  if (hrt_status status = hrt_comm_rank(comm, &rank))
-    return status;
-  if (hrt_status status = hrt_comm_size(comm, &size))
-    return status;
+/// Zen: push to the hash partitions' owners, aggregate, pull.
+hrt_status zenAllReduce(float *data, size_t n,
+                        const std::vector<uint32_t> &nonZero,
+                        hrt_sparse_format format, hrt_reduce_op op, int rank,
+                        int size, hrt_comm comm, const rt::CallSite &here) {
   sparse::HashSeeds seeds;
   if (hrt_status status = seedsOf(comm, seeds))
     return status;
-
   // Push.
-  std::vector<uint32_t> nonZero;
-  for (size_t i = 0; i < n; ++i)
-    if (data[i] != 0.0f)
-      nonZero.push_back(uint32_t(i));
   auto parts = sparse::partitionIndices(nonZero, size, seeds);
   if (!parts)
     return rt::fail(HRT_ERROR_BACKEND, here,
@@ -208,4 +187,155 @@ extern "C" hrt_status hrt_sparse_all_reduce(float *data, size_t n,
     }
   }
   return HRT_SUCCESS;
+}
+
+/// AGsparse: every rank's pairs to every rank, summed in rank order.
+hrt_status allGatherSparse(float *data, size_t n,
+                           const std::vector<uint32_t> &nonZero,
+                           hrt_reduce_op op, int size, hrt_comm comm) {
+  int64_t capacity = int64_t(nonZero.size());
+  if (hrt_status status = maxOver(comm, capacity))
+    return status;
+  size_t slot = slotBytes(capacity);
+  std::vector<float> values;
+  for (uint32_t index : nonZero)
+    values.push_back(data[index]);
+  std::vector<char> mine(slot, 0), all(slot * size);
+  writeSlot(mine.data(), capacity, nonZero, values.data());
+  if (hrt_status status =
+          hrt_all_gather(mine.data(), all.data(), slot, HRT_UINT8, comm))
+    return status;
+  lastPushed = 0;
+  lastPulled = mine.size();
+  std::fill(data, data + n, 0.0f);
+  for (int r = 0; r < size; ++r)
+    readSlot(all.data() + r * slot, capacity,
+             [&](uint32_t index, float value) { data[index] += value; });
+  if (op == HRT_AVG)
+    for (size_t i = 0; i < n; ++i)
+      data[i] /= float(size);
+  return HRT_SUCCESS;
+}
+
+/// This rank's view of the link: as configured, else its measured links'
+/// mean, else 0.05 ms and 1 GB/s.
+sparse::SparseLink localLink() {
+  sparse::SparseLink link{0.05, 1e-6};
+  std::vector<hrt_link_estimate> estimates(64);
+  int count = std::min(hrt_link_estimates(estimates.data(), 64), 64);
+  if (count > 0) {
+    link = {0.0, 0.0};
+    for (int i = 0; i < count; ++i) {
+      link.alphaMs += estimates[i].alpha_ms / count;
+      link.msPerByte += estimates[i].ms_per_byte / count;
+    }
+  }
+  if (configuredLink.alphaMs >= 0.0)
+    link.alphaMs = configuredLink.alphaMs;
+  if (configuredLink.msPerByte >= 0.0)
+    link.msPerByte = configuredLink.msPerByte;
+  return link;
+}
+
+/// The scheme every rank runs, from every rank's count and link: 0 for
+/// dense, else a format.
+hrt_status chooseOnline(size_t nonZeros, size_t n, int size, hrt_comm comm,
+                        hrt_sparse_format &format) {
+  sparse::SparseLink link = localLink();
+  double mine[3] = {double(nonZeros), link.alphaMs, link.msPerByte};
+  std::vector<double> all(3 * size_t(size));
+  if (hrt_status status =
+          hrt_all_gather(mine, all.data(), 3, HRT_FLOAT64, comm))
+    return status;
+  sparse::SparseShape shape;
+  shape.ranks = size;
+  shape.elements = int64_t(n);
+  sparse::SparseLink shared{0.0, 0.0};
+  for (int r = 0; r < size; ++r) {
+    int64_t count = int64_t(all[3 * r]);
+    shape.maxNonZeros = std::max(shape.maxNonZeros, count);
+    shape.totalNonZeros += count;
+    shared.alphaMs += all[3 * r + 1] / size;
+    shared.msPerByte += all[3 * r + 2] / size;
+  }
+  shape.unionNonZeros = std::clamp(
+      sparse::expectedUnion(shape.elements, shape.totalNonZeros / size, size),
+      shape.maxNonZeros, std::min(shape.totalNonZeros, shape.elements));
+  switch (sparse::chooseSparseScheme(shape, shared)) {
+  case sparse::SparseScheme::AllGather:
+    format = HRT_SPARSE_ALLGATHER;
+    break;
+  case sparse::SparseScheme::ZenCoo:
+    format = HRT_SPARSE_COO;
+    break;
+  case sparse::SparseScheme::ZenBitmap:
+    format = HRT_SPARSE_HASH_BITMAP;
+    break;
+  default:
+    format = hrt_sparse_format(0);
+    break;
+  }
+  return HRT_SUCCESS;
+}
+
+} // namespace
+
+extern "C" void hrt_sparse_last_traffic(size_t *pushed, size_t *pulled) {
+  if (pushed)
+    *pushed = lastPushed;
+  if (pulled)
+    *pulled = lastPulled;
+}
+
+extern "C" int hrt_sparse_last_format(void) { return lastFormat; }
+
+extern "C" hrt_status hrt_sparse_set_link(double alpha_ms, double ms_per_byte) {
+  if (std::isnan(alpha_ms) || std::isnan(ms_per_byte))
+    return HRT_ERROR_INVALID_ARGUMENT;
+  configuredLink = {alpha_ms, ms_per_byte};
+  return HRT_SUCCESS;
+}
+
+extern "C" hrt_status hrt_sparse_all_reduce(float *data, size_t n,
+                                            hrt_sparse_format format,
+                                            hrt_reduce_op op, hrt_comm comm) {
+  rt::CallSite here{"hrt_sparse_all_reduce", comm, n * sizeof(float)};
+  if (hrt_status status = rt::checkHostCollective(here))
+    return status;
+  if (!data && n)
+    return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                    "the data must not be null");
+  if (format < HRT_SPARSE_COO || format > HRT_SPARSE_ONLINE)
+    return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                    "unknown sparse format " + std::to_string(int(format)));
+  if (op != HRT_SUM && op != HRT_AVG)
+    return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                    "sparse gradients are summed or averaged, not reduced "
+                    "with operation " +
+                        std::to_string(int(op)));
+  if (n > size_t(UINT32_MAX))
+    return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                    "sparse indices address at most 2^32 elements");
+  int rank = 0, size = 1;
+  if (hrt_status status = hrt_comm_rank(comm, &rank))
+    return status;
+  if (hrt_status status = hrt_comm_size(comm, &size))
+    return status;
+  std::vector<uint32_t> nonZero;
+  for (size_t i = 0; i < n; ++i)
+    if (data[i] != 0.0f)
+      nonZero.push_back(uint32_t(i));
+  if (format == HRT_SPARSE_ONLINE) {
+    if (hrt_status status = chooseOnline(nonZero.size(), n, size, comm, format))
+      return status;
+    if (format == hrt_sparse_format(0)) {
+      lastFormat = 0;
+      lastPushed = lastPulled = 0;
+      return hrt_all_reduce(data, data, n, HRT_FLOAT32, op, comm);
+    }
+  }
+  lastFormat = int(format);
+  if (format == HRT_SPARSE_ALLGATHER)
+    return allGatherSparse(data, n, nonZero, op, size, comm);
+  return zenAllReduce(data, n, nonZero, format, op, rank, size, comm, here);
 }

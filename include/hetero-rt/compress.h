@@ -142,6 +142,14 @@ HRT_EXPORT hrt_status hrt_compressed_all_reduce(float *data, size_t n,
 typedef HRT_ENUM(hrt_sparse_format) {
   HRT_SPARSE_COO = 1,
   HRT_SPARSE_HASH_BITMAP = 2,
+  /* AGsparse: every rank all-gathers every rank's (index, value) pairs and
+   * sums them in rank order; no partitions, no pull. */
+  HRT_SPARSE_ALLGATHER = 3,
+  /* Decided at every call from the gradients at hand: the ranks share
+   * their non-zero counts and link estimates, and all take the cheapest of
+   * dense, AGsparse and Zen (COO or hash-bitmap pull) in Zen's cost model
+   * (include/hetero/Sparse/SparseCost.h). */
+  HRT_SPARSE_ONLINE = 4,
 } hrt_sparse_format;
 
 HRT_EXPORT hrt_status hrt_sparse_all_reduce(float *data, size_t n,
@@ -149,8 +157,16 @@ HRT_EXPORT hrt_status hrt_sparse_all_reduce(float *data, size_t n,
                                             hrt_reduce_op op, hrt_comm comm);
 
 /* Bytes the last hrt_sparse_all_reduce of this process pushed and pulled
- * (its own payloads, padding included). */
+ * (its own payloads, padding included; AGsparse pushes nothing). */
 HRT_EXPORT void hrt_sparse_last_traffic(size_t *pushed, size_t *pulled);
+/* The scheme the last hrt_sparse_all_reduce of this process ran: 0 for a
+ * dense all-reduce, else its format. */
+HRT_EXPORT int hrt_sparse_last_format(void);
+/* The link HRT_SPARSE_ONLINE's model assumes on this rank (the ranks use
+ * the mean of theirs): latency and time per byte. Until it is set, the
+ * mean of this rank's measured link estimates (hrt_link_estimates), else
+ * 0.05 ms and 1 GB/s. A negative value goes back to that default. */
+HRT_EXPORT hrt_status hrt_sparse_set_link(double alpha_ms, double ms_per_byte);
 
 #ifdef __cplusplus
 }

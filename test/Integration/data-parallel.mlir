@@ -1,7 +1,7 @@
 // Data parallelism on 2 and 4 ranks: the all-reduce of every rank's
 // gradient equals the sum that one process computes from all the ranks'
 // gradients (float32, relative tolerance 1e-6), and so do the average, a
-// fused bucket and the sparse all-reduce in COO and hash-bitmap form. @check returns the number of mismatching elements.
+// fused bucket and the sparse all-reduce in COO and hash-bitmap form, as AGsparse and decided online. @check returns the number of mismatching elements.
 //
 // REQUIRES: mpi
 // RUN: sed -e 's/@RANKS@/2/g' %s > %t.2.mlir
@@ -20,11 +20,11 @@
 // CHECK: iteration 1: result 0,
 // CHECK: iteration 2: result 0,
 //
-// A NaN is a mismatch: with NaN gradients every element of all six results
+// A NaN is a mismatch: with NaN gradients every element of all eight results
 // is counted.
 // RUN: sed -e 's/%%g = arith.mulf %%s, %%w : f32/%%g = arith.mulf %%nan, %%w : f32/' %t.2.mlir > %t.nan.mlir
 // RUN: %mpirun -np 2 hetero-run %t.nan.mlir --entry check --iterations 1 | FileCheck %s --check-prefix=NAN
-// NAN: iteration 0: result 6000,
+// NAN: iteration 0: result 8000,
 
 shard.grid @world(shape = @RANKS@)
 
@@ -124,6 +124,9 @@ func.func @check(%iteration: i64) -> i64 {
   // Zen's sparse all-reduce, in both wire formats.
   %coo = hetero.all_reduce %g on @world sparse = coo : tensor<1000xf32>
   %bitmap = hetero.all_reduce %g on @world reduction = avg sparse = hash_bitmap : tensor<1000xf32>
+  // AGsparse, and the scheme the runtime picks from the measured non-zeros.
+  %gathered = hetero.all_reduce %g on @world sparse = allgather : tensor<1000xf32>
+  %online = hetero.all_reduce %g on @world reduction = avg sparse = online : tensor<1000xf32>
 
   %one = arith.constant 1.0 : f32
   %ranks = arith.constant @RANKS@.0 : f32
@@ -139,5 +142,9 @@ func.func @check(%iteration: i64) -> i64 {
   %m5 = func.call @mismatches(%bitmap, %want, %inverse) : (tensor<1000xf32>, tensor<1000xf32>, f32) -> i64
   %s3 = arith.addi %s2, %m4 : i64
   %s4 = arith.addi %s3, %m5 : i64
-  return %s4 : i64
+  %m6 = func.call @mismatches(%gathered, %want, %one) : (tensor<1000xf32>, tensor<1000xf32>, f32) -> i64
+  %m7 = func.call @mismatches(%online, %want, %inverse) : (tensor<1000xf32>, tensor<1000xf32>, f32) -> i64
+  %s5 = arith.addi %s4, %m6 : i64
+  %s6 = arith.addi %s5, %m7 : i64
+  return %s6 : i64
 }

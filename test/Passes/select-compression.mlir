@@ -3,6 +3,9 @@
 // RUN: hetero-opt %s --hetero-select-compression="link-alpha-ms=0.01 link-beta-ms-per-mb=0.01" | FileCheck %s --check-prefix=FAST
 // RUN: hetero-opt %s --hetero-select-compression="density=0.001 ranks=4" | FileCheck %s --check-prefix=SPARSE
 // RUN: hetero-opt %s --hetero-select-compression="density=0.5 ranks=4 link-alpha-ms=0.01 link-beta-ms-per-mb=0.01" | FileCheck %s --check-prefix=DENSE
+// RUN: hetero-opt %s --hetero-select-compression="density=0.01 ranks=16 link-alpha-ms=0.001" | FileCheck %s --check-prefix=ZEN
+// RUN: hetero-opt %s --hetero-select-compression="density=0.001 ranks=4 online-sparse=1" | FileCheck %s --check-prefix=ONLINE
+// RUN: sed -e 's/reduction = avg : tensor<1048576xf32>/reduction = avg {hetero.density = 5.000000e-01 : f64} : tensor<1048576xf32>/' %s | hetero-opt --hetero-select-compression="density=0.001 ranks=4" | FileCheck %s --check-prefix=PERTENSOR
 // RUN: hetero-opt %s --hetero-select-compression="link-beta-ms-per-mb=10 ranks=8 node-size=4 intra-beta-ms-per-mb=0.1" | FileCheck %s --check-prefix=NODES
 
 // On a 10 ms/MB link the two large gradients are compressed with top-k
@@ -16,8 +19,28 @@
 // On a fast link nothing pays for its compression.
 // FAST-COUNT-3: hetero.all_reduce %arg{{[0-9]}} reduction = avg : tensor
 
-// At 0.1% density Zen sends far fewer bytes than a dense all-reduce.
-// SPARSE-COUNT-3: reduction = avg sparse = coo : tensor
+// At 0.1% density the sparse schemes send far fewer bytes than a dense
+// all-reduce. On 4 ranks with 0.5 ms a message, AGsparse (3 messages and
+// a small all-reduce) beats Zen (two small all-reduces, push and pull).
+// The 16-element bias is latency-bound: not sparse.
+// SPARSE: %arg0 reduction = avg sparse = allgather : tensor<1048576xf32>
+// SPARSE-NOT: sparse = {{.*}}tensor<16xf32>
+// SPARSE: %arg2 reduction = avg sparse = allgather : tensor<4194304xf32>
+
+// 16 ranks at 1% density on a low-latency link: the ranks' indices
+// overlap, AGsparse would move every rank's pairs to every rank, and Zen
+// with the hash-bitmap pull (M/8 bytes in all) is cheapest.
+// ZEN: %arg0 reduction = avg sparse = hash_bitmap : tensor<1048576xf32>
+// ZEN: %arg2 reduction = avg sparse = hash_bitmap : tensor<4194304xf32>
+
+// online-sparse leaves the choice to the runtime's measurement.
+// ONLINE: %arg0 reduction = avg sparse = online : tensor<1048576xf32>
+// ONLINE: %arg2 reduction = avg sparse = online : tensor<4194304xf32>
+
+// A per-tensor density (a profile's) overrides the pass's: half dense
+// stays dense, the other stays sparse.
+// PERTENSOR-NOT: sparse = {{.*}}tensor<1048576xf32>
+// PERTENSOR: %arg2 reduction = avg sparse = allgather : tensor<4194304xf32>
 
 // At 50% density it does not, and on a fast link nothing is compressed.
 // DENSE-COUNT-3: hetero.all_reduce %arg{{[0-9]}} reduction = avg : tensor

@@ -11,13 +11,23 @@
  * Each rank's gradient of 200000 elements holds about 1% non-zeros at
  * skewed (Zipf-like) rows, with values that are multiples of 1/4, so that
  * every sum is exact in float32 whatever its order. The sparse all-reduce
- * in COO and in hash-bitmap form, summed and averaged, equals the dense
- * all-reduce of the same buffers element for element, on every rank.
+ * in COO and in hash-bitmap form, and AGsparse, summed and averaged,
+ * equals the dense all-reduce of the same buffers element for element, on
+ * every rank. The online format picks a sparse scheme for these gradients,
+ * the dense all-reduce for a gradient without zeros or on a link where
+ * latency dominates (every rank agreeing), and still equals the dense
+ * result.
  *
  * CHECK: coo sum: 0 mismatches, traffic below 1/10 of dense: yes
  * CHECK: coo avg: 0 mismatches, traffic below 1/10 of dense: yes
  * CHECK: hash_bitmap sum: 0 mismatches, traffic below 1/10 of dense: yes
  * CHECK: hash_bitmap avg: 0 mismatches, traffic below 1/10 of dense: yes
+ * CHECK: allgather sum: 0 mismatches, traffic below 1/10 of dense: yes
+ * CHECK: allgather avg: 0 mismatches, traffic below 1/10 of dense: yes
+ * CHECK: online sparse: 0 mismatches, scheme {{coo|hash_bitmap|allgather}}
+ * CHECK: online without zeros: 0 mismatches, scheme dense
+ * CHECK: online, 100 ms a message: 0 mismatches, scheme dense
+ * CHECK: online, 1 us a byte: 0 mismatches, scheme {{coo|hash_bitmap|allgather}}
  * CHECK: pushed {{[0-9]+}} bytes, pulled {{[0-9]+}} bytes per rank against 800000 dense
  */
 
@@ -51,9 +61,8 @@ int main(int argc, char **argv) {
   CHECK_OK(hrt_comm_rank(world, &rank));
   static float g[N], dense[N], sparse[N];
   gradient(rank, g);
-  const char *formats[] = {"", "coo", "hash_bitmap"};
-  for (int format = HRT_SPARSE_COO; format <= HRT_SPARSE_HASH_BITMAP;
-       ++format)
+  const char *formats[] = {"dense", "coo", "hash_bitmap", "allgather"};
+  for (int format = HRT_SPARSE_COO; format <= HRT_SPARSE_ALLGATHER; ++format)
     for (int avg = 0; avg <= 1; ++avg) {
       hrt_reduce_op op = avg ? HRT_AVG : HRT_SUM;
       CHECK_OK(hrt_all_reduce(g, dense, N, HRT_FLOAT32, op, world));
@@ -75,6 +84,40 @@ int main(int argc, char **argv) {
                10 * (pushed + pulled) < sizeof(float) * (size_t)N ? "yes"
                                                                    : "no");
     }
+  /* Online: the same gradient; one without zeros; the sparse one under a
+   * configured link, latency-bound and then bandwidth-bound. */
+  static float full[N];
+  for (int i = 0; i < N; ++i)
+    full[i] = 0.25f * (float)(1 + (i + rank) % 7);
+  struct {
+    const char *what;
+    const float *input;
+    double alpha_ms, ms_per_byte;
+  } cases[] = {{"online sparse", g, -1.0, -1.0},
+               {"online without zeros", full, -1.0, -1.0},
+               {"online, 100 ms a message", g, 100.0, 1e-6},
+               {"online, 1 us a byte", g, 0.0, 1e-3}};
+  for (int c = 0; c < 4; ++c) {
+    CHECK_OK(hrt_sparse_set_link(cases[c].alpha_ms, cases[c].ms_per_byte));
+    CHECK_OK(hrt_all_reduce(cases[c].input, dense, N, HRT_FLOAT32, HRT_SUM,
+                            world));
+    memcpy(sparse, cases[c].input, sizeof sparse);
+    CHECK_OK(
+        hrt_sparse_all_reduce(sparse, N, HRT_SPARSE_ONLINE, HRT_SUM, world));
+    long long mismatches = 0;
+    for (int i = 0; i < N; ++i)
+      mismatches += sparse[i] != dense[i];
+    CHECK_OK(hrt_all_reduce(&mismatches, &mismatches, 1, HRT_INT64, HRT_SUM,
+                            world));
+    /* Every rank ran the same scheme: the largest equals the smallest. */
+    long long scheme = hrt_sparse_last_format(), lowest = -scheme;
+    CHECK_OK(hrt_all_reduce(&scheme, &scheme, 1, HRT_INT64, HRT_MAX, world));
+    CHECK_OK(hrt_all_reduce(&lowest, &lowest, 1, HRT_INT64, HRT_MAX, world));
+    if (rank == 0)
+      printf("%s: %lld mismatches, scheme %s\n", cases[c].what, mismatches,
+             scheme == -lowest ? formats[scheme] : "differs between ranks");
+  }
+  CHECK_OK(hrt_sparse_set_link(-1.0, -1.0));
   size_t pushed = 0, pulled = 0;
   hrt_sparse_last_traffic(&pushed, &pulled);
   if (rank == 0)

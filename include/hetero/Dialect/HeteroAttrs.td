@@ -57,7 +57,9 @@ def Hetero_SparseFormat : Hetero_I32EnumAttr<"SparseFormat",
     "wire format of a gradient", [
   I32EnumAttrCase<"dense", 0>,
   I32EnumAttrCase<"coo", 1>,
-  I32EnumAttrCase<"hash_bitmap", 2>
+  I32EnumAttrCase<"hash_bitmap", 2>,
+  I32EnumAttrCase<"allgather", 3>,
+  I32EnumAttrCase<"online", 4>
 ]>;
 
 def Hetero_Reduction : Hetero_I32EnumAttr<"Reduction", "reduction kind", [

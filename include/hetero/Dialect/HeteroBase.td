@@ -46,7 +46,8 @@ def Hetero_Dialect : Dialect {
   // a step runs on (its collectives' groups are created on entry), the
   // pipeline a function belongs to and the schedule a step runs, a plan-set
   // step's table of candidates and stage count, the stage a stage program
-  // runs and its peak number of stashed activations.
+  // runs and its peak number of stashed activations; and the measured
+  // non-zero fraction of a gradient that hetero-select-compression reads.
   let discardableAttrs = (ins
     "::mlir::FlatSymbolRefAttr":$grid,
     "::mlir::FlatSymbolRefAttr":$pipeline,
@@ -54,7 +55,8 @@ def Hetero_Dialect : Dialect {
     "::mlir::ArrayAttr":$plan_table,
     "::mlir::IntegerAttr":$stage,
     "::mlir::IntegerAttr":$stages,
-    "::mlir::IntegerAttr":$peak_stash
+    "::mlir::IntegerAttr":$peak_stash,
+    "::mlir::FloatAttr":$density
   );
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::shard::ShardDialect",

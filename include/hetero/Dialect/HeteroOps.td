@@ -546,8 +546,11 @@ def Hetero_AllReduceOp : Hetero_CollectiveOp<"all_reduce", [
     Reduces `input` over the group and returns the result on every rank.
     A compressor whose outputs cannot be summed (sparsifiers, sign and 1-bit
     compressors, QSGD) needs `scheme = allgather` or `scheme = alltoall`. A
-    sparse wire format (`coo`, `hash_bitmap`, as in Zen) applies to sum and
-    average reductions of uncompressed gradients.
+    sparse scheme applies to sum and average reductions of uncompressed
+    gradients: Zen's push and pull with a COO or hash-bitmap pull (`coo`,
+    `hash_bitmap`), AGsparse (`allgather`: every rank's pairs to every
+    rank), or `online`, which the runtime decides at every call from the
+    measured non-zeros.
 
     Example:
 

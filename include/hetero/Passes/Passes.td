@@ -166,9 +166,14 @@ def HeteroSelectCompression
     Alg 4.1 and 4.2: dense (its compression is removed), or `compressor`
     with `placement = gpu | cpu` and `scheme = allgather | alltoall`.
 
-    With `density` > 0, an all-reduce of gradients that dense would move in
-    more bytes than Zen's push and pull at that density becomes
-    `sparse = coo` or `sparse = hash_bitmap` (the smaller), uncompressed.
+    An all-reduce with a non-zero fraction (its `hetero.density` attribute,
+    a profiler's per-tensor measurement, else `density`) is sent the
+    cheapest way of Zen's cost model (hetero/Sparse/SparseCost.h: latency
+    and bytes of the dense ring, AGsparse, Zen with a COO or hash-bitmap
+    pull): `sparse = allgather | coo | hash_bitmap`, uncompressed, or left
+    to Espresso when dense is cheapest. With `online-sparse`, those become
+    `sparse = online`: the runtime measures the non-zeros at every call and
+    chooses among the same schemes.
 
     Costs come from `profile=` (hetero/Profile/EspressoProfile.h; its
     tensors are the block's collectives in order, and the module must hold
@@ -189,7 +194,11 @@ def HeteroSelectCompression
     Option<"ranks", "ranks", "int64_t", /*default=*/"2",
            "Ranks of a collective on the whole world">,
     Option<"density", "density", "double", /*default=*/"0.0",
-           "Non-zero fraction of the gradients (0: never sparse)">,
+           "Non-zero fraction of the gradients without a hetero.density "
+           "attribute (0: never sparse)">,
+    Option<"onlineSparse", "online-sparse", "bool", /*default=*/"false",
+           "Sparse all-reduces choose their scheme at run time from the "
+           "measured non-zeros (sparse = online)">,
     Option<"backwardMsPerMb", "backward-ms-per-mb", "double",
            /*default=*/"1.0", "Built-in model: backprop time per MB">,
     Option<"linkAlphaMs", "link-alpha-ms", "double", /*default=*/"0.5",
