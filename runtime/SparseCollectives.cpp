@@ -28,6 +28,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <tuple>
 #include <vector>
 
 using namespace hetero;
@@ -90,6 +91,26 @@ void readSlot(const char *slot, size_t capacity, Visit visit) {
 } // namespace
 
 namespace {
+
+/// Every partition's members of a gradient of `n` elements: a function of
+/// the size and the communicator's seeds alone, so computed once (the
+/// last 8 shapes are kept).
+const std::vector<std::vector<uint32_t>> &
+partitionMembers(size_t n, int size, const sparse::HashSeeds &seeds) {
+  using Key = std::tuple<size_t, int, uint64_t>;
+  static std::map<Key, std::vector<std::vector<uint32_t>>> cache;
+  static std::vector<Key> order;
+  Key key{n, size, seeds.partition};
+  auto found = cache.find(key);
+  if (found != cache.end())
+    return found->second;
+  if (order.size() == 8) {
+    cache.erase(order.front());
+    order.erase(order.begin());
+  }
+  order.push_back(key);
+  return cache[key] = sparse::allPartitionMembers(int64_t(n), size, seeds);
+}
 
 /// Zen: push to the hash partitions' owners, aggregate, pull.
 hrt_status zenAllReduce(float *data, size_t n,
@@ -160,8 +181,8 @@ hrt_status zenAllReduce(float *data, size_t n,
     return HRT_SUCCESS;
   }
   // Hash bitmap: the words of the largest partition, then the values.
-  std::vector<std::vector<uint32_t>> members =
-      sparse::allPartitionMembers(int64_t(n), size, seeds);
+  const std::vector<std::vector<uint32_t>> &members =
+      partitionMembers(n, size, seeds);
   size_t words = 0;
   for (const auto &member : members)
     words = std::max(words, (member.size() + 31) / 32);

@@ -74,8 +74,7 @@ SparseScheme chooseSparseScheme(const SparseShape &shape,
 }
 
 bool overlapping(const SparseShape &shape, double threshold) {
-  return double(shape.unionNonZeros) <
-         threshold * double(shape.totalNonZeros);
+  return double(shape.unionNonZeros) < threshold * double(shape.totalNonZeros);
 }
 
 const char *name(SparseScheme scheme) {

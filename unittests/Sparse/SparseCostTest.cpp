@@ -24,11 +24,10 @@ TEST(SparseCost, ByHand) {
               1e-9);
   // Two capacity all-reduces 12 a, push and pull 6 a, 3 x 8 (10^4 + 2 x
   // 10^4) / 4 b.
-  EXPECT_NEAR(sparseAllReduceMs(SparseScheme::ZenCoo, shape, link), 1.98,
-              1e-9);
+  EXPECT_NEAR(sparseAllReduceMs(SparseScheme::ZenCoo, shape, link), 1.98, 1e-9);
   // The pull as a bitmap: 3 (8 x 2,500 + 10^6/32 + 4 x 5,000) b.
-  EXPECT_NEAR(sparseAllReduceMs(SparseScheme::ZenBitmap, shape, link),
-              2.01375, 1e-9);
+  EXPECT_NEAR(sparseAllReduceMs(SparseScheme::ZenBitmap, shape, link), 2.01375,
+              1e-9);
   EXPECT_EQ(chooseSparseScheme(shape, link), SparseScheme::AllGather);
   EXPECT_EQ(expectedUnion(1000, 100, 2), 190);
 }
@@ -72,8 +71,8 @@ TEST(SparseCost, DenseWhenSmallOrDense) {
   SparseShape half{4, m, m / 2, 2 * m, expectedUnion(m, m / 2, 4), 1.0};
   EXPECT_EQ(chooseSparseScheme(half, link), SparseScheme::Dense);
   // 0.1%: sparse.
-  SparseShape thin{4, m, m / 1000, 4 * (m / 1000),
-                   expectedUnion(m, m / 1000, 4), 1.0};
+  SparseShape thin{
+      4, m, m / 1000, 4 * (m / 1000), expectedUnion(m, m / 1000, 4), 1.0};
   EXPECT_NE(chooseSparseScheme(thin, link), SparseScheme::Dense);
 }
 

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Zen against AGsparse and the dense all-reduce on a Zipf embedding
+# gradient, at 2 and 4 ranks, over a real kernel-shaped link
+# (scripts/shaped-link.sh: a network namespace's loopback through tc tbf,
+# MPI over TCP), for a few densities. Every rank's traffic crosses the one
+# shaped loopback, so each rank's share of the rate is rate / ranks: that
+# is the link the cost model and the online choice are given. Where
+# namespaces or tc are refused, the job runs over shared memory and the
+# first line says so.
+#
+# usage: bench/sparse-shaped.sh [build dir]
+#   RATE=100            Mbit/s of the shaped link
+#   RANKS="2 4"
+#   TOKENS="200 2000 20000"   rows looked up a rank (density)
+#   ROWS=50000 DIM=16 ROUNDS=3 ALPHA_MS=0.2
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="${1:-$ROOT/build}"
+RATE="${RATE:-100}"
+RANKS="${RANKS:-2 4}"
+TOKENS="${TOKENS:-200 2000 20000}"
+ROWS="${ROWS:-50000}"
+DIM="${DIM:-16}"
+ROUNDS="${ROUNDS:-3}"
+ALPHA_MS="${ALPHA_MS:-0.2}"
+
+LAUNCH=(mpirun --oversubscribe --bind-to none)
+if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
+TCP_LO=(--mca btl tcp,self --mca btl_tcp_if_include lo
+        --mca oob_tcp_if_include lo)
+SHAPED=0
+if "$ROOT/scripts/shaped-link.sh" --check; then
+  SHAPED=1
+  echo "link: tc tbf at $RATE Mbit/s on the loopback of a network namespace, MPI over TCP"
+else
+  echo "link: shared memory; this machine refused a network namespace or tc"
+fi
+for ranks in $RANKS; do
+  share="$(awk -v r="$RATE" -v n="$ranks" 'BEGIN {print r / n}')"
+  for tokens in $TOKENS; do
+    args=("$BUILD/bin/bench-sparse-allreduce" "$ROWS" "$DIM" "$tokens"
+          "$ROUNDS" "$ALPHA_MS" "$share")
+    if [[ "$SHAPED" == 1 ]]; then
+      "$ROOT/scripts/shaped-link.sh" "$RATE" -- \
+        "${LAUNCH[@]}" "${TCP_LO[@]}" -np "$ranks" "${args[@]}"
+    else
+      "${LAUNCH[@]}" -np "$ranks" "${args[@]}"
+    fi
+    echo
+  done
+done
