@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RtCheck.h"
 #include "hetero-rt/compress.h"
 
 #include <cmath>
@@ -22,14 +23,6 @@
 #include <vector>
 
 namespace {
-
-#define CHECK(call)                                                            \
-  do {                                                                         \
-    if ((call) != HRT_SUCCESS) {                                               \
-      std::fprintf(stderr, "%s: %s\n", #call, hrt_last_error());               \
-      hrt_abort(1);                                                            \
-    }                                                                          \
-  } while (0)
 
 double slowestOfFastest(hrt_comm world, const std::function<void()> &run) {
   double best = 1e30;

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RtCheck.h"
 #include "hetero-rt/compress.h"
 #include "hetero/Sparse/SparseCost.h"
 
@@ -34,14 +35,6 @@ using namespace hetero::sparse;
 
 namespace {
 
-#define CHECK(call)                                                            \
-  do {                                                                         \
-    if ((call) != HRT_SUCCESS) {                                               \
-      std::fprintf(stderr, "%s: %s\n", #call, hrt_last_error());               \
-      hrt_abort(1);                                                            \
-    }                                                                          \
-  } while (0)
-
 /// Rows drawn from Zipf(1.1) over `rows`, by inverting the CDF.
 std::vector<float> embeddingGradient(int64_t rows, int64_t dim, int64_t tokens,
                                      unsigned seed) {
@@ -53,8 +46,8 @@ std::vector<float> embeddingGradient(int64_t rows, int64_t dim, int64_t tokens,
   std::uniform_real_distribution<double> unit(0.0, sum);
   std::vector<float> g(size_t(rows * dim), 0.0f);
   for (int64_t t = 0; t < tokens; ++t) {
-    int64_t row = std::lower_bound(cdf.begin(), cdf.end(), unit(random)) -
-                  cdf.begin();
+    int64_t row =
+        std::lower_bound(cdf.begin(), cdf.end(), unit(random)) - cdf.begin();
     // Multiples of 1/8: every sum is exact, whatever its order.
     for (int64_t d = 0; d < dim; ++d)
       g[size_t(row * dim + d)] += 0.125f * float(1 + (t + d) % 5);
@@ -105,8 +98,8 @@ int main(int argc, char **argv) {
   shape.totalNonZeros = mine;
   CHECK(hrt_all_reduce(&shape.maxNonZeros, &shape.maxNonZeros, 1, HRT_INT64,
                        HRT_MAX, world));
-  CHECK(hrt_all_reduce(&shape.totalNonZeros, &shape.totalNonZeros, 1,
-                       HRT_INT64, HRT_SUM, world));
+  CHECK(hrt_all_reduce(&shape.totalNonZeros, &shape.totalNonZeros, 1, HRT_INT64,
+                       HRT_SUM, world));
   std::vector<float> reference(n);
   CHECK(hrt_all_reduce(g.data(), reference.data(), n, HRT_FLOAT32, HRT_SUM,
                        world));
@@ -118,12 +111,12 @@ int main(int argc, char **argv) {
     SparseScheme model;
     std::vector<double> ms;
     long long mismatches = 0;
-  } schemes[] = {{"dense", 0, SparseScheme::Dense, {}},
-                 {"agsparse", HRT_SPARSE_ALLGATHER, SparseScheme::AllGather, {}},
-                 {"zen_coo", HRT_SPARSE_COO, SparseScheme::ZenCoo, {}},
-                 {"zen_bitmap", HRT_SPARSE_HASH_BITMAP, SparseScheme::ZenBitmap,
-                  {}},
-                 {"online", HRT_SPARSE_ONLINE, SparseScheme::Dense, {}}};
+  } schemes[] = {
+      {"dense", 0, SparseScheme::Dense, {}},
+      {"agsparse", HRT_SPARSE_ALLGATHER, SparseScheme::AllGather, {}},
+      {"zen_coo", HRT_SPARSE_COO, SparseScheme::ZenCoo, {}},
+      {"zen_bitmap", HRT_SPARSE_HASH_BITMAP, SparseScheme::ZenBitmap, {}},
+      {"online", HRT_SPARSE_ONLINE, SparseScheme::Dense, {}}};
   std::vector<float> buffer(n);
   int online = 0;
   for (int round = 0; round < rounds; ++round)
@@ -164,17 +157,15 @@ int main(int argc, char **argv) {
     for (Scheme &scheme : schemes) {
       double ms = median(scheme.ms);
       bool modelled = scheme.format != HRT_SPARSE_ONLINE;
-      std::printf("%-11s %10.2f %9.2f %11s %11s\n", scheme.name, ms,
-                  dense / ms,
-                  modelled ? std::to_string(sparseAllReduceMs(
-                                                scheme.model, shape, link))
+      std::printf("%-11s %10.2f %9.2f %11s %11s\n", scheme.name, ms, dense / ms,
+                  modelled ? std::to_string(
+                                 sparseAllReduceMs(scheme.model, shape, link))
                                  .substr(0, 9)
                                  .c_str()
                            : onlineName[online],
                   scheme.mismatches == 0 ? "yes" : "NO");
     }
-    std::printf("model's choice: %s\n",
-                name(chooseSparseScheme(shape, link)));
+    std::printf("model's choice: %s\n", name(chooseSparseScheme(shape, link)));
   }
   CHECK(hrt_finalize());
   return 0;
