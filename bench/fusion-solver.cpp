@@ -20,8 +20,9 @@
 // iteration time of every baseline divided by the optimum's: per tensor
 // (GRACE), one group, DDP's 25 MB buckets, the best bucket size of 2..64 MB
 // (powers of 2), the best even split, FP32 without compression in the best
-// bucket size (Horovod), and HiPress (per tensor, compressing those above
-// the best size threshold, the rest FP32).
+// bucket size (Horovod), HiPress (per tensor, compressing those above
+// the best size threshold, the rest FP32), and fusion decided jointly with
+// each group's compress-or-not (jointPlan).
 //
 //   usage: bench-fusion-solver [node budget of Algorithm 5.1, default 2^26]
 //
@@ -85,7 +86,7 @@ int main(int argc, char **argv) {
               "cost", "tensors", "exact_ms", "alg5.1_ms", "nodes", "ratio",
               "same", "groups",
               "per_tensor single_group ddp_25MB best_bucket best_even fp32 "
-              "hipress");
+              "hipress joint");
   for (const Cost &cost : costs)
     for (const Model &model : models) {
       Problem problem =
@@ -99,7 +100,7 @@ int main(int argc, char **argv) {
       bool same = std::abs(search.plan.iterationMs - optimum) <=
                   1e-9 * std::max(1.0, optimum);
       std::printf("%-9s %-7lld %9.2f %s%9.1f %9lld %7.0fx %6s %7zu | %.3f "
-                  "%.3f %.3f %.3f %.3f %.3f %.3f (optimal %.1f ms)\n",
+                  "%.3f %.3f %.3f %.3f %.3f %.3f %.3f (optimal %.1f ms)\n",
                   cost.name, (long long)model.tensors, exact * 1e3,
                   search.complete ? " " : ">", branch * 1e3,
                   (long long)search.nodes, branch / exact, same ? "yes" : "no",
@@ -110,7 +111,8 @@ int main(int argc, char **argv) {
                   bestBucketPlan(problem).iterationMs / optimum,
                   bestEvenPlan(problem).iterationMs / optimum,
                   bestFp32Plan(problem).iterationMs / optimum,
-                  bestHipressPlan(problem).iterationMs / optimum, optimum);
+                  bestHipressPlan(problem).iterationMs / optimum,
+                  jointPlan(problem).iterationMs / optimum, optimum);
     }
   return 0;
 }

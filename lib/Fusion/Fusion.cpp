@@ -354,6 +354,31 @@ Plan bestHipressPlan(const Problem &problem) {
   return best;
 }
 
+Plan jointPlan(const Problem &problem) {
+  Plan optimal = optimalPlan(problem);
+  optimal.compressed.assign(optimal.groups.size(), true);
+  Plan best;
+  for (Plan plan : {optimal, bestFp32Plan(problem), bestHipressPlan(problem)}) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t g = 0; g < plan.groups.size(); ++g) {
+        plan.compressed[g] = !plan.compressed[g];
+        double ms = evaluate(problem, plan.groups, plan.compressed);
+        if (ms < plan.iterationMs - 1e-12) {
+          plan.iterationMs = ms;
+          changed = true;
+        } else {
+          plan.compressed[g] = !plan.compressed[g];
+        }
+      }
+    }
+    plan.thresholdBytes = 0;
+    if (best.groups.empty() || plan.iterationMs < best.iterationMs)
+      best = plan;
+  }
+  return best;
+}
+
 std::string formatGroups(const std::vector<Group> &groups) {
   std::ostringstream os;
   for (size_t i = 0; i < groups.size(); ++i)

@@ -332,6 +332,14 @@ int runFusion(int argc, char **argv) {
   printFusionPlan(prefix, hipress);
   std::printf("%scompressed: %s\n", prefix.c_str(),
               fusion::formatGroups(compressed).c_str());
+  fusion::Plan joint = fusion::jointPlan(problem);
+  compressed.clear();
+  for (size_t g = 0; g < joint.groups.size(); ++g)
+    if (joint.compressed[g])
+      compressed.push_back(joint.groups[g]);
+  printFusionPlan("joint ", joint);
+  std::printf("joint compressed: %s\n",
+              fusion::formatGroups(compressed).c_str());
   return 0;
 }
 

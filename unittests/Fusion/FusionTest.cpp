@@ -76,6 +76,35 @@ TEST(Fusion, UncompressedBaselines) {
                    evaluate(problem, {{0, 0}, {1, 2}}));
 }
 
+TEST(Fusion, JointNeverWorseThanItsStarts) {
+  // Three tensors with a cheap uncompressed link: FP32 in 2 MB buckets
+  // (9.0) beats every all-compressed grouping (10.0 at best).
+  Problem problem = threeTensors();
+  problem.dense = LinearCost{1.0, 1.25};
+  EXPECT_DOUBLE_EQ(bestFp32Plan(problem).iterationMs, 9.0);
+  EXPECT_DOUBLE_EQ(optimalPlan(problem).iterationMs, 10.0);
+  Plan joint = jointPlan(problem);
+  EXPECT_LE(joint.iterationMs, 9.0);
+  EXPECT_DOUBLE_EQ(evaluate(problem, joint.groups, joint.compressed),
+                   joint.iterationMs);
+  std::mt19937 random(3);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int trial = 0; trial < 50; ++trial) {
+    Problem p;
+    for (int t = 0; t < 30; ++t)
+      p.tensors.push_back(
+          {"t", int64_t(unit(random) * 8 * MB) + 1024, unit(random) * 2.0});
+    p.compress = {0.25 * unit(random), 0.1 * unit(random), unit(random)};
+    p.comm = {0.5 * unit(random), 0.2 * unit(random)};
+    p.dense = LinearCost{0.5 * unit(random), 2.0 * unit(random)};
+    Plan j = jointPlan(p);
+    EXPECT_LE(j.iterationMs, optimalPlan(p).iterationMs + 1e-9);
+    EXPECT_LE(j.iterationMs, bestFp32Plan(p).iterationMs + 1e-9);
+    EXPECT_LE(j.iterationMs, bestHipressPlan(p).iterationMs + 1e-9);
+    EXPECT_NEAR(evaluate(p, j.groups, j.compressed), j.iterationMs, 1e-9);
+  }
+}
+
 /// Random instances across regimes: latency-bound, bandwidth-bound, and
 /// with compression dominating or free.
 Problem randomProblem(std::mt19937 &random, int64_t n) {

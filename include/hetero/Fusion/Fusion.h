@@ -155,6 +155,15 @@ Plan bestFp32Plan(const Problem &problem);
 Plan hipressPlan(const Problem &problem, int64_t thresholdBytes);
 Plan bestHipressPlan(const Problem &problem);
 
+/// Fusion and the compress-or-not choice of each group together: from the
+/// optimal all-compressed grouping, the best FP32 buckets and the best
+/// HiPress plan, each group in turn switches between compressed and
+/// uncompressed while that shortens the step; the best result wins. Exact
+/// for neither (the exact program's transfers-from-here identity needs one
+/// link cost for all groups), never worse than any of its three starts.
+/// Needs `problem.dense`.
+Plan jointPlan(const Problem &problem);
+
 /// "[0-3] [4-9]".
 std::string formatGroups(const std::vector<Group> &groups);
 
