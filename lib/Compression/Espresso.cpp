@@ -296,10 +296,13 @@ std::vector<Task> tasks(const Problem &problem, int64_t tensorBytes,
                   (compressed ? problem.wireFraction : 1.0);
     // After an intra-node ReduceScatter or AllToAll, the node's ranks
     // all run the inter-node phase and share the node's link.
-    bool shared = step.scope == Scope::Inter && !splits.empty() &&
-                  splits.back().first == Scope::Intra &&
-                  (splits.back().second == Routine::ReduceScatter ||
-                   splits.back().second == Routine::AllToAll);
+    bool shared =
+        step.scope == Scope::Inter &&
+        std::any_of(splits.begin(), splits.end(), [](const auto &split) {
+          return split.first == Scope::Intra &&
+                 (split.second == Routine::ReduceScatter ||
+                  split.second == Routine::AllToAll);
+        });
     double onLink = shared ? held * m : held;
     result.push_back({resource, collectiveMs(step.routine, g, *link, onLink)});
     switch (step.routine) {

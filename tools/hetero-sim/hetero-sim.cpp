@@ -13,6 +13,7 @@
 //   hetero-sim <scheduled.mlir> --profile profile.json [--schedule name]
 //                       [--chrome-trace out.json] [--svg out.svg]
 //   hetero-sim fusion <profile.json> [--threshold-mb T]
+//   hetero-sim espresso <profile.json>
 //   hetero-sim sdpipe --stages M --pipelines N --microbatches K
 //                     --forward-ms F --backward-ms B
 //                     --heterogeneity none|A|B --policy sdpipe|allreduce|adpsgd
@@ -36,7 +37,15 @@
 // and `iteration_ms: <end of last transfer>`, then the same two lines,
 // prefixed by their name, for each baseline: per_tensor, single_group,
 // threshold_<T>MB (DDP / Horovod buckets, T = 25 by default) and even_<m>
-// (the best split into m equal tensor counts). `sdpipe` runs the
+// (the best split into m equal tensor counts); with the profile's
+// "dense_comm", fp32_<M>MB, hipress_<K>KB and joint, each with a
+// `compressed:` line. `espresso` decides each gradient of an Espresso
+// profile (hetero/Profile/EspressoProfile.h) over the whole decision tree
+// with the thesis's Alg 4.1 and 4.2, and over the options the runtime
+// executes with the project's search: `options: <count>`, then for
+// `espresso` and `runtime` an `iteration_ms:` line and one
+// `tensor <i> <name>: <decision>` line per gradient, then `dense
+// iteration_ms:`. `sdpipe` runs the
 // data-parallel sync model of hetero/Sim/SyncSim.h and prints
 // `throughput: <micro-batches per second>`, `mean_group_size: <value>` and
 // `stalled: yes|no`. `checkpoint` prints Gemini's exact probability of
@@ -53,6 +62,8 @@
 
 #include "hetero/Checkpoint/Partition.h"
 #include "hetero/Checkpoint/Placement.h"
+#include "hetero/Compression/Espresso.h"
+#include "hetero/Profile/EspressoProfile.h"
 #include "hetero/Profile/FusionProfile.h"
 #include "hetero/Profile/PipelineProfile.h"
 #include "hetero/Sim/PipelineSim.h"
@@ -87,6 +98,7 @@ int usage(const std::string &problem) {
                "       hetero-sim <scheduled.mlir> --profile profile.json "
                "[--schedule name] [--chrome-trace out.json] [--svg out.svg]\n"
                "       hetero-sim fusion <profile.json> [--threshold-mb T]\n"
+               "       hetero-sim espresso <profile.json>\n"
                "       hetero-sim sdpipe --stages M --pipelines N "
                "--microbatches K --forward-ms F --backward-ms B "
                "--heterogeneity none|A|B --policy sdpipe|allreduce|adpsgd "
@@ -340,6 +352,37 @@ int runFusion(int argc, char **argv) {
   printFusionPlan("joint ", joint);
   std::printf("joint compressed: %s\n",
               fusion::formatGroups(compressed).c_str());
+  return 0;
+}
+
+void printEspressoPlan(const std::string &prefix,
+                       const espresso::Problem &problem,
+                       const espresso::Plan &plan) {
+  std::printf("%s iteration_ms: %.6g\n", prefix.c_str(), plan.iterationMs);
+  for (size_t t = 0; t < plan.decisions.size(); ++t)
+    std::printf("%s tensor %zu %s: %s\n", prefix.c_str(), t,
+                problem.tensors[t].name.c_str(),
+                espresso::describe(plan.decisions[t]).c_str());
+}
+
+int runEspresso(int argc, char **argv) {
+  if (argc != 3 || llvm::StringRef(argv[2]).starts_with("--"))
+    return usage("espresso needs a profile.json and nothing else");
+  std::string text;
+  if (std::string problem = readFile(argv[2], text); !problem.empty())
+    return failure(problem);
+  espresso::Problem problem;
+  if (std::string bad = profile::parseEspressoProfile(text, problem);
+      !bad.empty())
+    return failure(std::string(argv[2]) + ": " + bad);
+  std::printf("options: %zu\n", espresso::options(problem).size());
+  printEspressoPlan("espresso", problem, espresso::espressoPlan(problem));
+  printEspressoPlan(
+      "runtime", problem,
+      espresso::searchPlan(problem, espresso::lowerableOptions(problem)));
+  std::printf("dense iteration_ms: %.6g\n",
+              espresso::simulate(problem, std::vector<espresso::Decision>(
+                                              problem.tensors.size())));
   return 0;
 }
 
@@ -605,6 +648,8 @@ int main(int argc, char **argv) {
     return runPipeline(argc, argv);
   if (command == "fusion")
     return runFusion(argc, argv);
+  if (command == "espresso")
+    return runEspresso(argc, argv);
   if (command == "sdpipe")
     return runSdpipe(argc, argv);
   if (command == "checkpoint")
@@ -614,6 +659,6 @@ int main(int argc, char **argv) {
   if (llvm::StringRef(command).ends_with(".mlir") || command == "-")
     return runScheduledModule(argc, argv);
   return usage("unknown command '" + command +
-               "', expected 'pipeline', 'fusion', 'sdpipe', "
+               "', expected 'pipeline', 'fusion', 'espresso', 'sdpipe', "
                "'checkpoint', 'checkpoint-plan' or a scheduled .mlir file");
 }

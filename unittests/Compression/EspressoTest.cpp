@@ -156,6 +156,22 @@ TEST(Espresso, HierarchicalTimelinesByHand) {
                              {Routine::AllReduce, Scope::Inter, false, {}},
                              {Routine::AllGather, Scope::Intra, false, {}}};
   EXPECT_NEAR(simulate(problem, {hierarchicalDense}), 652.66, 1e-9);
+  // Compressed across the nodes in two steps after an intra-node
+  // reduce-scatter: both inter-node steps carry the four ranks' shares.
+  // Reduce-scatter -> 5.83; compress the quarter, 0.85 -> 6.68; all-to-all
+  // of 4 x 0.32 MB, 1 + 6.4 -> 14.08; decompress 2 eighths, 0.9, recompress
+  // 0.45 -> 15.43; all-gather 4 x 0.16 MB, 7.4 -> 22.83; intra all-gather
+  // of 2 payloads of 0.16 MB, 3 (0.01 + 0.032) -> 22.956; decompress 8
+  // eighths, 3.6 -> 26.556.
+  Transform compress{false, Device::Gpu, true, Device::Gpu};
+  Transform recompress{true, Device::Gpu, true, Device::Gpu};
+  Decision twoSteps;
+  twoSteps.steps = {{Routine::ReduceScatter, Scope::Intra, false, {}},
+                    {Routine::AllToAll, Scope::Inter, true, compress},
+                    {Routine::AllGather, Scope::Inter, true, recompress},
+                    {Routine::AllGather, Scope::Intra, true, {}}};
+  twoSteps.after = {true, Device::Gpu, false, Device::Gpu};
+  EXPECT_NEAR(simulate(problem, {twoSteps}), 26.556, 1e-9);
   Plan plan = espressoPlan(problem);
   EXPECT_LE(plan.iterationMs, 37.41);
   EXPECT_EQ(plan.decisions[0].steps.front().scope, Scope::Intra)
