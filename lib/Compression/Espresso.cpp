@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <numeric>
 #include <queue>
 
@@ -152,12 +153,18 @@ std::vector<Decision> options(const Problem &problem) {
   return result;
 }
 
-std::vector<Decision> gpuOptions(const Problem &problem) {
+namespace {
+/// The options of `space` whose every transform runs on the GPU.
+std::vector<Decision> onGpu(const std::vector<Decision> &space) {
   std::vector<Decision> result;
-  for (Decision &option : options(problem))
-    if (option.onlyOn(Device::Gpu))
-      result.push_back(std::move(option));
+  std::copy_if(space.begin(), space.end(), std::back_inserter(result),
+               [](const Decision &d) { return d.onlyOn(Device::Gpu); });
   return result;
+}
+} // namespace
+
+std::vector<Decision> gpuOptions(const Problem &problem) {
+  return onGpu(options(problem));
 }
 
 Decision decision(const Lowered &lowered) {
@@ -580,11 +587,7 @@ Plan offload(const Problem &problem, const Plan &plan,
 } // namespace
 
 Plan espressoPlan(const Problem &problem, const std::vector<Decision> &space) {
-  std::vector<Decision> gpuSpace;
-  for (const Decision &d : space)
-    if (d.onlyOn(Device::Gpu))
-      gpuSpace.push_back(d);
-  Plan greedy = gpuGreedy(problem, gpuSpace);
+  Plan greedy = gpuGreedy(problem, onGpu(space));
   Plan plan = offload(problem, greedy, space);
   plan.evaluations += greedy.evaluations;
   return plan;

@@ -306,15 +306,23 @@ Plan bestEvenPlan(const Problem &problem) {
 }
 
 namespace {
-/// Bucket sizes of 2, 4, ..., 64 MB, the thesis's sweep.
-template <typename MakePlan> Plan bestOverBuckets(MakePlan make) {
-  Plan best;
-  for (int64_t mb = 2; mb <= 64; mb *= 2) {
-    Plan candidate = make(mb * int64_t(kBytesPerMB));
-    if (best.groups.empty() || candidate.iterationMs < best.iterationMs)
+/// The best of `make`'s plans for sizes from `smallest` to `largest`
+/// bytes, doubling.
+template <typename MakePlan>
+Plan bestOverSizes(int64_t smallest, int64_t largest, MakePlan make) {
+  Plan best = make(smallest);
+  for (int64_t bytes = 2 * smallest; bytes <= largest; bytes *= 2) {
+    Plan candidate = make(bytes);
+    if (candidate.iterationMs < best.iterationMs)
       best = candidate;
   }
   return best;
+}
+
+/// Bucket sizes of 2, 4, ..., 64 MB, the thesis's sweep.
+template <typename MakePlan> Plan bestOverBuckets(MakePlan make) {
+  return bestOverSizes(2 * int64_t(kBytesPerMB), 64 * int64_t(kBytesPerMB),
+                       make);
 }
 } // namespace
 
@@ -345,13 +353,9 @@ Plan hipressPlan(const Problem &problem, int64_t thresholdBytes) {
 }
 
 Plan bestHipressPlan(const Problem &problem) {
-  Plan best = hipressPlan(problem, 4096);
-  for (int64_t bytes = 8192; bytes <= 64 * int64_t(kBytesPerMB); bytes *= 2) {
-    Plan candidate = hipressPlan(problem, bytes);
-    if (candidate.iterationMs < best.iterationMs)
-      best = candidate;
-  }
-  return best;
+  return bestOverSizes(4096, 64 * int64_t(kBytesPerMB), [&](int64_t bytes) {
+    return hipressPlan(problem, bytes);
+  });
 }
 
 Plan jointPlan(const Problem &problem) {
