@@ -364,6 +364,33 @@ static LogicalResult lowerInPlace(Operation *op, Value input, Value comm,
   return success();
 }
 
+/// `callee(comm, buffer, count, dtype, trailing...) -> request` posted where
+/// `op` stands, and `hrt_mlir_wait(request)` right before the first use of
+/// its result (at the end of its block when unused), so that the collective
+/// overlaps with the work in between.
+static LogicalResult lowerStarted(Operation *op, Value input, Value comm,
+                                  StringRef callee, ArrayRef<Value> trailing,
+                                  RuntimeCalls &calls, RewriterBase &rewriter) {
+  FailureOr<int64_t> dtype = dtypeOf(op, input.getType());
+  if (failed(dtype))
+    return failure();
+  auto type = cast<RankedTensorType>(input.getType());
+  Value memref = calls.buffer(type, input);
+  SmallVector<Value> arguments = {comm, calls.pointerOf(memref),
+                                  calls.constant64(type.getNumElements()),
+                                  calls.constant32(*dtype)};
+  arguments.append(trailing.begin(), trailing.end());
+  Value request = calls.call(callee, arguments, calls.pointer);
+  Block *block = op->getBlock();
+  if (Operation *use = firstUseIn(block, op->getResult(0)))
+    rewriter.setInsertionPoint(use);
+  else
+    rewriter.setInsertionPoint(block->getTerminator());
+  calls.call("hrt_mlir_wait", {request});
+  rewriter.replaceOp(op, calls.tensorOf(type, memref));
+  return success();
+}
+
 /// `callee(comm, send, recv, count, dtype, trailing...)` from the buffer of
 /// `input`, which the runtime only reads, into a fresh buffer of the result
 /// type: all-gather, reduce-scatter, all-to-all.
@@ -488,9 +515,17 @@ struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
           calls.constant32(compress.getErrorFeedback()),
           calls.constant64(compress.getNodeSize()),
           calls.constant64(*nextCompressedSite)};
-      if (failed(lowerInPlace(reduce, input, *comm,
-                              "hrt_mlir_compressed_all_reduce", trailing, calls,
-                              rewriter)))
+      // Blocking where the program asks for it; otherwise compressed and
+      // communicated on the runtime's communication thread while the
+      // program computes, and waited for before the first use.
+      LogicalResult lowered =
+          blocking ? lowerInPlace(reduce, input, *comm,
+                                  "hrt_mlir_compressed_all_reduce", trailing,
+                                  calls, rewriter)
+                   : lowerStarted(reduce, input, *comm,
+                                  "hrt_mlir_compressed_all_reduce_start",
+                                  trailing, calls, rewriter);
+      if (failed(lowered))
         return failure();
       ++*nextCompressedSite;
       return success();
@@ -498,25 +533,8 @@ struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
     if (blocking)
       return lowerInPlace(reduce, input, *comm, "hrt_mlir_all_reduce",
                           {reduction}, calls, rewriter);
-
-    FailureOr<int64_t> dtype = dtypeOf(reduce, input.getType());
-    if (failed(dtype))
-      return failure();
-    auto type = cast<RankedTensorType>(input.getType());
-    Value memref = calls.buffer(type, input);
-    Value request = calls.call("hrt_mlir_all_reduce_start",
-                               {*comm, calls.pointerOf(memref),
-                                calls.constant64(type.getNumElements()),
-                                calls.constant32(*dtype), reduction},
-                               calls.pointer);
-    Block *block = reduce->getBlock();
-    if (Operation *use = firstUseIn(block, reduce.getResult()))
-      rewriter.setInsertionPoint(use);
-    else
-      rewriter.setInsertionPoint(block->getTerminator());
-    calls.call("hrt_mlir_wait", {request});
-    rewriter.replaceOp(reduce, calls.tensorOf(type, memref));
-    return success();
+    return lowerStarted(reduce, input, *comm, "hrt_mlir_all_reduce_start",
+                        {reduction}, calls, rewriter);
   }
 
 private:

@@ -17,13 +17,23 @@
 #include <array>
 #include <climits>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 using hetero::rt::CommunicationScope;
+using hetero::rt::PendingOperation;
 
 namespace {
+
+/// A blocking collective of compiled code, timed as one. It follows the
+/// collectives still on the communication thread, so that every rank calls
+/// the collectives of a communicator in program order.
+struct BlockingCollective {
+  BlockingCollective() { hetero::rt::drainCommunicationThread(); }
+  CommunicationScope timed{HRT_TIMELINE_COLLECTIVE};
+};
 
 /// Aborts the job after a failed call, naming it.
 void orAbort(hrt_status status) {
@@ -39,6 +49,17 @@ void orAbort(hrt_status status) {
   std::fflush(stderr);
   hrt_abort(1);
   __builtin_unreachable();
+}
+
+/// The request of `work` run on the communication thread (a completed
+/// request when `work` is null).
+hrt_request startedOnThread(const char *entry,
+                            std::function<hrt_status()> work) {
+  hetero::rt::CallSite site{entry, nullptr, 0};
+  if (!work)
+    return hetero::rt::requestFor(nullptr);
+  return hetero::rt::requestFor(
+      hetero::rt::startOnCommunicationThread(std::move(work), site));
 }
 
 /// A count from compiled code (an index, 64-bit) as the hrt_ ABI's size_t.
@@ -153,7 +174,7 @@ extern "C" long long hrt_mlir_size(hrt_comm comm) {
 
 extern "C" void hrt_mlir_all_reduce(hrt_comm comm, void *data, long long count,
                                     int dtype, int op) {
-  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
+  BlockingCollective timed;
   orAbort(hrt_all_reduce(data, data, countOf("hrt_mlir_all_reduce", count),
                          hrt_dtype(dtype), hrt_reduce_op(op), comm));
 }
@@ -161,11 +182,22 @@ extern "C" void hrt_mlir_all_reduce(hrt_comm comm, void *data, long long count,
 extern "C" hrt_request hrt_mlir_all_reduce_start(hrt_comm comm, void *data,
                                                  long long count, int dtype,
                                                  int op) {
+  size_t n = countOf("hrt_mlir_all_reduce_start", count);
   hrt_request request = nullptr;
-  orAbort(hrt_iall_reduce(data, data,
-                          countOf("hrt_mlir_all_reduce_start", count),
-                          hrt_dtype(dtype), hrt_reduce_op(op), comm, &request));
-  return request;
+  if (!hetero::rt::communicationThreadEnabled()) {
+    orAbort(hrt_iall_reduce(data, data, n, hrt_dtype(dtype), hrt_reduce_op(op),
+                            comm, &request));
+    return request;
+  }
+  // Posted and completed on the communication thread, which progresses it
+  // while this thread computes.
+  return startedOnThread("hrt_mlir_all_reduce_start", [=] {
+    hrt_request posted = nullptr;
+    if (hrt_status status = hrt_iall_reduce(data, data, n, hrt_dtype(dtype),
+                                            hrt_reduce_op(op), comm, &posted))
+      return status;
+    return hrt_wait(&posted);
+  });
 }
 
 extern "C" void hrt_mlir_wait(hrt_request request) {
@@ -175,7 +207,7 @@ extern "C" void hrt_mlir_wait(hrt_request request) {
 
 extern "C" void hrt_mlir_all_gather(hrt_comm comm, const void *send, void *recv,
                                     long long count, int dtype) {
-  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
+  BlockingCollective timed;
   orAbort(hrt_all_gather(send, recv, countOf("hrt_mlir_all_gather", count),
                          hrt_dtype(dtype), comm));
 }
@@ -183,7 +215,7 @@ extern "C" void hrt_mlir_all_gather(hrt_comm comm, const void *send, void *recv,
 extern "C" void hrt_mlir_reduce_scatter(hrt_comm comm, const void *send,
                                         void *recv, long long count, int dtype,
                                         int op) {
-  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
+  BlockingCollective timed;
   orAbort(hrt_reduce_scatter(send, recv,
                              countOf("hrt_mlir_reduce_scatter", count),
                              hrt_dtype(dtype), hrt_reduce_op(op), comm));
@@ -191,7 +223,7 @@ extern "C" void hrt_mlir_reduce_scatter(hrt_comm comm, const void *send,
 
 extern "C" void hrt_mlir_broadcast(hrt_comm comm, void *data, long long count,
                                    int dtype, long long root) {
-  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
+  BlockingCollective timed;
   orAbort(hrt_broadcast(data, countOf("hrt_mlir_broadcast", count),
                         hrt_dtype(dtype),
                         intOf("hrt_mlir_broadcast", "root", root), comm));
@@ -199,7 +231,7 @@ extern "C" void hrt_mlir_broadcast(hrt_comm comm, void *data, long long count,
 
 extern "C" void hrt_mlir_reduce(hrt_comm comm, void *data, long long count,
                                 int dtype, int op, long long root) {
-  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
+  BlockingCollective timed;
   orAbort(hrt_reduce(data, data, countOf("hrt_mlir_reduce", count),
                      hrt_dtype(dtype), hrt_reduce_op(op),
                      intOf("hrt_mlir_reduce", "root", root), comm));
@@ -207,7 +239,7 @@ extern "C" void hrt_mlir_reduce(hrt_comm comm, void *data, long long count,
 
 extern "C" void hrt_mlir_all_to_all(hrt_comm comm, const void *send, void *recv,
                                     long long count, int dtype) {
-  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
+  BlockingCollective timed;
   orAbort(hrt_all_to_all(send, recv, countOf("hrt_mlir_all_to_all", count),
                          hrt_dtype(dtype), comm));
 }
@@ -229,44 +261,83 @@ extern "C" void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
                    intOf("hrt_mlir_recv", "tag", tag), comm));
 }
 
-extern "C" void
-hrt_mlir_compressed_all_reduce(hrt_comm comm, void *data, long long count,
-                               int dtype, int op, int compressor, double ratio,
-                               long long levels, int scheme, int errorFeedback,
-                               long long nodeSize, long long site) {
-  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
+namespace {
+/// The compression of a compressed all-reduce of compiled code. Per
+/// compressed all-reduce of the program (its site): its residual and how
+/// often it ran, from which every rank derives the same seed.
+hrt_compression compressionOf(const char *entry, long long count, int dtype,
+                              int compressor, double ratio, long long levels,
+                              int scheme, int errorFeedback, long long nodeSize,
+                              long long site) {
   if (dtype != HRT_FLOAT32)
-    abortWith("a compressed all-reduce needs float32 data, got hrt_dtype " +
+    abortWith(std::string(entry) +
+              ": a compressed all-reduce needs float32 data, got hrt_dtype " +
               std::to_string(dtype));
-  // Per compressed all-reduce of the program: its residual and how often it
-  // ran, from which every rank derives the same seed.
   struct SiteState {
     std::vector<float> residual;
     unsigned long long calls = 0;
   };
   static std::map<long long, SiteState> sites;
-  size_t n = countOf("hrt_mlir_compressed_all_reduce", count);
+  size_t n = countOf(entry, count);
   SiteState &state = sites[site];
   if (errorFeedback && state.residual.size() != n)
     state.residual.assign(n, 0.0f);
   hrt_compression spec;
   spec.compressor = hrt_compressor(compressor);
   spec.ratio = ratio;
-  spec.levels =
-      intOf("hrt_mlir_compressed_all_reduce", "QSGD level count", levels);
+  spec.levels = intOf(entry, "QSGD level count", levels);
   spec.scheme = hrt_scheme(scheme);
   spec.seed = (unsigned long long)site * 0x100000001b3ULL + state.calls++;
   spec.residual = errorFeedback ? state.residual.data() : nullptr;
-  spec.node_size =
-      intOf("hrt_mlir_compressed_all_reduce", "node size", nodeSize);
-  orAbort(hrt_compressed_all_reduce(static_cast<float *>(data), n, &spec,
+  spec.node_size = intOf(entry, "node size", nodeSize);
+  return spec;
+}
+} // namespace
+
+extern "C" void
+hrt_mlir_compressed_all_reduce(hrt_comm comm, void *data, long long count,
+                               int dtype, int op, int compressor, double ratio,
+                               long long levels, int scheme, int errorFeedback,
+                               long long nodeSize, long long site) {
+  BlockingCollective timed;
+  const char *entry = "hrt_mlir_compressed_all_reduce";
+  hrt_compression spec =
+      compressionOf(entry, count, dtype, compressor, ratio, levels, scheme,
+                    errorFeedback, nodeSize, site);
+  orAbort(hrt_compressed_all_reduce(static_cast<float *>(data),
+                                    countOf(entry, count), &spec,
                                     hrt_reduce_op(op), comm));
+}
+
+extern "C" hrt_request hrt_mlir_compressed_all_reduce_start(
+    hrt_comm comm, void *data, long long count, int dtype, int op,
+    int compressor, double ratio, long long levels, int scheme,
+    int errorFeedback, long long nodeSize, long long site) {
+  const char *entry = "hrt_mlir_compressed_all_reduce_start";
+  hrt_compression spec =
+      compressionOf(entry, count, dtype, compressor, ratio, levels, scheme,
+                    errorFeedback, nodeSize, site);
+  size_t n = countOf(entry, count);
+  auto run = [=] {
+    hrt_compression copy = spec;
+    return hrt_compressed_all_reduce(static_cast<float *>(data), n, &copy,
+                                     hrt_reduce_op(op), comm);
+  };
+  // Compression and communication run on the communication thread while
+  // this thread computes; without it, the call completes here.
+  if (hetero::rt::communicationThreadEnabled())
+    return startedOnThread(entry, run);
+  {
+    CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
+    orAbort(run());
+  }
+  return startedOnThread(entry, nullptr);
 }
 
 extern "C" void hrt_mlir_sparse_all_reduce(hrt_comm comm, void *data,
                                            long long count, int dtype, int op,
                                            int format) {
-  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
+  BlockingCollective timed;
   if (dtype != HRT_FLOAT32)
     abortWith("a sparse all-reduce needs float32 data, got hrt_dtype " +
               std::to_string(dtype));
@@ -374,7 +445,7 @@ extern "C" long long hrt_mlir_sync_ready(long long stages, long long replicas,
 }
 
 extern "C" void hrt_mlir_sync_average(void *data, long long count, int dtype) {
-  CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
+  BlockingCollective timed;
   CompiledSync &state = compiledSync();
   if (state.groupSize == 0)
     abortWith("hrt_mlir_sync_average: no group; hrt_mlir_sync_ready comes "

@@ -319,6 +319,11 @@ hrt_status fail(hrt_status status, const CallSite &site,
   return status;
 }
 
+hrt_status failWith(hrt_status status, const std::string &message) {
+  lastError = message;
+  return status;
+}
+
 std::string mpiErrorString(int code) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
@@ -343,6 +348,8 @@ hrt_status Backend::createGroup(hrt_comm parent, const std::vector<int> &, int,
               "only the MPI backend creates communicators among a group");
 }
 
+bool mpiBackendActive() { return state && state->kind == HRT_BACKEND_MPI; }
+
 hrt_status checkHostCollective(const CallSite &site) {
   if (hrt_status status = checkCall(site, nullptr, 0, HRT_UINT8))
     return status;
@@ -364,7 +371,9 @@ hrt_status waitWithTimeout(PendingOperation &pending) {
       return status;
     if (done)
       return HRT_SUCCESS;
-    pollCheckpointTraffic();
+    // Checkpoint traffic belongs to the application's thread.
+    if (!onCommunicationThread())
+      pollCheckpointTraffic();
     std::chrono::duration<double> waited =
         std::chrono::steady_clock::now() - start;
     if (timeout > 0.0 && waited.count() > timeout) {
@@ -390,6 +399,9 @@ void pauseBetweenPolls(int &polls) {
 }
 
 WaitScope::WaitScope(const CallSite &site) {
+  // The report names where the application's thread waits.
+  if (onCommunicationThread())
+    return;
   waitRecord.operation = site.operation;
   waitRecord.peerRole = site.peerRole;
   waitRecord.bytes = site.bytes;
@@ -399,7 +411,10 @@ WaitScope::WaitScope(const CallSite &site) {
   waitRecord.active = 1;
 }
 
-WaitScope::~WaitScope() { waitRecord.active = 0; }
+WaitScope::~WaitScope() {
+  if (!onCommunicationThread())
+    waitRecord.active = 0;
+}
 
 namespace {
 /// An operation that completed when it was posted.
@@ -421,6 +436,12 @@ hrt_status Backend::iallReduce(const void *send, void *recv, size_t count,
     return status;
   pending = std::make_unique<CompletedOperation>();
   return HRT_SUCCESS;
+}
+
+hrt_request requestFor(std::unique_ptr<PendingOperation> pending) {
+  if (!pending)
+    pending = std::make_unique<CompletedOperation>();
+  return new hrt_request_impl{std::move(pending)};
 }
 
 } // namespace hetero::rt
@@ -509,6 +530,8 @@ extern "C" hrt_status hrt_finalize(void) {
     return fail(HRT_ERROR_NOT_INITIALIZED, here, "not initialised");
   // The coordinator learns that this worker departed; then every buffered
   // send completes before the communicators go.
+  // Collectives still on the communication thread complete first.
+  stopCommunicationThread();
   hrt_status status = finishCompiledSync();
   if (hrt_status flushed = flushBufferedSends(); status == HRT_SUCCESS)
     status = flushed;

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -54,6 +55,10 @@ struct CallSite {
 hrt_status fail(hrt_status status, const CallSite &site,
                 const std::string &detail);
 
+/// Records `message`, a complete error message (of a call that failed on
+/// another thread), as the calling thread's error and returns `status`.
+hrt_status failWith(hrt_status status, const std::string &message);
+
 /// The text MPI gives for an error code.
 std::string mpiErrorString(int code);
 
@@ -61,6 +66,9 @@ std::string mpiErrorString(int code);
 double timeoutSeconds();
 /// This rank's rank in the world communicator (0 before hrt_init).
 int worldRank();
+
+/// Whether the runtime is initialised on the MPI backend.
+bool mpiBackendActive();
 
 /// Whether MPI runs with MPI_THREAD_MULTIPLE, so that runtime threads may
 /// call it beside the application's.
@@ -87,6 +95,9 @@ public:
   CallSite site{"", nullptr, 0};
 };
 
+/// The hrt_ ABI's request for `pending`; a completed one when it is null.
+hrt_request requestFor(std::unique_ptr<PendingOperation> pending);
+
 /// Polls `pending` until it completes or the timeout passes.
 hrt_status waitWithTimeout(PendingOperation &pending);
 
@@ -107,6 +118,29 @@ public:
   WaitScope(const WaitScope &) = delete;
   WaitScope &operator=(const WaitScope &) = delete;
 };
+
+//===----------------------------------------------------------------------===//
+// The communication thread (CommThread.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Whether started collectives of compiled code run on the communication
+/// thread: on the MPI backend with MPI_THREAD_MULTIPLE and without the link
+/// emulation (whose emulated collectives already complete on their own
+/// clock), unless HETERO_RT_COMM_THREAD=0.
+bool communicationThreadEnabled();
+/// Whether the caller is the communication thread.
+bool onCommunicationThread();
+/// Runs `work` on the communication thread after everything posted before
+/// it; the returned operation completes when it has run, with its status and
+/// error message.
+std::unique_ptr<PendingOperation>
+startOnCommunicationThread(std::function<hrt_status()> work,
+                           const CallSite &site);
+/// Blocks until everything posted to the thread so far has run: a blocking
+/// collective of the caller then follows them on every communicator.
+void drainCommunicationThread();
+/// Runs what is left and ends the thread (hrt_finalize).
+void stopCommunicationThread();
 
 /// A communication backend. Arguments are validated before they get here.
 class Backend {

@@ -593,8 +593,11 @@ HRT_EXPORT long long hrt_mlir_rank(hrt_comm comm);
 HRT_EXPORT long long hrt_mlir_size(hrt_comm comm);
 HRT_EXPORT void hrt_mlir_all_reduce(hrt_comm comm, void *data, long long count,
                                     int dtype, int op);
-/* hrt_mlir_all_reduce posted without waiting (hrt_iall_reduce): the request
- * completes with hrt_mlir_wait, before anything reads `data`. */
+/* hrt_mlir_all_reduce posted without waiting: the request completes with
+ * hrt_mlir_wait, before anything reads `data`. On the MPI backend it runs on
+ * the runtime's communication thread, which progresses it while the caller
+ * computes (HETERO_RT_COMM_THREAD=0, or the link emulation: hrt_iall_reduce
+ * on the caller's thread). */
 HRT_EXPORT hrt_request hrt_mlir_all_reduce_start(hrt_comm comm, void *data,
                                                  long long count, int dtype,
                                                  int op);
@@ -607,6 +610,13 @@ hrt_mlir_compressed_all_reduce(hrt_comm comm, void *data, long long count,
                                int dtype, int op, int compressor, double ratio,
                                long long levels, int scheme, int error_feedback,
                                long long node_size, long long site);
+/* hrt_mlir_compressed_all_reduce posted without waiting: compression and
+ * communication run on the communication thread (as hrt_mlir_all_reduce_start
+ * does), else complete in the call; hrt_mlir_wait completes the request. */
+HRT_EXPORT hrt_request hrt_mlir_compressed_all_reduce_start(
+    hrt_comm comm, void *data, long long count, int dtype, int op,
+    int compressor, double ratio, long long levels, int scheme,
+    int error_feedback, long long node_size, long long site);
 /* Zen's sparse all-reduce (hrt_sparse_all_reduce) of float32 data in
  * place; `format` is 1 (COO) or 2 (hash bitmap). */
 HRT_EXPORT void hrt_mlir_sparse_all_reduce(hrt_comm comm, void *data,

@@ -55,6 +55,30 @@ func.func @waits_before_the_region(%g: tensor<8xf32>, %unused: tensor<4xf32>, %c
 
 // -----
 
+shard.grid @grid(shape = 2x2)
+
+// A compressed all-reduce overlaps in the same way: the runtime compresses
+// and communicates it on its communication thread until the wait.
+// CHECK-LABEL: func.func @compressed_overlaps
+// CHECK:         %[[REQUEST:.*]] = call @hrt_mlir_compressed_all_reduce_start(
+// CHECK-NOT:     call @hrt_mlir_wait
+// CHECK:         call @hrt_mlir_send(
+// CHECK:         call @hrt_mlir_wait(%[[REQUEST]])
+// CHECK-NEXT:    bufferization.to_tensor
+// CHECK-NEXT:    return
+// BLOCKING-LABEL: func.func @compressed_overlaps
+// BLOCKING:         call @hrt_mlir_compressed_all_reduce(
+// BLOCKING-NEXT:    bufferization.to_tensor
+// BLOCKING:         call @hrt_mlir_send(
+// BLOCKING-NOT:     hrt_mlir_wait
+func.func @compressed_overlaps(%g: tensor<8xf32>, %a: tensor<8xf32>) -> tensor<8xf32> {
+  %sum = hetero.all_reduce %g on @grid axes = [1] compress <qsgd, levels = 16, placement = cpu, scheme = allgather> : tensor<8xf32>
+  hetero.send %a to 1 on @grid axes = [0] : tensor<8xf32>
+  return %sum : tensor<8xf32>
+}
+
+// -----
+
 shard.grid @grid(shape = 3x2x2)
 
 // The grid coordinates of a rank are the row-major digits of its rank in
