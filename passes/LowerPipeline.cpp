@@ -56,6 +56,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include <map>
@@ -111,9 +112,10 @@ struct StepPlan {
 class PipelineLowering {
 public:
   PipelineLowering(PipelineOp pipeline, SymbolTable &symbols,
-                   bool lateGradientSync)
+                   bool lateGradientSync, bool eagerGradientSync)
       : pipeline(pipeline), symbols(symbols), builder(pipeline.getContext()),
-        loc(pipeline.getLoc()), lateGradientSync(lateGradientSync) {}
+        loc(pipeline.getLoc()), lateGradientSync(lateGradientSync),
+        eagerGradientSync(eagerGradientSync) {}
 
   /// Resolves the pipeline's functions, globals and grid; false after a
   /// diagnostic.
@@ -210,6 +212,15 @@ private:
   }
   /// Replaces each gradient sum by its all-reduce over the replica axis.
   void reduceGradients(MutableArrayRef<Value> gradients);
+  /// The stage's last backward of micro-batch inputs (`input`, `second`)
+  /// with its body inline, each parameter gradient summed with the earlier
+  /// micro-batches' and all-reduced over the replicas right after the op
+  /// that computes it: a gradient's communication starts while the backward
+  /// still computes the gradients before it. Returns the backward's
+  /// results; `gradients` receives the reduced sums in parameter order.
+  SmallVector<Value> emitEagerBackward(int64_t s, int64_t factor, Value input,
+                                       Value second,
+                                       SmallVectorImpl<Value> &gradients);
   DenseI16ArrayAttr axes(ArrayRef<int16_t> values) {
     return builder.getDenseI16ArrayAttr(values);
   }
@@ -250,6 +261,9 @@ private:
   SyncAttr sync;
   std::unique_ptr<OptimizerUpdate> optimizer;
   bool lateGradientSync;
+  /// The last backward of a stage is emitted inline, and each parameter's
+  /// gradient is summed and all-reduced right where it is computed.
+  bool eagerGradientSync;
 };
 
 LogicalResult PipelineLowering::prepare() {
@@ -485,6 +499,60 @@ void PipelineLowering::reduceGradients(MutableArrayRef<Value> gradients) {
     sum = AllReduceOp::create(builder, loc, sum, grid, {kReplicaAxis});
 }
 
+SmallVector<Value>
+PipelineLowering::emitEagerBackward(int64_t s, int64_t factor, Value input,
+                                    Value second,
+                                    SmallVectorImpl<Value> &gradients) {
+  Stage &stage = stages[s];
+  bool last = s == numStages() - 1;
+  func::FuncOp backward = stage.code.at(factor).backward;
+  SmallVector<Value> arguments =
+      forwardArguments(s, input, readParams(s), last ? second : Value());
+  if (!last)
+    arguments.push_back(second);
+  SmallVector<Value> results;
+  if (backward.isDeclaration() || !backward.getBody().hasOneBlock()) {
+    // Nothing to open: the gradients are complete when the call returns.
+    results =
+        func::CallOp::create(builder, loc, backward, arguments).getResults();
+  } else {
+    IRMapping mapping;
+    Block &body = backward.getBody().front();
+    mapping.map(body.getArguments(), arguments);
+    for (Operation &op : body.without_terminator())
+      builder.clone(op, mapping);
+    for (Value result : body.getTerminator()->getOperands())
+      results.push_back(mapping.lookupOrDefault(result));
+  }
+  // Each gradient's sum and all-reduce right after its producer, in
+  // parameter order among the gradients of one producer.
+  size_t count = stage.params.size();
+  DenseMap<Operation *, Operation *> lastPlaced;
+  Block *block = builder.getInsertionBlock();
+  for (auto [sumGlobal, gradient] : llvm::zip_equal(
+           stage.gradientSums, ArrayRef(results).take_back(count))) {
+    OpBuilder::InsertionGuard guard(builder);
+    Operation *producer = gradient.getDefiningOp();
+    if (producer && producer->getBlock() == block) {
+      Operation *&after = lastPlaced[producer];
+      builder.setInsertionPointAfter(after ? after : producer);
+    }
+    Value sum = readGlobal(builder, loc, sumGlobal);
+    Value empty = tensor::EmptyOp::create(
+        builder, loc, cast<RankedTensorType>(sum.getType()).getShape(),
+        cast<RankedTensorType>(sum.getType()).getElementType());
+    Value total = linalg::AddOp::create(builder, loc, ValueRange{sum, gradient},
+                                        ValueRange{empty})
+                      .getResult(0);
+    auto reduced =
+        AllReduceOp::create(builder, loc, total, grid, {kReplicaAxis});
+    gradients.push_back(reduced.getResult());
+    if (producer && producer->getBlock() == block)
+      lastPlaced[producer] = reduced;
+  }
+  return results;
+}
+
 Value PipelineLowering::addLoss(Value total, Value loss) {
   Value scalar = tensor::ExtractOp::create(builder, loc, loss, ValueRange{});
   return arith::AddFOp::create(builder, loc, total, scalar);
@@ -677,6 +745,17 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       stash.erase(mb);
       Value secondArgument = s == last ? entry.target : received[mb];
       received.erase(mb);
+      bool eager = eagerGradientSync && hasReplicaAxis && !dynamicSync() &&
+                   int64_t(index) == lastBackward;
+      if (eager) {
+        SmallVector<Value> results = emitEagerBackward(
+            s, factor, entry.input, secondArgument, gradients);
+        TaskMarkOp::create(builder, loc, TaskKind::backward,
+                           builder.getI64IntegerAttr(mb));
+        if (s != 0)
+          toSend[mb] = results.front();
+        break;
+      }
       // The parameter gradients go into the sums; what the call returns is
       // the input gradient, and stage 0's goes nowhere.
       auto call = func::CallOp::create(builder, loc, backward,
@@ -971,6 +1050,13 @@ struct HeteroLowerPipelinePass
                "function and optimizer (see the stage ABI in "
                "docs/execution.md)";
     }
+    if (lateGradientSync && eagerGradientSync) {
+      module.emitError() << "hetero-lower-pipeline: late-gradient-sync and "
+                            "eager-gradient-sync exclude each other (after "
+                            "the stage's last send, or where each gradient "
+                            "is computed)";
+      return signalPassFailure();
+    }
     if (!scheduleName.empty() && pipelines.size() > 1) {
       module.emitError() << "hetero-lower-pipeline: schedule=" << scheduleName
                          << " names one schedule, but the module has "
@@ -989,7 +1075,8 @@ struct HeteroLowerPipelinePass
         schedule = chooseSchedule(pipeline, module, scheduleName);
       if (failed(schedule))
         return signalPassFailure();
-      PipelineLowering lowering(pipeline, symbols, lateGradientSync);
+      PipelineLowering lowering(pipeline, symbols, lateGradientSync,
+                                eagerGradientSync);
       if (failed(lowering.prepare()))
         return signalPassFailure();
       if (reference)

@@ -348,7 +348,12 @@ def HeteroLowerPipeline : Pass<"hetero-lower-pipeline", "::mlir::ModuleOp"> {
     Option<"lateGradientSync", "late-gradient-sync", "bool",
            /*default=*/"false",
            "Reduce the gradients after the stage's whole program (its last "
-           "send included) instead of right after its last backward">
+           "send included) instead of right after its last backward">,
+    Option<"eagerGradientSync", "eager-gradient-sync", "bool",
+           /*default=*/"false",
+           "Emit each stage's last backward inline and reduce each "
+           "parameter's gradient right where it is computed, so that its "
+           "communication overlaps with the rest of the backward">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
