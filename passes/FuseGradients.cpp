@@ -14,6 +14,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <cmath>
+
 namespace hetero {
 #define GEN_PASS_DEF_HETEROFUSEGRADIENTS
 #include "hetero/Passes/Passes.h.inc"
@@ -209,8 +211,33 @@ struct HeteroFuseGradientsPass
     return success();
   }
 
+  /// The grouping `strategy` names.
+  fusion::Plan planFor(const fusion::Problem &problem) {
+    if (strategy == "per-tensor")
+      return fusion::perTensorPlan(problem);
+    if (strategy == "one")
+      return fusion::singleGroupPlan(problem);
+    if (strategy == "size")
+      return fusion::thresholdPlan(
+          problem, int64_t(std::llround(bucketMb * fusion::kBytesPerMB)));
+    return fusion::optimalPlan(problem);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (strategy != "optimal" && strategy != "per-tensor" &&
+        strategy != "one" && strategy != "size") {
+      module.emitError() << "hetero-fuse-gradients: unknown strategy '"
+                         << strategy
+                         << "'; expected optimal, per-tensor, one or size";
+      return signalPassFailure();
+    }
+    if (!(bucketMb > 0.0)) {
+      module.emitError() << "hetero-fuse-gradients: bucket-mb must be "
+                            "positive, got "
+                         << bucketMb;
+      return signalPassFailure();
+    }
     SmallVector<FusionSet> sets = collectSets(module);
     std::optional<fusion::Problem> profiled;
     if (!profile.empty()) {
@@ -251,7 +278,7 @@ struct HeteroFuseGradientsPass
             << " gradients";
         return signalPassFailure();
       }
-      if (failed(rewrite(set, fusion::optimalPlan(problem), positions)))
+      if (failed(rewrite(set, planFor(problem), positions)))
         return signalPassFailure();
     }
   }

@@ -1,6 +1,10 @@
 // RUN: hetero-opt %s --split-input-file --hetero-fuse-gradients="comm-alpha-ms=100" -verify-diagnostics
 // RUN: not hetero-opt %s --split-input-file --hetero-fuse-gradients="profile=%S/../Sim/Inputs/three-tensors.json" 2>&1 | FileCheck %s --check-prefix=PROFILE
 // RUN: not hetero-opt %s --hetero-fuse-gradients="profile=%t.missing.json" 2>&1 | FileCheck %s --check-prefix=NOFILE
+// RUN: not hetero-opt %s --hetero-fuse-gradients="strategy=greedy" 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// RUN: not hetero-opt %s --hetero-fuse-gradients="strategy=size bucket-mb=0" 2>&1 | FileCheck %s --check-prefix=BUCKET
+// STRATEGY: error: hetero-fuse-gradients: unknown strategy 'greedy'; expected optimal, per-tensor, one or size
+// BUCKET: error: hetero-fuse-gradients: bucket-mb must be positive, got 0
 // RUN: echo '{"tensors": 3}' > %t.bad.json
 // RUN: not hetero-opt %s --hetero-fuse-gradients="profile=%t.bad.json" 2>&1 | FileCheck %s --check-prefix=BADFILE
 

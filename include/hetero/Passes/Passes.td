@@ -129,13 +129,27 @@ def HeteroFuseGradients : Pass<"hetero-fuse-gradients", "::mlir::ModuleOp"> {
     max(min, alpha + beta x) when the set is compressed, and transfers
     alpha-beta on the compressed size.
 
+    `strategy=` picks the grouping instead: `optimal` (the default, above),
+    `per-tensor` (one all-reduce per gradient), `one` (one bucket of all),
+    or `size` (PyTorch DDP's and Horovod's buckets: gradients join the open
+    bucket, in ready order, until it holds `bucket-mb` MB, 25 by default).
+    The baselines that Cupcake's buckets are measured against run through
+    the same rewrite.
+
     ```
     hetero-opt --hetero-fuse-gradients=profile=resnet.json
+    hetero-opt --hetero-fuse-gradients="strategy=size bucket-mb=25"
     ```
   }];
   let options = [
     Option<"profile", "profile", "std::string", /*default=*/"",
            "Fusion profile (JSON); empty: the built-in cost model">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"optimal\"",
+           "The grouping: optimal (Cupcake's), per-tensor, one, or size "
+           "(buckets of bucket-mb)">,
+    Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
+           "strategy=size: the bytes (in MB, 2^20 bytes) that close a "
+           "bucket">,
     Option<"backwardMsPerMb", "backward-ms-per-mb", "double",
            /*default=*/"1.0", "Built-in model: backprop time per MB">,
     Option<"compressAlphaMs", "compress-alpha-ms", "double",
