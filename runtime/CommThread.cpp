@@ -34,6 +34,7 @@ thread_local bool isCommunicationThread = false;
 /// A collective handed to the thread, and its result once it has run.
 struct Job {
   std::function<hrt_status()> work;
+  size_t bytes = 0;
   bool done = false;
   hrt_status status = HRT_SUCCESS;
   std::string error;
@@ -89,7 +90,9 @@ private:
       std::shared_ptr<Job> job = queue.front();
       queue.pop_front();
       lock.unlock();
+      double start = hrt_wtime();
       hrt_status status = job->work();
+      recordBackground(HRT_TIMELINE_BACKGROUND, start, hrt_wtime(), job->bytes);
       std::string error = status == HRT_SUCCESS ? "" : hrt_last_error();
       lock.lock();
       job->status = status;
@@ -152,6 +155,7 @@ startOnCommunicationThread(std::function<hrt_status()> work,
                            const CallSite &site) {
   auto job = std::make_shared<Job>();
   job->work = std::move(work);
+  job->bytes = site.bytes;
   communicationThread().post(job);
   auto pending = std::make_unique<ThreadedOperation>(std::move(job));
   pending->site = site;

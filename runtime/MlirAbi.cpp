@@ -53,9 +53,9 @@ void orAbort(hrt_status status) {
 
 /// The request of `work` run on the communication thread (a completed
 /// request when `work` is null).
-hrt_request startedOnThread(const char *entry,
+hrt_request startedOnThread(const char *entry, size_t bytes,
                             std::function<hrt_status()> work) {
-  hetero::rt::CallSite site{entry, nullptr, 0};
+  hetero::rt::CallSite site{entry, nullptr, bytes};
   if (!work)
     return hetero::rt::requestFor(nullptr);
   return hetero::rt::requestFor(
@@ -183,6 +183,9 @@ extern "C" hrt_request hrt_mlir_all_reduce_start(hrt_comm comm, void *data,
                                                  long long count, int dtype,
                                                  int op) {
   size_t n = countOf("hrt_mlir_all_reduce_start", count);
+  size_t bytes = n * hrt_dtype_size(hrt_dtype(dtype));
+  double posted = hrt_wtime();
+  hetero::rt::recordBackground(HRT_TIMELINE_POSTED, posted, posted, bytes);
   hrt_request request = nullptr;
   if (!hetero::rt::communicationThreadEnabled()) {
     orAbort(hrt_iall_reduce(data, data, n, hrt_dtype(dtype), hrt_reduce_op(op),
@@ -191,7 +194,7 @@ extern "C" hrt_request hrt_mlir_all_reduce_start(hrt_comm comm, void *data,
   }
   // Posted and completed on the communication thread, which progresses it
   // while this thread computes.
-  return startedOnThread("hrt_mlir_all_reduce_start", [=] {
+  return startedOnThread("hrt_mlir_all_reduce_start", bytes, [=] {
     hrt_request posted = nullptr;
     if (hrt_status status = hrt_iall_reduce(data, data, n, hrt_dtype(dtype),
                                             hrt_reduce_op(op), comm, &posted))
@@ -318,6 +321,9 @@ extern "C" hrt_request hrt_mlir_compressed_all_reduce_start(
       compressionOf(entry, count, dtype, compressor, ratio, levels, scheme,
                     errorFeedback, nodeSize, site);
   size_t n = countOf(entry, count);
+  double posted = hrt_wtime();
+  hetero::rt::recordBackground(HRT_TIMELINE_POSTED, posted, posted,
+                               n * sizeof(float));
   auto run = [=] {
     hrt_compression copy = spec;
     return hrt_compressed_all_reduce(static_cast<float *>(data), n, &copy,
@@ -326,12 +332,12 @@ extern "C" hrt_request hrt_mlir_compressed_all_reduce_start(
   // Compression and communication run on the communication thread while
   // this thread computes; without it, the call completes here.
   if (hetero::rt::communicationThreadEnabled())
-    return startedOnThread(entry, run);
+    return startedOnThread(entry, n * sizeof(float), run);
   {
     CommunicationScope timed(HRT_TIMELINE_COLLECTIVE);
     orAbort(run());
   }
-  return startedOnThread(entry, nullptr);
+  return startedOnThread(entry, 0, nullptr);
 }
 
 extern "C" void hrt_mlir_sparse_all_reduce(hrt_comm comm, void *data,

@@ -279,6 +279,11 @@ void noteArrival(const MessageStamp &stamp, size_t bytes, double observed,
 void recordTask(hrt_timeline_kind kind, long long microbatch, double end);
 /// A communication call of `kind` ran from `start` to `end`.
 void recordCommunication(hrt_timeline_kind kind, double start, double end);
+/// Records a collective of `bytes` that runs beside the rank's tasks (posted:
+/// an instant; background: its run on the communication thread), which
+/// bounds no task span.
+void recordBackground(hrt_timeline_kind kind, double start, double end,
+                      size_t bytes);
 /// Null when the library was built without NCCL.
 std::unique_ptr<Backend> createNcclBackend();
 

@@ -100,6 +100,15 @@ void recordCommunication(hrt_timeline_kind kind, double start, double end) {
   state.lastCommunicationEnd = std::max(state.lastCommunicationEnd, end);
 }
 
+void recordBackground(hrt_timeline_kind kind, double start, double end,
+                      size_t bytes) {
+  Recorder &state = recorder();
+  if (!state.recording.load(std::memory_order_relaxed))
+    return;
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.add(start, end, kind, (long long)bytes);
+}
+
 } // namespace hetero::rt
 
 using namespace hetero::rt;
@@ -118,6 +127,10 @@ extern "C" const char *hrt_timeline_kind_string(hrt_timeline_kind kind) {
     return "wait";
   case HRT_TIMELINE_COLLECTIVE:
     return "collective";
+  case HRT_TIMELINE_POSTED:
+    return "posted";
+  case HRT_TIMELINE_BACKGROUND:
+    return "background";
   }
   return "unknown";
 }

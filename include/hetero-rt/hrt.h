@@ -445,7 +445,10 @@ HRT_EXPORT int hrt_ckpt_agent_main(const char *socket_path);
  *     communication call since, to its mark;
  *   - each communication call of compiled code (the hrt_mlir_ sends,
  *     receives, waits and blocking collectives), from its entry to its
- *     return.
+ *     return;
+ *   - each collective that compiled code posts without waiting, at its
+ *     post, and on the communication thread from its start to its end
+ *     (neither bounds a task: the rank computes meanwhile).
  * A rank keeps at most HRT_TIMELINE_MAX_SPANS spans an iteration and counts
  * the ones after as dropped. Recording costs a lock and a copy per span,
  * and nothing before the first hrt_timeline_begin_iteration. hrt_wtime is
@@ -460,6 +463,10 @@ typedef HRT_ENUM(hrt_timeline_kind) {
   HRT_TIMELINE_RECV = 3,       /* a blocking point-to-point receive */
   HRT_TIMELINE_WAIT = 4,       /* waiting for a posted collective */
   HRT_TIMELINE_COLLECTIVE = 5, /* a blocking collective */
+  HRT_TIMELINE_POSTED = 6,     /* a collective posted without waiting: an
+                                  instant (start = end) */
+  HRT_TIMELINE_BACKGROUND = 7, /* a posted collective running on the
+                                  communication thread */
 } hrt_timeline_kind;
 
 typedef struct hrt_timeline_span {
@@ -468,12 +475,14 @@ typedef struct hrt_timeline_span {
   int rank; /* that rank, in the communicator of hrt_timeline_gather */
   int kind; /* hrt_timeline_kind */
   long long microbatch; /* tasks: the micro-batch, or -1 when unknown;
-                           communication: -1 */
+                           posted and background collectives: their bytes;
+                           other communication: -1 */
 } hrt_timeline_span;
 
 #define HRT_TIMELINE_MAX_SPANS 65536
 
-/* "forward", "backward", "send", "recv", "wait", "collective". */
+/* "forward", "backward", "send", "recv", "wait", "collective", "posted",
+ * "background". */
 HRT_EXPORT const char *hrt_timeline_kind_string(hrt_timeline_kind kind);
 
 /* Drops this rank's spans and starts recording the next iteration's. */

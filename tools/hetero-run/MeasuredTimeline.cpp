@@ -49,10 +49,13 @@ bool writeFile(llvm::StringRef path, const std::string &contents) {
 }
 
 /// One row per rank of a job of `ranks`, in milliseconds from the earliest
-/// span; counts the compute tasks in `tasks`.
+/// span, then one per rank whose communication thread ran collectives
+/// ("rank r communication": posted collectives as instants, their runs as
+/// spans, named by their bytes); counts the compute tasks in `tasks`.
 std::vector<timeline::Row> rowsOf(const hrt_timeline_span *spans, size_t count,
                                   int ranks, int64_t replicas, size_t &tasks) {
   std::vector<timeline::Row> rows(size_t(std::max(ranks, 0)));
+  std::vector<timeline::Row> background(rows.size());
   for (size_t r = 0; r < rows.size(); ++r) {
     rows[r].id = int64_t(r);
     rows[r].name = "rank " + std::to_string(r);
@@ -72,6 +75,16 @@ std::vector<timeline::Row> rowsOf(const hrt_timeline_span *spans, size_t count,
     double startMs = (span.start - origin) * 1e3;
     double endMs = (span.end - origin) * 1e3;
     auto kind = hrt_timeline_kind(span.kind);
+    if (kind == HRT_TIMELINE_POSTED || kind == HRT_TIMELINE_BACKGROUND) {
+      timeline::Span posted = timeline::communicationSpan(
+          hrt_timeline_kind_string(kind), hrt_timeline_kind_string(kind),
+          startMs, endMs);
+      posted.name = std::string(hrt_timeline_kind_string(kind)) + " " +
+                    std::to_string(span.microbatch) + " B";
+      posted.labelled = false;
+      background[size_t(span.rank)].spans.push_back(posted);
+      continue;
+    }
     bool task = kind == HRT_TIMELINE_FORWARD || kind == HRT_TIMELINE_BACKWARD;
     rows[size_t(span.rank)].spans.push_back(
         task ? timeline::taskSpan(kind == HRT_TIMELINE_FORWARD, span.microbatch,
@@ -79,6 +92,14 @@ std::vector<timeline::Row> rowsOf(const hrt_timeline_span *spans, size_t count,
              : timeline::communicationSpan(hrt_timeline_kind_string(kind),
                                            "communication", startMs, endMs));
     tasks += task;
+  }
+  size_t firstBackground = rows.size();
+  for (size_t r = 0; r < background.size(); ++r) {
+    if (background[r].spans.empty())
+      continue;
+    background[r].id = int64_t(firstBackground + r);
+    background[r].name = "rank " + std::to_string(r) + " communication";
+    rows.push_back(std::move(background[r]));
   }
   for (timeline::Row &row : rows)
     std::stable_sort(row.spans.begin(), row.spans.end(),

@@ -38,7 +38,11 @@ def main():
         if names.get(rank) != expected:
             fail("row %d is named %r, not %r" % (rank, names.get(rank),
                                                  expected))
-    if len(names) != ranks:
+    # Then a row per rank whose communication thread ran collectives.
+    for tid, name in names.items():
+        if tid >= ranks and name != "rank %d communication" % (tid - ranks):
+            fail("row %d is named %r" % (tid, name))
+    if len(names) > 2 * ranks:
         fail("%d rows for %d ranks" % (len(names), ranks))
     print("every rank has its row")
 
@@ -83,6 +87,27 @@ def main():
         if not any(e["cat"] == "communication" for e in ordered):
             fail("rank %d has no communication span" % rank)
     print("the spans of each rank do not overlap")
+
+    # Each collective the rank posted ran on its communication thread after
+    # its post, one at a time, in the order posted, with the same bytes.
+    threads = [tid for tid in names if tid >= ranks]
+    for tid in threads:
+        ordered = sorted(by_rank[tid], key=lambda e: e["ts"])
+        posted = [e for e in ordered if e["cat"] == "posted"]
+        ran = [e for e in ordered if e["cat"] == "background"]
+        if len(posted) != len(ran) or not ran:
+            fail("row %d: %d posted collectives, %d runs" % (
+                tid, len(posted), len(ran)))
+        for post, run in zip(posted, ran):
+            if run["ts"] + EPSILON_US < post["ts"] or \
+                    run["name"].split()[1] != post["name"].split()[1]:
+                fail("row %d: %s at %.3f us runs as %s at %.3f us" % (
+                    tid, post["name"], post["ts"], run["name"], run["ts"]))
+        for a, b in zip(ran, ran[1:]):
+            if a["ts"] + a["dur"] > b["ts"] + EPSILON_US:
+                fail("row %d: two collectives run at once" % tid)
+    if threads:
+        print("posted collectives run on the communication thread in order")
 
     # Data flows down the pipeline forward and up it backward.
     def end(e):
