@@ -144,6 +144,13 @@ struct HeteroSelectCompressionPass
                                           {Compressor::none}, " or ");
       return signalPassFailure();
     }
+    if (strategy != "espresso" && strategy != "dense" &&
+        strategy != "compressed") {
+      module.emitError() << "hetero-select-compression: unknown strategy '"
+                         << strategy
+                         << "'; expected espresso, dense or compressed";
+      return signalPassFailure();
+    }
     if (!(ratio > 0.0 && ratio <= 1.0) || ranks < 1 || !(density >= 0.0) ||
         density > 1.0 || nodeSize < 1) {
       module.emitError() << "hetero-select-compression: ratio must be in "
@@ -217,8 +224,15 @@ struct HeteroSelectCompressionPass
       }
       // The search runs over the options the runtime's collectives
       // execute.
-      espresso::Plan plan =
-          espresso::searchPlan(problem, espresso::lowerableOptions(problem));
+      std::vector<espresso::Decision> space =
+          espresso::lowerableOptions(problem);
+      espresso::Plan plan;
+      if (strategy == "dense")
+        plan.decisions.assign(dense.size(), espresso::Decision());
+      else if (strategy == "compressed")
+        plan = espresso::allCompressedPlan(problem, space);
+      else
+        plan = espresso::searchPlan(problem, space);
       for (auto [op, decision] : llvm::zip(dense, plan.decisions))
         apply(op, *espresso::lowered(decision), compress, problem.nodeSize);
     }

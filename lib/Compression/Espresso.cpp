@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <numeric>
 #include <queue>
 
@@ -603,6 +604,27 @@ Plan offloadPlan(const Problem &problem, const Plan &plan) {
 
 Plan espressoPlan(const Problem &problem) {
   return espressoPlan(problem, options(problem));
+}
+
+Plan allCompressedPlan(const Problem &problem,
+                       const std::vector<Decision> &space) {
+  Plan best;
+  best.decisions.assign(problem.tensors.size(), Decision());
+  best.iterationMs = std::numeric_limits<double>::infinity();
+  for (const Decision &option : space) {
+    if (!option.compressed())
+      continue;
+    std::vector<Decision> decisions(problem.tensors.size(), option);
+    double ms = simulate(problem, decisions);
+    ++best.evaluations;
+    if (ms < best.iterationMs) {
+      best.decisions = std::move(decisions);
+      best.iterationMs = ms;
+    }
+  }
+  if (best.evaluations == 0)
+    best.iterationMs = simulate(problem, best.decisions);
+  return best;
 }
 
 Plan searchPlan(const Problem &problem, const std::vector<Decision> &space,

@@ -383,6 +383,12 @@ int runEspresso(int argc, char **argv) {
   std::printf("dense iteration_ms: %.6g\n",
               espresso::simulate(problem, std::vector<espresso::Decision>(
                                               problem.tensors.size())));
+  espresso::Plan compressed =
+      espresso::allCompressedPlan(problem, espresso::lowerableOptions(problem));
+  std::printf("compressed iteration_ms: %.6g\n", compressed.iterationMs);
+  if (!compressed.decisions.empty())
+    std::printf("compressed option: %s\n",
+                espresso::describe(compressed.decisions.front()).c_str());
   return 0;
 }
 

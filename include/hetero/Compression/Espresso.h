@@ -200,6 +200,12 @@ Plan espressoPlan(const Problem &problem);
 Plan searchPlan(const Problem &problem, const std::vector<Decision> &space,
                 int64_t maxEvaluations = 2'000'000);
 
+/// The all-compressed baseline: the one compressed option of `space` that,
+/// given to every tensor, ends soonest (its plan's decisions all equal).
+/// All dense when `space` has no compressed option.
+Plan allCompressedPlan(const Problem &problem,
+                       const std::vector<Decision> &space);
+
 /// Every combination of `space` per tensor; small N only.
 Plan exhaustivePlan(const Problem &problem, const std::vector<Decision> &space);
 

@@ -194,13 +194,23 @@ def HeteroSelectCompression
     one block of them) or from the built-in model (the options below). The
     group size is that of the collective's device-grid group, else `ranks`.
 
+    `strategy=` sets the baselines Espresso is measured against through the
+    same rewrite: `dense` leaves every candidate uncompressed, `compressed`
+    gives every one the single option the runtime executes that ends the
+    timeline soonest when all tensors take it; `espresso` (the default)
+    decides per tensor.
+
     ```
     hetero-opt --hetero-select-compression="compressor=topk ratio=0.01"
+    hetero-opt --hetero-select-compression="strategy=compressed"
     ```
   }];
   let options = [
     Option<"profile", "profile", "std::string", /*default=*/"",
            "Espresso profile (JSON); empty: the built-in cost model">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"espresso\"",
+           "espresso (per-tensor decisions), dense, or compressed (one "
+           "option for all)">,
     Option<"compressor", "compressor", "std::string", /*default=*/"\"topk\"",
            "Compressor to apply where compression pays">,
     Option<"ratio", "ratio", "double", /*default=*/"0.01",
