@@ -239,25 +239,28 @@ struct HeteroFuseGradientsPass
       return signalPassFailure();
     }
     SmallVector<FusionSet> sets = collectSets(module);
-    std::optional<fusion::Problem> profiled;
+    // A profile describes each fusion set, in program order.
+    std::vector<fusion::Problem> profiled;
     if (!profile.empty()) {
-      profiled.emplace();
-      if (failed(readPassProfile(module, "hetero-fuse-gradients", profile,
-                                 [&](const std::string &text) {
-                                   return profile::parseFusionProfile(
-                                       text, *profiled);
-                                 })))
+      size_t count = 0;
+      if (failed(readPassProfiles(
+              module, "hetero-fuse-gradients", profile,
+              [&](const std::string &text, size_t) {
+                profiled.emplace_back();
+                return profile::parseFusionProfile(text, profiled.back());
+              },
+              count)))
         return signalPassFailure();
-      if (sets.size() != 1) {
-        module.emitError() << "hetero-fuse-gradients: a profile describes "
-                              "one fusion set, but the module has "
-                           << sets.size()
+      if (count != sets.size()) {
+        module.emitError() << "hetero-fuse-gradients: the profile describes "
+                           << count << " fusion set" << (count == 1 ? "" : "s")
+                           << ", but the module has " << sets.size()
                            << " (collectives differing in block, group, "
                               "reduction, compression or element type)";
         return signalPassFailure();
       }
     }
-    for (FusionSet &set : sets) {
+    for (auto [setIndex, set] : llvm::enumerate(sets)) {
       Block *block = set.block;
       DenseMap<Operation *, int64_t> positions;
       int64_t index = 0;
@@ -269,7 +272,8 @@ struct HeteroFuseGradientsPass
                           return readyPosition(a.input(), block, positions) <
                                  readyPosition(b.input(), block, positions);
                         });
-      fusion::Problem problem = profiled ? *profiled : builtinProblem(set);
+      fusion::Problem problem =
+          profiled.empty() ? builtinProblem(set) : profiled[setIndex];
       if (problem.tensors.size() != set.gradients.size()) {
         set.collectives.front()->emitError()
             << "hetero-fuse-gradients: the profile lists "

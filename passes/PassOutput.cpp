@@ -8,6 +8,8 @@
 #include "hetero/Passes/Passes.h"
 
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 std::unique_ptr<llvm::ToolOutputFile>
@@ -32,4 +34,33 @@ mlir::LogicalResult hetero::readPassProfile(
   if (!problem.empty())
     return anchor->emitError() << pass << ": " << path << ": " << problem;
   return mlir::success();
+}
+
+mlir::LogicalResult hetero::readPassProfiles(
+    mlir::Operation *anchor, llvm::StringRef pass, llvm::StringRef path,
+    llvm::function_ref<std::string(const std::string &, size_t)> parse,
+    size_t &count) {
+  count = 0;
+  return readPassProfile(anchor, pass, path, [&](const std::string &text) {
+    llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
+    const llvm::json::Array *sets = nullptr;
+    if (value)
+      if (const llvm::json::Object *object = value->getAsObject())
+        sets = object->getArray("sets");
+    if (!value)
+      llvm::consumeError(value.takeError()); // the parser says where
+    if (!sets) {
+      count = 1;
+      return parse(text, 0);
+    }
+    if (sets->empty())
+      return std::string("$.sets: expected at least one profile");
+    for (const llvm::json::Value &set : *sets) {
+      std::string problem = parse(llvm::formatv("{0}", set).str(), count);
+      if (!problem.empty())
+        return "$.sets[" + std::to_string(count) + "]: " + problem;
+      ++count;
+    }
+    return std::string();
+  });
 }

@@ -180,23 +180,28 @@ struct HeteroSelectCompressionPass
       if (isCandidate(op) && shrinks(op))
         blocks[op->getBlock()].push_back(op);
     });
-    std::optional<espresso::Problem> profiled;
+    // A profile describes each block's collectives, in program order.
+    std::vector<espresso::Problem> profiled;
     if (!profile.empty()) {
-      profiled.emplace();
-      if (failed(readPassProfile(module, "hetero-select-compression", profile,
-                                 [&](const std::string &text) {
-                                   return profile::parseEspressoProfile(
-                                       text, *profiled);
-                                 })))
+      size_t count = 0;
+      if (failed(readPassProfiles(
+              module, "hetero-select-compression", profile,
+              [&](const std::string &text, size_t) {
+                profiled.emplace_back();
+                return profile::parseEspressoProfile(text, profiled.back());
+              },
+              count)))
         return signalPassFailure();
-      if (blocks.size() != 1) {
-        module.emitError() << "hetero-select-compression: a profile "
-                              "describes the collectives of one block, but "
-                              "the module has "
-                           << blocks.size() << " blocks of them";
+      if (count != blocks.size()) {
+        module.emitError()
+            << "hetero-select-compression: the profile describes the "
+               "collectives of "
+            << count << " block" << (count == 1 ? "" : "s")
+            << ", but the module has " << blocks.size() << " blocks of them";
         return signalPassFailure();
       }
     }
+    size_t blockIndex = 0;
     for (auto &[block, ops] : blocks) {
       SmallVector<Operation *> dense;
       for (Operation *op : ops) {
@@ -211,10 +216,12 @@ struct HeteroSelectCompressionPass
           dense.push_back(op);
         }
       }
+      size_t index = blockIndex++;
       if (dense.empty())
         continue;
-      espresso::Problem problem =
-          profiled ? *profiled : builtinProblem(dense, wireFraction);
+      espresso::Problem problem = profiled.empty()
+                                      ? builtinProblem(dense, wireFraction)
+                                      : profiled[index];
       if (problem.tensors.size() != dense.size()) {
         dense.front()->emitError()
             << "hetero-select-compression: the profile lists "

@@ -29,9 +29,11 @@ bool readProblem(const Value &root, fusion::Problem &problem,
       return false;
     problem.dense = dense;
   }
-  return readCompressionCost(*object, "compress", "$", problem.compress,
-                             error) &&
-         readLinearCost(*object, "comm", "$", problem.comm, error);
+  // Uncompressed gradients cost nothing to compress.
+  if (object->get("compress") &&
+      !readCompressionCost(*object, "compress", "$", problem.compress, error))
+    return false;
+  return readLinearCost(*object, "comm", "$", problem.comm, error);
 }
 
 } // namespace

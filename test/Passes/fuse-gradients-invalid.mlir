@@ -36,6 +36,6 @@ func.func @two_sets(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, ten
 }
 
 // PROFILE: error: hetero-fuse-gradients: the profile lists 3 tensors, but this fusion set reduces 2 gradients
-// PROFILE: error: hetero-fuse-gradients: a profile describes one fusion set, but the module has 2 (collectives differing in block, group, reduction, compression or element type)
+// PROFILE: error: hetero-fuse-gradients: the profile describes 1 fusion set, but the module has 2 (collectives differing in block, group, reduction, compression or element type)
 // NOFILE: error: hetero-fuse-gradients: cannot open input file
 // BADFILE: error: hetero-fuse-gradients: {{.*}}bad.json: $.tensors: expected a non-empty array of tensors

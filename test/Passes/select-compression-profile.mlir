@@ -7,6 +7,10 @@
 // RUN: hetero-opt %s --hetero-select-compression="profile=%S/Inputs/espresso-profile.json compressor=dgc ratio=0.01 strategy=dense" | FileCheck %s --check-prefix=DENSE
 // RUN: hetero-opt %s --hetero-select-compression="profile=%S/Inputs/espresso-profile.json compressor=dgc ratio=0.01 strategy=compressed" | FileCheck %s --check-prefix=COMPRESSED
 // RUN: not hetero-opt %s --hetero-select-compression="strategy=some" 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// RUN: %python -c "import json,sys; p=json.load(open(sys.argv[1])); print(json.dumps({'sets': [p]}))" %S/Inputs/espresso-profile.json > %t.one-set.json
+// RUN: hetero-opt %s --hetero-select-compression="profile=%t.one-set.json compressor=dgc ratio=0.01" | FileCheck %s
+// RUN: %python -c "import json,sys; p=json.load(open(sys.argv[1])); print(json.dumps({'sets': [p, p]}))" %S/Inputs/espresso-profile.json > %t.two-sets.json
+// RUN: not hetero-opt %s --hetero-select-compression="profile=%t.two-sets.json" 2>&1 | FileCheck %s --check-prefix=SETS
 // RUN: not hetero-opt %s --hetero-select-compression="compressor=zstd" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not hetero-opt %s --hetero-select-compression="ratio=0" 2>&1 | FileCheck %s --check-prefix=RATIO
 // RUN: echo '{"tensors": [{"bytes": 4, "backward_ms": 1}], "link": {"alpha_ms": 0, "beta_ms_per_mb": 1}}' > %t.nogpu.json
@@ -21,6 +25,7 @@
 // DENSE-NOT: compress
 // COMPRESSED: hetero.all_reduce %arg0 reduction = avg compress <dgc, ratio = 1.000000e-02, error_feedback, scheme = alltoall> : tensor<1024xf32>
 // COMPRESSED: hetero.all_reduce %arg1 reduction = avg compress <dgc, ratio = 1.000000e-02, error_feedback, scheme = alltoall> : tensor<16777216xf32>
+// SETS: error: hetero-select-compression: the profile describes the collectives of 2 blocks, but the module has 1 blocks of them
 // STRATEGY: error: hetero-select-compression: unknown strategy 'some'; expected espresso, dense or compressed
 // UNKNOWN: error: hetero-select-compression: unknown compressor 'zstd'; expected fp16, bf16, topk, dgc, randomk, efsignsgd, onebit or qsgd
 // RATIO: error: hetero-select-compression: ratio must be in (0, 1], ranks and node-size at least 1 and density in [0, 1]

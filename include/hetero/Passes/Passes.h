@@ -48,6 +48,14 @@ readPassProfile(mlir::Operation *anchor, llvm::StringRef pass,
                 llvm::StringRef path,
                 llvm::function_ref<std::string(const std::string &)> parse);
 
+/// readPassProfile for a profile of several sets: `{"sets": [p0, p1, ...]}`
+/// hands each pi to `parse` with its index, anything else is one set
+/// (index 0); `count` receives the number of sets.
+mlir::LogicalResult readPassProfiles(
+    mlir::Operation *anchor, llvm::StringRef pass, llvm::StringRef path,
+    llvm::function_ref<std::string(const std::string &, size_t)> parse,
+    size_t &count);
+
 /// The CPU pipeline: prunable matmuls computed in full, canonicalization,
 /// collectives lowered to libhetero_rt calls, one-shot bufferization with
 /// ownership-based deallocation, and the lowering of linalg, memref, math,

@@ -12,7 +12,8 @@
 //
 // Tensors are listed in gradient-ready order; MB = 2^20 bytes. Compressing
 // x bytes costs max(c, a + b x): flat for small buffers, as measured
-// (thesis Fig. 5.2); "min_ms" is optional (0: affine).
+// (thesis Fig. 5.2); "min_ms" is optional (0: affine). Without "compress"
+// the gradients travel uncompressed and cost nothing to compress.
 //
 //===----------------------------------------------------------------------===//
 
