@@ -67,7 +67,8 @@ struct HeteroFuseGradientsPass
     : public hetero::impl::HeteroFuseGradientsBase<HeteroFuseGradientsPass> {
   using Base::Base;
 
-  /// The fusion sets of the module, in program order.
+  /// The fusion sets of the module with more than one gradient, in program
+  /// order.
   SmallVector<FusionSet> collectSets(ModuleOp module) {
     llvm::MapVector<SetKey, FusionSet> sets;
     module.walk([&](Operation *op) {
@@ -99,9 +100,11 @@ struct HeteroFuseGradientsPass
               bucket.getReductionAttr(), bucket.getCompressAttr());
       }
     });
+    // A lone gradient (or a step's loss) has no grouping to choose.
     SmallVector<FusionSet> result;
     for (auto &entry : sets)
-      result.push_back(std::move(entry.second));
+      if (entry.second.gradients.size() > 1)
+        result.push_back(std::move(entry.second));
     return result;
   }
 

@@ -29,10 +29,12 @@ func.func @two(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8
 
 // -----
 
-func.func @two_sets(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+func.func @two_sets(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
   %0 = hetero.all_reduce %a : tensor<8xf32>
   %1 = hetero.all_reduce %b reduction = avg : tensor<8xf32>
-  return %0, %1 : tensor<8xf32>, tensor<8xf32>
+  %2 = hetero.all_reduce %b : tensor<8xf32>
+  %3 = hetero.all_reduce %a reduction = avg : tensor<8xf32>
+  return %0, %1, %2, %3 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
 }
 
 // PROFILE: error: hetero-fuse-gradients: the profile lists 3 tensors, but this fusion set reduces 2 gradients

@@ -129,6 +129,9 @@ def HeteroFuseGradients : Pass<"hetero-fuse-gradients", "::mlir::ModuleOp"> {
     max(min, alpha + beta x) when the set is compressed, and transfers
     alpha-beta on the compressed size.
 
+    A set of one gradient (a step's loss, say) stays as it is; a profile
+    describes the other sets.
+
     `strategy=` picks the grouping instead: `optimal` (the default, above),
     `per-tensor` (one all-reduce per gradient), `one` (one bucket of all),
     or `size` (PyTorch DDP's and Horovod's buckets: gradients join the open
