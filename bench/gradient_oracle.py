@@ -2,6 +2,8 @@
 
 usage: gradient_oracle.py profiles TRACE STAGES REPLICAS FUSION.json ESPRESSO.json
        gradient_oracle.py phases TRACE STAGES REPLICAS
+       gradient_oracle.py report HETERO-SIM TRACE STAGES REPLICAS FUSION.json
+                                 ESPRESSO.json NAME=TRACE...
 
 TRACE is the mean iteration that `hetero-run --profile-timeline` wrote of a
 step lowered with eager-gradient-sync and one all-reduce per gradient. Per
@@ -18,6 +20,13 @@ gives its cost. From those:
   phases    prints, per stage, B and the measured gradient phase: from B to
             the later of E and the end of the stage's last gradient
             collective; and the iteration's extent.
+  report    predicts each configuration's iteration from the profiles (the
+            oracles of hetero-sim fusion and hetero-sim espresso give each
+            stage's gradient phase, at least E - B; the rest of the
+            iteration is the profiled run's: iteration = tail + max over
+            stages of B + phase) and prints it beside the measured one.
+            Names: per-tensor, cupcake, ddp-25mb, one-bucket (fusion),
+            dense, espresso, compressed (Espresso's oracle).
 
 Times are milliseconds from the earliest span of the iteration.
 """
@@ -48,16 +57,19 @@ def stage_phase(names, spans, stage, replicas):
            if n == "rank %d (stage %d, replica 0)" % (rank, stage)]
     comm = [tid for tid, n in names.items()
             if n == "rank %d communication" % rank]
-    if not row or not comm:
+    posts = [tid for tid, n in names.items() if n == "rank %d posted" % rank]
+    if not row or not comm or not posts:
         sys.exit("gradient_oracle.py: no rows for rank %d: %s" % (rank, names))
     backward = [e for e in spans[row[0]] if e["cat"] == "backward"]
     last = backward[-1]
     start, end = last["ts"] / 1e3, (last["ts"] + last["dur"]) / 1e3
-    events = spans[comm[0]]
-    posted = [e for e in events if e["cat"] == "posted"
-              and start - 1e-3 <= e["ts"] / 1e3 <= end + 1e-3]
-    runs = [e for e in events if e["cat"] == "background"
-            and e["ts"] / 1e3 >= posted[0]["ts"] / 1e3 - 1e-3][:len(posted)]
+    # The posts of the last backward, and their runs: the thread runs in
+    # posting order, so they are the runs after the earlier posts' ones.
+    everything = spans[posts[0]]
+    posted = [e for e in everything
+              if start - 1e-3 <= e["ts"] / 1e3 <= end + 1e-3]
+    first = everything.index(posted[0])
+    runs = spans[comm[0]][first:first + len(posted)]
     ready = [e["ts"] / 1e3 for e in posted]
     sizes = [int(e["name"].split()[1]) for e in posted]
     durations = [e["dur"] / 1e3 for e in runs]
@@ -84,7 +96,76 @@ def extent(spans):
                for e in row)
 
 
+def simulate(sim, kind, profile):
+    """hetero-sim's `<label> iteration_ms: x` lines for one stage."""
+    import subprocess
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(profile, f)
+        f.flush()
+        out = subprocess.run([sim, kind, f.name], check=True,
+                             capture_output=True, text=True).stdout
+    times = {}
+    for line in out.splitlines():
+        words = line.split()
+        if len(words) == 2 and words[0] == "iteration_ms:":
+            times["optimal"] = float(words[1])
+        elif len(words) == 3 and words[1] == "iteration_ms:":
+            times[words[0]] = float(words[2])
+    return times
+
+
+# Which oracle line predicts each configuration.
+PREDICTED_BY = {"per-tensor": ("fusion", "per_tensor"),
+                "cupcake": ("fusion", "optimal"),
+                "ddp-25mb": ("fusion", "threshold_25MB"),
+                "one-bucket": ("fusion", "single_group"),
+                "dense": ("espresso", "dense"),
+                "espresso": ("espresso", "runtime"),
+                "compressed": ("espresso", "compressed")}
+
+
+def report(argv):
+    sim, path = argv[0], argv[1]
+    stages, replicas = int(argv[2]), int(argv[3])
+    with open(argv[4]) as f:
+        fusion = json.load(f)["sets"]
+    with open(argv[5]) as f:
+        espresso = json.load(f)["sets"]
+    with open(path) as f:
+        names, spans = rows_of(json.load(f))
+    base = [stage_phase(names, spans, s, replicas) for s in range(stages)]
+    tail = extent(spans) - max(p["start"] + p["phase"] for p in base)
+    oracle = {"fusion": [simulate(sim, "fusion", p) for p in fusion],
+              "espresso": [simulate(sim, "espresso", p) for p in espresso]}
+    print("%-11s %9s %9s %7s %9s   %s" % (
+        "config", "measured", "predicted", "error", "/ per-t.",
+        "gradient phase per stage, measured / predicted (ms)"))
+    baseline = extent(spans)
+    worst = 0.0
+    for pair in argv[6:]:
+        name, trace = pair.split("=", 1)
+        kind, line = PREDICTED_BY[name]
+        with open(trace) as f:
+            n, sp = rows_of(json.load(f))
+        measured = [stage_phase(n, sp, s, replicas) for s in range(stages)]
+        predicted = [max(b["end"] - b["start"], oracle[kind][s][line])
+                     for s, b in enumerate(base)]
+        iteration = tail + max(b["start"] + p for b, p in zip(base, predicted))
+        actual = extent(sp)
+        error = (iteration - actual) / actual
+        worst = max(worst, abs(error))
+        print("%-11s %9.1f %9.1f %+6.1f%% %9.3f   %s" % (
+            name, actual, iteration, 100 * error, actual / baseline,
+            "  ".join("%.1f / %.1f" % (m["phase"], p)
+                      for m, p in zip(measured, predicted))))
+    print("largest prediction error: %.1f%%" % (100 * worst))
+
+
 def main():
+    if sys.argv[1] == "report":
+        report(sys.argv[2:])
+        return
     command, path = sys.argv[1], sys.argv[2]
     stages, replicas = int(sys.argv[3]), int(sys.argv[4])
     with open(path) as f:

@@ -49,13 +49,16 @@ bool writeFile(llvm::StringRef path, const std::string &contents) {
 }
 
 /// One row per rank of a job of `ranks`, in milliseconds from the earliest
-/// span, then one per rank whose communication thread ran collectives
-/// ("rank r communication": posted collectives as instants, their runs as
-/// spans, named by their bytes); counts the compute tasks in `tasks`.
+/// span, then, per rank that posted collectives without waiting, a row of
+/// their runs on the communication thread ("rank r communication") and one
+/// of their posts as instants ("rank r posted"), each named by its bytes.
+/// Posts and runs interleave differently from one iteration to the next,
+/// so they keep rows of their own, in which spans follow program order.
+/// Counts the compute tasks in `tasks`.
 std::vector<timeline::Row> rowsOf(const hrt_timeline_span *spans, size_t count,
                                   int ranks, int64_t replicas, size_t &tasks) {
   std::vector<timeline::Row> rows(size_t(std::max(ranks, 0)));
-  std::vector<timeline::Row> background(rows.size());
+  std::vector<timeline::Row> background(rows.size()), posts(rows.size());
   for (size_t r = 0; r < rows.size(); ++r) {
     rows[r].id = int64_t(r);
     rows[r].name = "rank " + std::to_string(r);
@@ -82,7 +85,8 @@ std::vector<timeline::Row> rowsOf(const hrt_timeline_span *spans, size_t count,
       posted.name = std::string(hrt_timeline_kind_string(kind)) + " " +
                     std::to_string(span.microbatch) + " B";
       posted.labelled = false;
-      background[size_t(span.rank)].spans.push_back(posted);
+      (kind == HRT_TIMELINE_POSTED ? posts : background)[size_t(span.rank)]
+          .spans.push_back(posted);
       continue;
     }
     bool task = kind == HRT_TIMELINE_FORWARD || kind == HRT_TIMELINE_BACKWARD;
@@ -93,13 +97,16 @@ std::vector<timeline::Row> rowsOf(const hrt_timeline_span *spans, size_t count,
                                            "communication", startMs, endMs));
     tasks += task;
   }
-  size_t firstBackground = rows.size();
-  for (size_t r = 0; r < background.size(); ++r) {
-    if (background[r].spans.empty())
+  size_t rankRows = rows.size();
+  for (size_t r = 0; r < rankRows; ++r) {
+    if (background[r].spans.empty() && posts[r].spans.empty())
       continue;
-    background[r].id = int64_t(firstBackground + r);
+    background[r].id = int64_t(rankRows + 2 * r);
     background[r].name = "rank " + std::to_string(r) + " communication";
+    posts[r].id = int64_t(rankRows + 2 * r + 1);
+    posts[r].name = "rank " + std::to_string(r) + " posted";
     rows.push_back(std::move(background[r]));
+    rows.push_back(std::move(posts[r]));
   }
   for (timeline::Row &row : rows)
     std::stable_sort(row.spans.begin(), row.spans.end(),

@@ -38,11 +38,17 @@ def main():
         if names.get(rank) != expected:
             fail("row %d is named %r, not %r" % (rank, names.get(rank),
                                                  expected))
-    # Then a row per rank whose communication thread ran collectives.
+    # Then, per rank that posted collectives, the row of their runs on its
+    # communication thread and the row of their posts.
     for tid, name in names.items():
-        if tid >= ranks and name != "rank %d communication" % (tid - ranks):
-            fail("row %d is named %r" % (tid, name))
-    if len(names) > 2 * ranks:
+        if tid < ranks:
+            continue
+        rank, second = divmod(tid - ranks, 2)
+        expected = "rank %d %s" % (rank, "posted" if second else
+                                   "communication")
+        if name != expected:
+            fail("row %d is named %r, not %r" % (tid, name, expected))
+    if len(names) > 3 * ranks:
         fail("%d rows for %d ranks" % (len(names), ranks))
     print("every rank has its row")
 
@@ -90,11 +96,14 @@ def main():
 
     # Each collective the rank posted ran on its communication thread after
     # its post, one at a time, in the order posted, with the same bytes.
-    threads = [tid for tid in names if tid >= ranks]
+    threads = [tid for tid in names
+               if tid >= ranks and names[tid].endswith("communication")]
     for tid in threads:
-        ordered = sorted(by_rank[tid], key=lambda e: e["ts"])
-        posted = [e for e in ordered if e["cat"] == "posted"]
-        ran = [e for e in ordered if e["cat"] == "background"]
+        ran = sorted(by_rank[tid], key=lambda e: e["ts"])
+        posted = sorted(by_rank[tid + 1], key=lambda e: e["ts"])
+        if any(e["cat"] != "background" for e in ran) or \
+                any(e["cat"] != "posted" or e["dur"] != 0 for e in posted):
+            fail("row %d or %d holds other spans" % (tid, tid + 1))
         if len(posted) != len(ran) or not ran:
             fail("row %d: %d posted collectives, %d runs" % (
                 tid, len(posted), len(ran)))

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Cupcake's buckets and Espresso's decisions in real runs, beside what the
+# timeline oracles predicted for them.
+#
+# The GPT of hetero-gen on 2 stages x 2 data-parallel replicas (4 ranks),
+# 1F1B, lowered with eager-gradient-sync: each stage's last backward posts
+# each gradient's all-reduce where it computes it, and the runtime's
+# communication thread runs the collectives (compressing them first, for
+# compressed ones) while the backward goes on. All ranks share one link
+# shaped by the kernel (scripts/shaped-link.sh: tc tbf on a network
+# namespace's loopback, MPI over TCP).
+#
+#  1. Profile: the run with one all-reduce per gradient, measured with
+#     --profile-timeline (the mean of the iterations after the first).
+#     bench/gradient_oracle.py reads each stage's gradient-ready times (the
+#     posts), its last backward, and the link (alpha + beta x bytes, fitted
+#     to the communication thread's runs) into the profiles of
+#     hetero-fuse-gradients and hetero-select-compression.
+#  2. The configurations, each a pass over the same lowered step:
+#     per-tensor; cupcake (hetero-fuse-gradients{profile=}, the optimal
+#     buckets for the measured costs); ddp-25mb (strategy=size); one-bucket
+#     (strategy=one); espresso (hetero-select-compression{profile=}, topk
+#     1% where it pays, placement = cpu); compressed (strategy=compressed:
+#     one option for all).
+#  3. Each runs and is measured the same way; the report gives its
+#     iteration (the mean trace's extent) beside the oracle's prediction
+#     (hetero-sim fusion / espresso on the profile: each stage's gradient
+#     phase, the rest of the iteration as profiled), and the ratio to
+#     per-tensor.
+#
+# usage: bench/gradient-overlap.sh [build dir]
+#   RATE=100 (Mbit/s)  ITERATIONS=8  LAYERS=4 HIDDEN=64 SEQ=32 BATCH=4
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="${1:-$ROOT/build}"
+RATE="${RATE:-100}"
+ITERATIONS="${ITERATIONS:-8}"
+LAYERS="${LAYERS:-4}"
+HIDDEN="${HIDDEN:-64}"
+SEQ="${SEQ:-32}"
+BATCH="${BATCH:-4}"
+BIN="$BUILD/bin"
+PYTHON="${PYTHON:-/usr/bin/python3}"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
+LAUNCH=(mpirun --oversubscribe --bind-to none)
+if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
+TCP_LO=(--mca btl tcp,self --mca btl_tcp_if_include lo
+        --mca oob_tcp_if_include lo)
+SHAPED=0
+if "$ROOT/scripts/shaped-link.sh" --check; then
+  SHAPED=1
+  echo "link: tc tbf at $RATE Mbit/s on the loopback of a network namespace, MPI over TCP"
+else
+  echo "link: shared memory; this machine refused a network namespace or tc"
+fi
+
+run() { # <name> <module>
+  local args=("$BIN/hetero-run" "$2" --entry gpt_step
+              --iterations "$ITERATIONS" --profile-timeline "$WORK/$1.json")
+  if [[ "$SHAPED" == 1 ]]; then
+    "$ROOT/scripts/shaped-link.sh" "$RATE" -- \
+      "${LAUNCH[@]}" "${TCP_LO[@]}" -np 4 "${args[@]}" > "$WORK/$1.txt"
+  else
+    "${LAUNCH[@]}" -np 4 "${args[@]}" > "$WORK/$1.txt"
+  fi
+}
+
+"$BIN/hetero-gen" gpt --layers "$LAYERS" --hidden "$HIDDEN" --heads 2 \
+  --seq "$SEQ" --batch "$BATCH" --stages 2 --microbatches 4 --dp 2 \
+  -o "$WORK/gpt.mlir"
+"$BIN/hetero-opt" "$WORK/gpt.mlir" --hetero-kfkb-schedule=group-size=1 \
+  --hetero-lower-pipeline=eager-gradient-sync -o "$WORK/per-tensor.mlir"
+echo "model: $LAYERS layers of hidden $HIDDEN, $BATCH x $SEQ tokens a micro-batch, 4 micro-batches, 1F1B, $ITERATIONS iterations"
+
+run per-tensor "$WORK/per-tensor.mlir"
+"$PYTHON" "$ROOT/bench/gradient_oracle.py" profiles "$WORK/per-tensor.json" \
+  2 2 "$WORK/fusion-profile.json" "$WORK/espresso-profile.json"
+
+opt() { # <name> <pass>
+  "$BIN/hetero-opt" "$WORK/per-tensor.mlir" "$2" -o "$WORK/$1.mlir"
+}
+opt cupcake "--hetero-fuse-gradients=profile=$WORK/fusion-profile.json"
+opt ddp-25mb "--hetero-fuse-gradients=strategy=size bucket-mb=25"
+opt one-bucket "--hetero-fuse-gradients=strategy=one"
+opt espresso "--hetero-select-compression=profile=$WORK/espresso-profile.json compressor=topk ratio=0.01"
+opt compressed "--hetero-select-compression=profile=$WORK/espresso-profile.json compressor=topk ratio=0.01 strategy=compressed"
+echo "cupcake: $(grep -c 'hetero.bucket' "$WORK/cupcake.mlir") buckets; espresso: $(grep -c 'compress <' "$WORK/espresso.mlir") of $(grep -c 'hetero.all_reduce' "$WORK/espresso.mlir") all-reduces compressed"
+
+pairs=("per-tensor=$WORK/per-tensor.json" "dense=$WORK/per-tensor.json")
+for name in cupcake ddp-25mb one-bucket espresso compressed; do
+  run "$name" "$WORK/$name.mlir"
+  pairs+=("$name=$WORK/$name.json")
+done
+"$PYTHON" "$ROOT/bench/gradient_oracle.py" report "$BIN/hetero-sim" \
+  "$WORK/per-tensor.json" 2 2 "$WORK/fusion-profile.json" "$WORK/espresso-profile.json" \
+  "${pairs[@]}"
