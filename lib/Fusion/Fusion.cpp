@@ -36,6 +36,41 @@ double evaluate(const Problem &problem, const std::vector<Group> &groups,
   return comm;
 }
 
+std::vector<double>
+evaluateShared(const std::vector<Problem> &problems,
+               const std::vector<std::vector<Group>> &groups,
+               const std::vector<double> &startMs) {
+  struct Transfer {
+    double ready, ms;
+    size_t set;
+  };
+  std::vector<Transfer> transfers;
+  std::vector<double> ends(startMs);
+  for (size_t s = 0; s < problems.size(); ++s) {
+    double compute = startMs[s];
+    for (const Group &group : groups[s]) {
+      int64_t bytes = 0;
+      for (int64_t t = group.first; t <= group.last; ++t) {
+        compute += problems[s].tensors[t].backwardMs;
+        bytes += problems[s].tensors[t].bytes;
+      }
+      compute += problems[s].compress(bytes);
+      transfers.push_back({compute, problems[s].comm(bytes), s});
+    }
+  }
+  std::stable_sort(transfers.begin(), transfers.end(),
+                   [](const Transfer &a, const Transfer &b) {
+                     return a.ready < b.ready ||
+                            (a.ready == b.ready && a.set < b.set);
+                   });
+  double link = 0.0;
+  for (const Transfer &transfer : transfers) {
+    link = std::max(link, transfer.ready) + transfer.ms;
+    ends[transfer.set] = std::max(ends[transfer.set], link);
+  }
+  return ends;
+}
+
 namespace {
 /// Prefix sums of backward time and bytes, and the costs of a range of
 /// tensors [first, end) as one group.

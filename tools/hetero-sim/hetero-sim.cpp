@@ -32,6 +32,10 @@
 // second form simulates the verified hetero.schedule ops of a module (as
 // hetero-kfkb-schedule or hetero-import-schedule leave them) with the
 // measured costs of a pipeline profile (hetero/Profile/PipelineProfile.h).
+// `fusion` of {"sets": [p0, p1, ...]} (each set may give its "start_ms")
+// puts every set's transfers on one shared link and prints, per strategy
+// (optimal, per_tensor, single_group, threshold_<T>MB) and set, its groups
+// and where its last transfer ends (`<strategy> set <i> end_ms: x`).
 // `fusion` solves Cupcake's gradient-fusion problem of a profile
 // (hetero/Profile/FusionProfile.h) exactly and prints `groups: [i-j] ...`
 // and `iteration_ms: <end of last transfer>`, then the same two lines,
@@ -75,6 +79,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -83,6 +88,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 
 using namespace hetero;
 
@@ -296,6 +302,52 @@ void printFusionPlan(const std::string &prefix, const fusion::Plan &plan) {
   std::printf("%siteration_ms: %.6g\n", prefix.c_str(), plan.iterationMs);
 }
 
+/// The sets of {"sets": [...]} with their "start_ms", on one shared link:
+/// each strategy's groups per set and where its last transfer ends.
+int runSharedFusion(const std::string &path, const llvm::json::Array &sets,
+                    double thresholdMb) {
+  std::vector<fusion::Problem> problems;
+  std::vector<double> starts;
+  for (const llvm::json::Value &set : sets) {
+    std::string where =
+        path + ": $.sets[" + std::to_string(starts.size()) + "]";
+    problems.emplace_back();
+    if (std::string bad = profile::parseFusionProfile(
+            llvm::formatv("{0}", set).str(), problems.back());
+        !bad.empty())
+      return failure(where + ": " + bad);
+    const llvm::json::Object *object = set.getAsObject();
+    std::optional<double> start =
+        object ? object->getNumber("start_ms") : std::nullopt;
+    if (object && object->get("start_ms") && (!start || *start < 0))
+      return failure(where + ".start_ms: expected a number >= 0");
+    starts.push_back(start.value_or(0.0));
+  }
+  std::ostringstream threshold;
+  threshold << "threshold_" << thresholdMb << "MB";
+  std::vector<std::pair<std::string,
+                        std::function<fusion::Plan(const fusion::Problem &)>>>
+      strategies = {{"optimal", fusion::optimalPlan},
+                    {"per_tensor", fusion::perTensorPlan},
+                    {"single_group", fusion::singleGroupPlan},
+                    {threshold.str(), [&](const fusion::Problem &problem) {
+                       return fusion::thresholdPlan(
+                           problem, int64_t(thresholdMb * fusion::kBytesPerMB));
+                     }}};
+  for (const auto &[name, plan] : strategies) {
+    std::vector<std::vector<fusion::Group>> groups;
+    for (const fusion::Problem &problem : problems)
+      groups.push_back(plan(problem).groups);
+    std::vector<double> ends = fusion::evaluateShared(problems, groups, starts);
+    for (size_t set = 0; set < problems.size(); ++set) {
+      std::printf("%s set %zu groups: %s\n", name.c_str(), set,
+                  fusion::formatGroups(groups[set]).c_str());
+      std::printf("%s set %zu end_ms: %.6g\n", name.c_str(), set, ends[set]);
+    }
+  }
+  return 0;
+}
+
 int runFusion(int argc, char **argv) {
   if (argc < 3 || llvm::StringRef(argv[2]).starts_with("--"))
     return usage("fusion needs a profile.json");
@@ -313,6 +365,18 @@ int runFusion(int argc, char **argv) {
   std::string text;
   if (std::string problem = readFile(argv[2], text); !problem.empty())
     return failure(problem);
+  // Several sets on one link.
+  if (llvm::Expected<llvm::json::Value> root = llvm::json::parse(text)) {
+    if (const llvm::json::Object *object = root->getAsObject())
+      if (const llvm::json::Array *sets = object->getArray("sets")) {
+        if (sets->empty())
+          return failure(std::string(argv[2]) +
+                         ": $.sets: expected at least one profile");
+        return runSharedFusion(argv[2], *sets, thresholdMb);
+      }
+  } else {
+    llvm::consumeError(root.takeError()); // the profile parser says where
+  }
   fusion::Problem problem;
   if (std::string bad = profile::parseFusionProfile(text, problem);
       !bad.empty())

@@ -41,6 +41,30 @@ TEST(Fusion, TimelineByHand) {
   EXPECT_EQ(formatGroups(best.groups), "[0-0] [1-2]");
 }
 
+TEST(Fusion, SharedLink) {
+  // Alone, each set's timeline is evaluate's.
+  Problem problem = threeTensors();
+  std::vector<Group> perTensor = {{0, 0}, {1, 1}, {2, 2}};
+  EXPECT_EQ(evaluateShared({problem}, {perTensor}, {0.0}),
+            std::vector<double>{11.75});
+  EXPECT_EQ(evaluateShared({problem}, {perTensor}, {2.0}),
+            std::vector<double>{13.75});
+  // Two sets on one link, the second starting 1 ms later. Transfers in
+  // ready order: a0 [1.75, 4.75], a1 ready 2.75 [4.75, 7.75], b0 ready
+  // 3.75 [7.75, 11.75], b1 ready 4.75 [11.75, 15.75], c0 ready 5.5
+  // [15.75, 18.75], c1 ready 6.5 [18.75, 21.75].
+  EXPECT_EQ(
+      evaluateShared({problem, problem}, {perTensor, perTensor}, {0.0, 1.0}),
+      (std::vector<double>{18.75, 21.75}));
+  // One group each: ready 4.5 and 5.5, 6 ms each: 10.5, then 16.5. The
+  // link, not the grouping, decides once it is busy.
+  EXPECT_EQ(
+      evaluateShared({problem, problem}, {{{0, 2}}, {{0, 2}}}, {0.0, 1.0}),
+      (std::vector<double>{10.5, 16.5}));
+  // A set without transfers ends where it starts.
+  EXPECT_EQ(evaluateShared({problem}, {{}}, {3.0}), std::vector<double>{3.0});
+}
+
 TEST(Fusion, Baselines) {
   Problem problem = threeTensors();
   EXPECT_EQ(formatGroups(thresholdPlan(problem, 2 * MB).groups), "[0-1] [2-2]");

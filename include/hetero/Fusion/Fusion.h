@@ -107,6 +107,17 @@ struct Plan {
 /// must cover the tensors in order).
 double evaluate(const Problem &problem, const std::vector<Group> &groups);
 
+/// Several sets whose transfers share one link (the gradient all-reduces of
+/// a pipeline's stages on one network): set s starts its backprop at
+/// `startMs[s]` and runs `groups[s]`; the link serves the transfers in the
+/// order they become ready (ties: the lower set), each at its set's
+/// `comm` cost. Returns, per set, the end of its last transfer (its start
+/// when it has none).
+std::vector<double>
+evaluateShared(const std::vector<Problem> &problems,
+               const std::vector<std::vector<Group>> &groups,
+               const std::vector<double> &startMs);
+
 /// The optimal grouping (the suffix program above, O(N^3)). Ties go to
 /// fewer groups.
 Plan optimalPlan(const Problem &problem);
