@@ -76,7 +76,8 @@ echo "model: $LAYERS layers of hidden $HIDDEN, $BATCH x $SEQ tokens a micro-batc
 
 run per-tensor "$WORK/per-tensor.mlir"
 "$PYTHON" "$ROOT/bench/gradient_oracle.py" profiles "$WORK/per-tensor.json" \
-  2 2 "$WORK/fusion-profile.json" "$WORK/espresso-profile.json"
+  2 2 "$WORK/fusion-profile.json" "$WORK/espresso-profile.json" \
+  "$BIN/hetero-sim"
 
 opt() { # <name> <pass>
   "$BIN/hetero-opt" "$WORK/per-tensor.mlir" "$2" -o "$WORK/$1.mlir"

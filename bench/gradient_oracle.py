@@ -1,6 +1,7 @@
 """Reads measured pipeline iterations for bench/gradient-overlap.sh.
 
 usage: gradient_oracle.py profiles TRACE STAGES REPLICAS FUSION.json ESPRESSO.json
+                                   [HETERO-SIM]
        gradient_oracle.py phases TRACE STAGES REPLICAS
        gradient_oracle.py report HETERO-SIM TRACE STAGES REPLICAS FUSION.json
                                  ESPRESSO.json NAME=TRACE...
@@ -16,7 +17,9 @@ gives its cost. From those:
             and hetero-select-compression take (tensors in ready order with
             their backprop since the previous one; the link fitted to the
             runs by least squares, t = alpha + beta x bytes) and prints, per
-            stage, B, E - B and the measured gradient phase.
+            stage, B, E - B and the measured gradient phase. Given
+            HETERO-SIM, the fusion sets get the link all stages share
+            instead, calibrated on the profiled run (calibrate()).
   phases    prints, per stage, B and the measured gradient phase: from B to
             the later of E and the end of the stage's last gradient
             collective; and the iteration's extent.
@@ -108,11 +111,35 @@ def simulate(sim, kind, profile):
     times = {}
     for line in out.splitlines():
         words = line.split()
-        if len(words) == 2 and words[0] == "iteration_ms:":
+        if len(words) == 5 and words[1] == "set" and words[3] == "end_ms:":
+            times.setdefault(words[0], {})[int(words[2])] = float(words[4])
+        elif len(words) == 2 and words[0] == "iteration_ms:":
             times["optimal"] = float(words[1])
         elif len(words) == 3 and words[1] == "iteration_ms:":
             times[words[0]] = float(words[2])
     return times
+
+
+def calibrate(sim, sets, phases):
+    """The one link every stage's all-reduces share: the (alpha, beta) with
+    which hetero-sim fusion's shared link, serving the profiled run's
+    per-tensor all-reduces, ends each stage's gradient phase closest to
+    where it ended (least squares; a grid of alpha 0-10 ms by 0.5 and beta
+    20-300 ms/MB by 20, then a finer one around the best)."""
+    def error(alpha, beta):
+        trial = [dict(x, comm={"alpha_ms": alpha, "beta_ms_per_mb": beta})
+                 for x in sets]
+        ends = simulate(sim, "fusion", {"sets": trial})["per_tensor"]
+        return sum((max(p["end"], ends[s]) - (p["start"] + p["phase"])) ** 2
+                   for s, p in enumerate(phases))
+
+    best = min((error(a * 0.5, 20.0 + b * 20.0), a * 0.5, 20.0 + b * 20.0)
+               for a in range(21) for b in range(15))
+    _, alpha0, beta0 = best
+    best = min((error(max(alpha0 + a * 0.1, 0.0), beta0 + b * 4.0),
+                max(alpha0 + a * 0.1, 0.0), beta0 + b * 4.0)
+               for a in range(-5, 6) for b in range(-5, 6))
+    return best[1], best[2]
 
 
 # Which oracle line predicts each configuration.
@@ -136,7 +163,12 @@ def report(argv):
         names, spans = rows_of(json.load(f))
     base = [stage_phase(names, spans, s, replicas) for s in range(stages)]
     tail = extent(spans) - max(p["start"] + p["phase"] for p in base)
-    oracle = {"fusion": [simulate(sim, "fusion", p) for p in fusion],
+    # Fusion: every stage's transfers on the shared link (ends are times
+    # in the iteration); Espresso: each stage alone (times from B).
+    shared = simulate(sim, "fusion", {"sets": fusion})
+    oracle = {"fusion": [{line: ends[s] - base[s]["start"]
+                          for line, ends in shared.items()}
+                         for s in range(stages)],
               "espresso": [simulate(sim, "espresso", p) for p in espresso]}
     print("%-11s %9s %9s %7s %9s   %s" % (
         "config", "measured", "predicted", "error", "/ per-t.",
@@ -178,6 +210,7 @@ def main():
         print("iteration %.3f" % extent(spans))
         return
     fusion, espresso = sys.argv[5], sys.argv[6]
+    sim = sys.argv[7] if len(sys.argv) > 7 else ""
     fusion_sets, espresso_sets = [], []
     for s, p in enumerate(phases):
         alpha, beta = fit(list(zip(p["bytes"], p["run_ms"])))
@@ -187,9 +220,9 @@ def main():
             tensors.append({"name": "g%d" % i, "bytes": size,
                             "backward_ms": max(ready - previous, 0.0)})
             previous = ready
-        fusion_sets.append({"tensors": tensors,
-                            "comm": {"alpha_ms": alpha,
-                                     "beta_ms_per_mb": beta}})
+        fusion_sets.append({
+            "start_ms": p["start"], "tensors": tensors,
+            "comm": {"alpha_ms": alpha, "beta_ms_per_mb": beta}})
         # Espresso's dense all-reduce of 2 ranks costs 2 alpha + beta x:
         # the same fit. Every compression of the CPU backend runs on the
         # runtime's communication thread (one CPU worker; topk 1% costs
@@ -208,6 +241,11 @@ def main():
               "link alpha %.3f ms beta %.3f ms/MB" % (
                   s, p["start"], p["end"] - p["start"], p["phase"],
                   len(tensors), alpha, beta))
+    if sim:
+        alpha, beta = calibrate(sim, fusion_sets, phases)
+        for fusion_set in fusion_sets:
+            fusion_set["comm"] = {"alpha_ms": alpha, "beta_ms_per_mb": beta}
+        print("shared link: alpha %.3f ms beta %.3f ms/MB" % (alpha, beta))
     print("iteration %.3f" % extent(spans))
     with open(fusion, "w") as f:
         json.dump({"sets": fusion_sets}, f)
