@@ -79,6 +79,9 @@ const char *const kPipelines[] = {
     "hetero-lower-to-gpu{format=isa}",
     "hetero-kfkb-schedule{group-sizes=1,2},hetero-lower-pipeline,"
     "hetero-fuse-gradients,hetero-select-compression,hetero-lower-to-cpu",
+    "hetero-lower-pipeline{eager-gradient-sync=true},"
+    "hetero-fuse-gradients{strategy=size bucket-mb=0.001},"
+    "hetero-select-compression{strategy=compressed},hetero-lower-to-cpu",
 };
 constexpr size_t kNumPipelines = sizeof(kPipelines) / sizeof(kPipelines[0]);
 
