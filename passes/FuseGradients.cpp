@@ -245,15 +245,10 @@ struct HeteroFuseGradientsPass
     // A profile describes each fusion set, in program order.
     std::vector<fusion::Problem> profiled;
     if (!profile.empty()) {
-      size_t count = 0;
-      if (failed(readPassProfiles(
-              module, "hetero-fuse-gradients", profile,
-              [&](const std::string &text, size_t) {
-                profiled.emplace_back();
-                return profile::parseFusionProfile(text, profiled.back());
-              },
-              count)))
+      if (failed(readPassProfiles(module, "hetero-fuse-gradients", profile,
+                                  profile::parseFusionProfile, profiled)))
         return signalPassFailure();
+      size_t count = profiled.size();
       if (count != sets.size()) {
         module.emitError() << "hetero-fuse-gradients: the profile describes "
                            << count << " fusion set" << (count == 1 ? "" : "s")

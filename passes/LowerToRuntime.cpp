@@ -345,11 +345,11 @@ static Operation *firstUseIn(Block *block, Value value) {
 }
 
 /// `callee(comm, buffer, count, dtype, trailing...)` on a copy of `input`,
-/// which the runtime overwrites with the result: all-reduce, broadcast,
-/// reduce.
-static LogicalResult lowerInPlace(Operation *op, Value input, Value comm,
-                                  StringRef callee, ArrayRef<Value> trailing,
-                                  RuntimeCalls &calls, RewriterBase &rewriter) {
+/// which the runtime overwrites with the result. Returns the buffer and what
+/// the call returns (of type `results`; null when it returns nothing).
+static FailureOr<std::pair<Value, Value>>
+callInPlace(Operation *op, Value input, Value comm, StringRef callee,
+            ArrayRef<Value> trailing, TypeRange results, RuntimeCalls &calls) {
   FailureOr<int64_t> dtype = dtypeOf(op, input.getType());
   if (failed(dtype))
     return failure();
@@ -359,35 +359,41 @@ static LogicalResult lowerInPlace(Operation *op, Value input, Value comm,
                                   calls.constant64(type.getNumElements()),
                                   calls.constant32(*dtype)};
   arguments.append(trailing.begin(), trailing.end());
-  calls.call(callee, arguments);
-  rewriter.replaceOp(op, calls.tensorOf(type, memref));
+  return std::make_pair(memref, calls.call(callee, arguments, results));
+}
+
+/// callInPlace, its result replacing `op`: all-reduce, broadcast, reduce.
+static LogicalResult lowerInPlace(Operation *op, Value input, Value comm,
+                                  StringRef callee, ArrayRef<Value> trailing,
+                                  RuntimeCalls &calls, RewriterBase &rewriter) {
+  FailureOr<std::pair<Value, Value>> called =
+      callInPlace(op, input, comm, callee, trailing, {}, calls);
+  if (failed(called))
+    return failure();
+  rewriter.replaceOp(op, calls.tensorOf(cast<RankedTensorType>(input.getType()),
+                                        called->first));
   return success();
 }
 
-/// `callee(comm, buffer, count, dtype, trailing...) -> request` posted where
-/// `op` stands, and `hrt_mlir_wait(request)` right before the first use of
-/// its result (at the end of its block when unused), so that the collective
+/// callInPlace of a `callee` that returns a request, posted where `op`
+/// stands, and `hrt_mlir_wait(request)` right before the first use of its
+/// result (at the end of its block when unused), so that the collective
 /// overlaps with the work in between.
 static LogicalResult lowerStarted(Operation *op, Value input, Value comm,
                                   StringRef callee, ArrayRef<Value> trailing,
                                   RuntimeCalls &calls, RewriterBase &rewriter) {
-  FailureOr<int64_t> dtype = dtypeOf(op, input.getType());
-  if (failed(dtype))
+  FailureOr<std::pair<Value, Value>> called =
+      callInPlace(op, input, comm, callee, trailing, calls.pointer, calls);
+  if (failed(called))
     return failure();
-  auto type = cast<RankedTensorType>(input.getType());
-  Value memref = calls.buffer(type, input);
-  SmallVector<Value> arguments = {comm, calls.pointerOf(memref),
-                                  calls.constant64(type.getNumElements()),
-                                  calls.constant32(*dtype)};
-  arguments.append(trailing.begin(), trailing.end());
-  Value request = calls.call(callee, arguments, calls.pointer);
   Block *block = op->getBlock();
   if (Operation *use = firstUseIn(block, op->getResult(0)))
     rewriter.setInsertionPoint(use);
   else
     rewriter.setInsertionPoint(block->getTerminator());
-  calls.call("hrt_mlir_wait", {request});
-  rewriter.replaceOp(op, calls.tensorOf(type, memref));
+  calls.call("hrt_mlir_wait", {called->second});
+  rewriter.replaceOp(op, calls.tensorOf(cast<RankedTensorType>(input.getType()),
+                                        called->first));
   return success();
 }
 

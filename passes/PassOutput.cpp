@@ -36,11 +36,9 @@ mlir::LogicalResult hetero::readPassProfile(
   return mlir::success();
 }
 
-mlir::LogicalResult hetero::readPassProfiles(
+mlir::LogicalResult hetero::readPassProfileSets(
     mlir::Operation *anchor, llvm::StringRef pass, llvm::StringRef path,
-    llvm::function_ref<std::string(const std::string &, size_t)> parse,
-    size_t &count) {
-  count = 0;
+    llvm::function_ref<std::string(const std::string &)> parse) {
   return readPassProfile(anchor, pass, path, [&](const std::string &text) {
     llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
     const llvm::json::Array *sets = nullptr;
@@ -49,17 +47,14 @@ mlir::LogicalResult hetero::readPassProfiles(
         sets = object->getArray("sets");
     if (!value)
       llvm::consumeError(value.takeError()); // the parser says where
-    if (!sets) {
-      count = 1;
-      return parse(text, 0);
-    }
+    if (!sets)
+      return parse(text);
     if (sets->empty())
       return std::string("$.sets: expected at least one profile");
-    for (const llvm::json::Value &set : *sets) {
-      std::string problem = parse(llvm::formatv("{0}", set).str(), count);
+    for (auto [index, set] : llvm::enumerate(*sets)) {
+      std::string problem = parse(llvm::formatv("{0}", set).str());
       if (!problem.empty())
-        return "$.sets[" + std::to_string(count) + "]: " + problem;
-      ++count;
+        return "$.sets[" + std::to_string(index) + "]: " + problem;
     }
     return std::string();
   });

@@ -183,15 +183,10 @@ struct HeteroSelectCompressionPass
     // A profile describes each block's collectives, in program order.
     std::vector<espresso::Problem> profiled;
     if (!profile.empty()) {
-      size_t count = 0;
-      if (failed(readPassProfiles(
-              module, "hetero-select-compression", profile,
-              [&](const std::string &text, size_t) {
-                profiled.emplace_back();
-                return profile::parseEspressoProfile(text, profiled.back());
-              },
-              count)))
+      if (failed(readPassProfiles(module, "hetero-select-compression", profile,
+                                  profile::parseEspressoProfile, profiled)))
         return signalPassFailure();
+      size_t count = profiled.size();
       if (count != blocks.size()) {
         module.emitError()
             << "hetero-select-compression: the profile describes the "

@@ -26,6 +26,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace hetero {
 
@@ -49,12 +50,26 @@ readPassProfile(mlir::Operation *anchor, llvm::StringRef pass,
                 llvm::function_ref<std::string(const std::string &)> parse);
 
 /// readPassProfile for a profile of several sets: `{"sets": [p0, p1, ...]}`
-/// hands each pi to `parse` with its index, anything else is one set
-/// (index 0); `count` receives the number of sets.
-mlir::LogicalResult readPassProfiles(
-    mlir::Operation *anchor, llvm::StringRef pass, llvm::StringRef path,
-    llvm::function_ref<std::string(const std::string &, size_t)> parse,
-    size_t &count);
+/// hands each pi to `parse` in turn, anything else is one set.
+mlir::LogicalResult
+readPassProfileSets(mlir::Operation *anchor, llvm::StringRef pass,
+                    llvm::StringRef path,
+                    llvm::function_ref<std::string(const std::string &)> parse);
+
+/// readPassProfileSets into `problems`, one per set, each read by
+/// `parseOne(text, problem)`.
+template <typename Problem>
+mlir::LogicalResult
+readPassProfiles(mlir::Operation *anchor, llvm::StringRef pass,
+                 llvm::StringRef path,
+                 std::string (*parseOne)(const std::string &, Problem &),
+                 std::vector<Problem> &problems) {
+  problems.clear();
+  return readPassProfileSets(anchor, pass, path, [&](const std::string &text) {
+    problems.emplace_back();
+    return parseOne(text, problems.back());
+  });
+}
 
 /// The CPU pipeline: prunable matmuls computed in full, canonicalization,
 /// collectives lowered to libhetero_rt calls, one-shot bufferization with
