@@ -44,27 +44,13 @@ PYTHON="${PYTHON:-/usr/bin/python3}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-LAUNCH=(mpirun --oversubscribe --bind-to none)
-if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
-TCP_LO=(--mca btl tcp,self --mca btl_tcp_if_include lo
-        --mca oob_tcp_if_include lo)
-SHAPED=0
-if "$ROOT/scripts/shaped-link.sh" --check; then
-  SHAPED=1
-  echo "link: tc tbf at $RATE Mbit/s on the loopback of a network namespace, MPI over TCP"
-else
-  echo "link: shared memory; this machine refused a network namespace or tc"
-fi
+# shellcheck source=bench/shaped-launch.sh
+source "$ROOT/bench/shaped-launch.sh"
 
 run() { # <name> <module>
   local args=("$BIN/hetero-run" "$2" --entry gpt_step
               --iterations "$ITERATIONS" --profile-timeline "$WORK/$1.json")
-  if [[ "$SHAPED" == 1 ]]; then
-    "$ROOT/scripts/shaped-link.sh" "$RATE" -- \
-      "${LAUNCH[@]}" "${TCP_LO[@]}" -np 4 "${args[@]}" > "$WORK/$1.txt"
-  else
-    "${LAUNCH[@]}" -np 4 "${args[@]}" > "$WORK/$1.txt"
-  fi
+  shaped_mpirun 4 "${args[@]}" > "$WORK/$1.txt"
 }
 
 "$BIN/hetero-gen" gpt --layers "$LAYERS" --hidden "$HIDDEN" --heads 2 \

@@ -24,28 +24,14 @@ DIM="${DIM:-16}"
 ROUNDS="${ROUNDS:-3}"
 ALPHA_MS="${ALPHA_MS:-0.2}"
 
-LAUNCH=(mpirun --oversubscribe --bind-to none)
-if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
-TCP_LO=(--mca btl tcp,self --mca btl_tcp_if_include lo
-        --mca oob_tcp_if_include lo)
-SHAPED=0
-if "$ROOT/scripts/shaped-link.sh" --check; then
-  SHAPED=1
-  echo "link: tc tbf at $RATE Mbit/s on the loopback of a network namespace, MPI over TCP"
-else
-  echo "link: shared memory; this machine refused a network namespace or tc"
-fi
+# shellcheck source=bench/shaped-launch.sh
+source "$ROOT/bench/shaped-launch.sh"
 for ranks in $RANKS; do
   share="$(awk -v r="$RATE" -v n="$ranks" 'BEGIN {print r / n}')"
   for tokens in $TOKENS; do
     args=("$BUILD/bin/bench-sparse-allreduce" "$ROWS" "$DIM" "$tokens"
           "$ROUNDS" "$ALPHA_MS" "$share")
-    if [[ "$SHAPED" == 1 ]]; then
-      "$ROOT/scripts/shaped-link.sh" "$RATE" -- \
-        "${LAUNCH[@]}" "${TCP_LO[@]}" -np "$ranks" "${args[@]}"
-    else
-      "${LAUNCH[@]}" -np "$ranks" "${args[@]}"
-    fi
+    shaped_mpirun "$ranks" "${args[@]}"
     echo
   done
 done
