@@ -497,6 +497,12 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
              << pipeline.getNumStages()
              << " (the stages) and optionally axis 1 (the data-parallel "
                 "replicas)";
+    if (*gridGroupSize(shape, {}) > std::numeric_limits<int32_t>::max())
+      return pipeline.emitOpError()
+             << "runs on grid '" << gridName.getValue() << "' of shape "
+             << llvm::interleaved(shape, "x") << ", expected at most "
+             << std::numeric_limits<int32_t>::max()
+             << " ranks (MPI's rank numbers)";
   }
 
   Operation *found =
@@ -629,9 +635,11 @@ static LogicalResult verifyCheckpointWorld(PipelineOp pipeline,
     return success();
   int64_t world = pipeline.getNumStages();
   if (grid) {
-    world = 1;
-    for (int64_t size : grid.getShape())
-      world *= size;
+    std::optional<int64_t> size = gridGroupSize(grid.getShape(), {});
+    // A dynamic grid is reported by the stage ABI's checks.
+    if (!size)
+      return success();
+    world = *size;
   }
   if (checkpoint.getReplicas() > world)
     return pipeline.emitOpError()

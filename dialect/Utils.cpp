@@ -13,13 +13,18 @@ using namespace hetero;
 
 std::optional<int64_t> hetero::gridGroupSize(ArrayRef<int64_t> shape,
                                              ArrayRef<int16_t> axes) {
-  SmallVector<shard::GridAxis> spanned(axes);
+  SmallVector<int16_t> spanned(axes);
   if (spanned.empty())
     for (size_t axis = 0; axis < shape.size(); ++axis)
-      spanned.push_back(shard::GridAxis(axis));
-  int64_t size = shard::collectiveProcessGroupSize(spanned, shape);
-  if (ShapedType::isDynamic(size))
-    return std::nullopt;
+      spanned.push_back(static_cast<int16_t>(axis));
+  int64_t size = 1;
+  for (int16_t axis : spanned) {
+    if (ShapedType::isDynamic(shape[axis]))
+      return std::nullopt;
+    // A product that does not fit saturates rather than wraps.
+    if (__builtin_mul_overflow(size, shape[axis], &size))
+      return std::numeric_limits<int64_t>::max();
+  }
   return size;
 }
 

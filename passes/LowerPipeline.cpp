@@ -46,6 +46,7 @@
 
 #include "hetero/Dialect/Hetero.h"
 #include "hetero/Dialect/Schedule.h"
+#include "hetero/Dialect/Utils.h"
 #include "hetero/Passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -307,8 +308,7 @@ LogicalResult PipelineLowering::prepare() {
     hasReplicaAxis = gridOp.getShape().size() > 1;
     if (hasReplicaAxis)
       replicas = gridOp.getShape()[1];
-    for (int64_t size : gridOp.getShape())
-      worldSize *= size;
+    worldSize = *gridGroupSize(gridOp.getShape(), {});
   } else {
     // A pipeline without a grid runs on one rank per stage.
     builder.setInsertionPoint(pipeline);

@@ -104,6 +104,41 @@ hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #
 
 // -----
 
+// A grid of dynamic size, with a checkpoint whose replicas are checked
+// against the grid's ranks.
+shard.grid @grid(shape = 2x?)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+// expected-error @+1 {{'hetero.pipeline' op runs on grid 'grid', which has a dynamic size}}
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> checkpoint #hetero.checkpoint<replicas = 2, placement = group> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// More ranks than MPI numbers (the product would not fit in 64 bits either).
+shard.grid @grid(shape = 2x4611686018427387904)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+// expected-error @+1 {{'hetero.pipeline' op runs on grid 'grid' of shape 2x4611686018427387904, expected at most 2147483647 ranks (MPI's rank numbers)}}
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> checkpoint #hetero.checkpoint<replicas = 3, placement = ring> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
 // The data function must exist.
 shard.grid @grid(shape = 2x2)
 memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>

@@ -21,8 +21,9 @@
 namespace hetero {
 
 /// The number of ranks of a grid of `shape` along `axes` (all axes when
-/// `axes` is empty), or std::nullopt when a dimension it spans is dynamic.
-/// The axes must be valid (the collectives' verifiers check them).
+/// `axes` is empty), or std::nullopt when a dimension it spans is dynamic;
+/// INT64_MAX when the product does not fit. The axes must be valid (the
+/// collectives' verifiers check them).
 std::optional<int64_t> gridGroupSize(llvm::ArrayRef<int64_t> shape,
                                      llvm::ArrayRef<int16_t> axes);
 
