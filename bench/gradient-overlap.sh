@@ -22,19 +22,25 @@
 #     (strategy=one); espresso (hetero-select-compression{profile=}, topk
 #     1% where it pays, placement = cpu); compressed (strategy=compressed:
 #     one option for all).
-#  3. Each runs and is measured the same way; the report gives its
-#     iteration (the mean trace's extent) beside the oracle's prediction
+#  3. Each runs and is measured the same way, ROUNDS times in rounds that
+#     interleave the configurations (the per-tensor runs come first, and
+#     the profile is the one of median iteration), so that the machine's
+#     drifts reach every configuration alike; the report gives its
+#     iteration (the median round's mean trace extent) beside the oracle's
+#     prediction
 #     (hetero-sim fusion / espresso on the profile: each stage's gradient
 #     phase, the rest of the iteration as profiled), and the ratio to
 #     per-tensor.
 #
 # usage: bench/gradient-overlap.sh [build dir]
-#   RATE=100 (Mbit/s)  ITERATIONS=8  LAYERS=4 HIDDEN=64 SEQ=32 BATCH=4
+#   RATE=100 (Mbit/s)  ITERATIONS=8  ROUNDS=3  LAYERS=4 HIDDEN=64 SEQ=32
+#   BATCH=4
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
 RATE="${RATE:-100}"
 ITERATIONS="${ITERATIONS:-8}"
+ROUNDS="${ROUNDS:-3}"
 LAYERS="${LAYERS:-4}"
 HIDDEN="${HIDDEN:-64}"
 SEQ="${SEQ:-32}"
@@ -60,8 +66,17 @@ run() { # <name> <module>
   --hetero-lower-pipeline=eager-gradient-sync -o "$WORK/per-tensor.mlir"
 echo "model: $LAYERS layers of hidden $HIDDEN, $BATCH x $SEQ tokens a micro-batch, 4 micro-batches, 1F1B, $ITERATIONS iterations"
 
-run per-tensor "$WORK/per-tensor.mlir"
-"$PYTHON" "$ROOT/bench/gradient_oracle.py" profiles "$WORK/per-tensor.json" \
+traces() { # <name>: its rounds' traces, comma-separated
+  local list=() round
+  for round in $(seq "$ROUNDS"); do list+=("$WORK/$1-$round.json"); done
+  (IFS=,; echo "${list[*]}")
+}
+for round in $(seq "$ROUNDS"); do
+  run "per-tensor-$round" "$WORK/per-tensor.mlir"
+done
+"$PYTHON" "$ROOT/bench/gradient_oracle.py" median "$(traces per-tensor)" \
+  > "$WORK/profiled"
+"$PYTHON" "$ROOT/bench/gradient_oracle.py" profiles "$(cat "$WORK/profiled")" \
   2 2 "$WORK/fusion-profile.json" "$WORK/espresso-profile.json" \
   "$BIN/hetero-sim"
 
@@ -75,11 +90,16 @@ opt espresso "--hetero-select-compression=profile=$WORK/espresso-profile.json co
 opt compressed "--hetero-select-compression=profile=$WORK/espresso-profile.json compressor=topk ratio=0.01 strategy=compressed"
 echo "cupcake: $(grep -c 'hetero.bucket' "$WORK/cupcake.mlir") buckets; espresso: $(grep -c 'compress <' "$WORK/espresso.mlir") of $(grep -c 'hetero.all_reduce' "$WORK/espresso.mlir") all-reduces compressed"
 
-pairs=("per-tensor=$WORK/per-tensor.json" "dense=$WORK/per-tensor.json")
-for name in cupcake ddp-25mb one-bucket espresso compressed; do
-  run "$name" "$WORK/$name.mlir"
-  pairs+=("$name=$WORK/$name.json")
+configurations=(cupcake ddp-25mb one-bucket espresso compressed)
+for round in $(seq "$ROUNDS"); do
+  for name in "${configurations[@]}"; do
+    run "$name-$round" "$WORK/$name.mlir"
+  done
+done
+pairs=("per-tensor=$(traces per-tensor)" "dense=$(traces per-tensor)")
+for name in "${configurations[@]}"; do
+  pairs+=("$name=$(traces "$name")")
 done
 "$PYTHON" "$ROOT/bench/gradient_oracle.py" report "$BIN/hetero-sim" \
-  "$WORK/per-tensor.json" 2 2 "$WORK/fusion-profile.json" "$WORK/espresso-profile.json" \
-  "${pairs[@]}"
+  "$(cat "$WORK/profiled")" 2 2 "$WORK/fusion-profile.json" \
+  "$WORK/espresso-profile.json" "${pairs[@]}"

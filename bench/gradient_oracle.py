@@ -3,8 +3,9 @@
 usage: gradient_oracle.py profiles TRACE STAGES REPLICAS FUSION.json ESPRESSO.json
                                    [HETERO-SIM]
        gradient_oracle.py phases TRACE STAGES REPLICAS
+       gradient_oracle.py median TRACE,TRACE...
        gradient_oracle.py report HETERO-SIM TRACE STAGES REPLICAS FUSION.json
-                                 ESPRESSO.json NAME=TRACE...
+                                 ESPRESSO.json NAME=TRACE[,TRACE...]...
 
 TRACE is the mean iteration that `hetero-run --profile-timeline` wrote of a
 step lowered with eager-gradient-sync and one all-reduce per gradient. Per
@@ -23,6 +24,8 @@ gives its cost. From those:
   phases    prints, per stage, B and the measured gradient phase: from B to
             the later of E and the end of the stage's last gradient
             collective; and the iteration's extent.
+  median    prints the trace (of rounds of one configuration) whose
+            iteration is the median.
   report    predicts each configuration's iteration from the profiles (the
             oracles of hetero-sim fusion and hetero-sim espresso give each
             stage's gradient phase, at least E - B; the rest of the
@@ -97,6 +100,16 @@ def fit(points):
 def extent(spans):
     return max((e["ts"] + e["dur"]) / 1e3 for row in spans.values()
                for e in row)
+
+
+def median_trace(paths):
+    """Of traces of one configuration, the one of median iteration."""
+    extents = []
+    for path in paths:
+        with open(path) as f:
+            extents.append((extent(rows_of(json.load(f))[1]), path))
+    extents.sort()
+    return extents[(len(extents) - 1) // 2]
 
 
 def simulate(sim, kind, profile):
@@ -176,8 +189,10 @@ def report(argv):
     baseline = extent(spans)
     worst = 0.0
     for pair in argv[6:]:
-        name, trace = pair.split("=", 1)
+        name, traces = pair.split("=", 1)
         kind, line = PREDICTED_BY[name]
+        rounds = traces.split(",")
+        _, trace = median_trace(rounds)
         with open(trace) as f:
             n, sp = rows_of(json.load(f))
         measured = [stage_phase(n, sp, s, replicas) for s in range(stages)]
@@ -187,16 +202,21 @@ def report(argv):
         actual = extent(sp)
         error = (iteration - actual) / actual
         worst = max(worst, abs(error))
-        print("%-11s %9.1f %9.1f %+6.1f%% %9.3f   %s" % (
+        spread = sorted(median_trace([t])[0] for t in rounds)
+        print("%-11s %9.1f %9.1f %+6.1f%% %9.3f   %s   rounds %s" % (
             name, actual, iteration, 100 * error, actual / baseline,
             "  ".join("%.1f / %.1f" % (m["phase"], p)
-                      for m, p in zip(measured, predicted))))
+                      for m, p in zip(measured, predicted)),
+            " ".join("%.1f" % x for x in spread)))
     print("largest prediction error: %.1f%%" % (100 * worst))
 
 
 def main():
     if sys.argv[1] == "report":
         report(sys.argv[2:])
+        return
+    if sys.argv[1] == "median":
+        print(median_trace(sys.argv[2].split(","))[1])
         return
     command, path = sys.argv[1], sys.argv[2]
     stages, replicas = int(sys.argv[3]), int(sys.argv[4])

@@ -25,6 +25,9 @@
 //                     --bandwidth-bytes-per-ms B --alpha-ms a --mu u
 //                     [--interleaving gemini|naive|blocking]
 //                     [--copy-bytes-per-ms b]
+//   hetero-sim resize --times T0,T1,... --gemm C0,C1,... --target mean|min
+//   hetero-sim migrate --ranks n --straggler s --columns c
+//   hetero-sim resize-sweep --ranks n --deltas d1,d2,... [model options]
 //
 // Prints `iteration_ms: <value>`, `bubble_fraction: <value>`,
 // `peak_inflight: <per stage>` and, per directed link, its idle spans.
@@ -57,6 +60,15 @@
 // `recovery_probability: <value>` (hetero/Checkpoint/Placement.h);
 // `checkpoint-plan` prints Algorithm 6.2's chunks in send order, one
 // `chunk <span> <copy> <bytes>` line each (hetero/Checkpoint/Partition.h).
+// `resize` prints ZERO-resizing's Eq. 1 ratio of every rank from its busy
+// and GEMM times, `alpha: <a0> <a1> ...` (hetero/Resize/Ratio.h);
+// `migrate` the block of migrated columns each receiver computes, `rank
+// <r>: <start> <end>` ([start, end)) in increasing virtual number
+// (hetero/Resize/Migration.h); `resize-sweep` the iteration of tensor
+// parallelism with one rank slowed by each delta under every policy
+// (baseline, zero-mean, zero-min, mig, semi; hetero/Resize/TpSim.h), one
+// `delta <d> <policy> iteration_ms: <t> ratio: <t / T(1)> prune: <a>
+// migrate: <m>` line each.
 //
 // The simulators are MLIR-free; MLIR only reads the module.
 //
@@ -70,6 +82,9 @@
 #include "hetero/Profile/EspressoProfile.h"
 #include "hetero/Profile/FusionProfile.h"
 #include "hetero/Profile/PipelineProfile.h"
+#include "hetero/Resize/Migration.h"
+#include "hetero/Resize/Ratio.h"
+#include "hetero/Resize/TpSim.h"
 #include "hetero/Sim/PipelineSim.h"
 #include "hetero/Sim/SyncSim.h"
 #include "hetero/Sim/Timeline.h"
@@ -120,7 +135,16 @@ int usage(const std::string &problem) {
                "--checkpoint-bytes C --copies c --buffer-bytes R --parts p "
                "--bandwidth-bytes-per-ms B --alpha-ms a --mu u "
                "[--interleaving gemini|naive|blocking] "
-               "[--copy-bytes-per-ms b]\n",
+               "[--copy-bytes-per-ms b]\n"
+               "       hetero-sim resize --times T0,T1,... --gemm C0,C1,... "
+               "--target mean|min [--max-ratio a]\n"
+               "       hetero-sim migrate --ranks n --straggler s "
+               "--columns c\n"
+               "       hetero-sim resize-sweep --ranks n --deltas d1,d2,... "
+               "[--straggler s] [--linears L] [--gemm-ms g] [--other-ms o] "
+               "[--allreduce-ms a] [--migrate-ms m] [--latency-ms l] "
+               "[--extract-ms e] [--tolerable-ratio t] [--noise-guard g] "
+               "[--receivers others|nonstraggler]\n",
                problem.c_str());
   return 1;
 }
@@ -157,6 +181,33 @@ bool readNumber(const std::map<std::string, std::string> &options,
   if (end == found->second.c_str() || *end != '\0') {
     error = "--" + name + " expects a number, got '" + found->second + "'";
     return false;
+  }
+  return true;
+}
+
+/// Reads "--name v0,v1,..." of finite numbers >= `least`.
+bool readList(const std::map<std::string, std::string> &options,
+              const std::string &name, double least,
+              std::vector<double> &values, std::string &error) {
+  auto found = options.find(name);
+  if (found == options.end()) {
+    error = "missing --" + name;
+    return false;
+  }
+  llvm::SmallVector<llvm::StringRef> items;
+  llvm::StringRef(found->second).split(items, ',');
+  values.clear();
+  for (llvm::StringRef item : items) {
+    double value;
+    if (item.trim().getAsDouble(value) || !std::isfinite(value) ||
+        value < least) {
+      std::ostringstream bound;
+      bound << least;
+      error = "--" + name + " expects numbers >= " + bound.str() +
+              " separated by commas, got '" + item.str() + "'";
+      return false;
+    }
+    values.push_back(value);
   }
   return true;
 }
@@ -675,17 +726,11 @@ int runCheckpointPlan(int argc, char **argv) {
        !readChoice(options, "interleaving", {"gemini", "naive", "blocking"},
                    interleaving, error)))
     return usage(error);
-  if (!options.count("spans-ms"))
-    return usage("missing --spans-ms");
-  llvm::SmallVector<llvm::StringRef> spans;
-  llvm::StringRef(options["spans-ms"]).split(spans, ',');
-  for (llvm::StringRef span : spans) {
-    double ms;
-    if (span.trim().getAsDouble(ms) || !(ms >= 0) || !std::isfinite(ms))
-      return usage("--spans-ms expects idle spans >= 0 in ms, got '" +
-                   span.str() + "'");
+  std::vector<double> spans;
+  if (!readList(options, "spans-ms", 0, spans, error))
+    return usage(error);
+  for (double ms : spans)
     problem.spansNs.push_back(std::llround(ms * 1e6));
-  }
   if (!(alphaMs >= 0) || !std::isfinite(alphaMs))
     return usage("--alpha-ms must be >= 0");
   problem.alphaNs = std::llround(alphaMs * 1e6);
@@ -708,6 +753,124 @@ int runCheckpointPlan(int argc, char **argv) {
   return 0;
 }
 
+/// ZERO-resizing's Eq. 1 for every rank.
+int runResize(int argc, char **argv) {
+  std::map<std::string, std::string> options;
+  if (std::string error = parseOptions(argc, argv, options); !error.empty())
+    return usage(error);
+  std::vector<double> busy, gemm;
+  std::string error;
+  size_t target = 0;
+  double maxRatio = resize::kDefaultMaxRatio;
+  if (!readList(options, "times", 0, busy, error) ||
+      !readList(options, "gemm", 0, gemm, error) ||
+      !readChoice(options, "target", {"mean", "min"}, target, error) ||
+      (options.count("max-ratio") &&
+       !readNumber(options, "max-ratio", maxRatio, error)))
+    return usage(error);
+  if (!(maxRatio >= 0 && maxRatio < 1))
+    return usage("--max-ratio must be in [0, 1)");
+  if (std::string problem = resize::checkTimes(busy, gemm); !problem.empty())
+    return failure(problem);
+  std::vector<double> ratios = resize::pruningRatios(
+      busy, gemm, target == 0 ? resize::Target::Mean : resize::Target::Min,
+      maxRatio);
+  std::printf("alpha:");
+  for (double ratio : ratios)
+    std::printf(" %.4f", ratio);
+  std::printf("\n");
+  return 0;
+}
+
+/// Migration's blocks: which receiver computes which migrated columns.
+int runMigrate(int argc, char **argv) {
+  std::map<std::string, std::string> options;
+  if (std::string error = parseOptions(argc, argv, options); !error.empty())
+    return usage(error);
+  int64_t ranks, straggler, columns;
+  std::string error;
+  if (!readCount(options, "ranks", 2, ranks, error) ||
+      !readCount(options, "straggler", 0, straggler, error) ||
+      !readCount(options, "columns", 0, columns, error))
+    return usage(error);
+  if (std::string problem = resize::checkMigration(ranks, straggler, columns);
+      !problem.empty())
+    return failure(problem);
+  if (ranks > (1 << 20))
+    return failure("at most 1048576 ranks, got " + std::to_string(ranks));
+  for (const resize::Block &block :
+       resize::migrationBlocks(ranks, straggler, columns))
+    std::printf("rank %lld: %lld %lld\n", (long long)block.rank,
+                (long long)block.begin, (long long)block.end);
+  return 0;
+}
+
+/// Tensor parallelism with one slow rank under each policy, against its
+/// slowdown.
+int runResizeSweep(int argc, char **argv) {
+  std::map<std::string, std::string> options;
+  if (std::string error = parseOptions(argc, argv, options); !error.empty())
+    return usage(error);
+  resize::TpModel model;
+  std::vector<double> deltas;
+  std::string error;
+  int64_t straggler = 0;
+  resize::SemiOptions semi;
+  size_t receivers = 0;
+  auto optional = [&](const char *name, double &value) {
+    return !options.count(name) || readNumber(options, name, value, error);
+  };
+  if (!readCount(options, "ranks", 2, model.ranks, error) ||
+      !readList(options, "deltas", 1, deltas, error) ||
+      (options.count("linears") &&
+       !readCount(options, "linears", 1, model.linears, error)) ||
+      (options.count("straggler") &&
+       !readCount(options, "straggler", 0, straggler, error)) ||
+      !optional("gemm-ms", model.gemmMs) ||
+      !optional("other-ms", model.otherMs) ||
+      !optional("allreduce-ms", model.allReduceMs) ||
+      !optional("migrate-ms", model.migrateMs) ||
+      !optional("latency-ms", model.latencyMs) ||
+      !optional("extract-ms", model.extractMs) ||
+      !optional("tolerable-ratio", semi.tolerableRatio) ||
+      !optional("noise-guard", semi.noiseGuard) ||
+      (options.count("receivers") &&
+       !readChoice(options, "receivers", {"others", "nonstraggler"}, receivers,
+                   error)))
+    return usage(error);
+  if (model.ranks > 4096)
+    return failure("at most 4096 ranks, got " + std::to_string(model.ranks));
+  if (straggler >= model.ranks)
+    return failure("straggler " + std::to_string(straggler) +
+                   " is not a rank of 0.." + std::to_string(model.ranks - 1));
+  semi.receivers = receivers == 0 ? resize::Receivers::Others
+                                  : resize::Receivers::NonStragglers;
+  std::vector<double> slowdown(size_t(model.ranks), 1.0);
+  if (std::string problem = resize::checkTpModel(model, slowdown);
+      !problem.empty())
+    return failure(problem);
+  double reference = resize::tpIterationMs(
+      model, slowdown,
+      resize::tpPlan(model, slowdown, resize::TpPolicy::Baseline, semi));
+  for (double delta : deltas) {
+    slowdown[size_t(straggler)] = delta;
+    for (resize::TpPolicy policy :
+         {resize::TpPolicy::Baseline, resize::TpPolicy::ZeroMean,
+          resize::TpPolicy::ZeroMin, resize::TpPolicy::Migration,
+          resize::TpPolicy::Semi}) {
+      std::vector<resize::RankPlan> plan =
+          resize::tpPlan(model, slowdown, policy, semi);
+      double ms = resize::tpIterationMs(model, slowdown, plan);
+      std::printf("delta %g %s iteration_ms: %.4f ratio: %.4f prune: %.4f "
+                  "migrate: %.4f\n",
+                  delta, resize::policyName(policy), ms, ms / reference,
+                  plan[size_t(straggler)].prune,
+                  plan[size_t(straggler)].migrate);
+    }
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -726,9 +889,16 @@ int main(int argc, char **argv) {
     return runCheckpoint(argc, argv);
   if (command == "checkpoint-plan")
     return runCheckpointPlan(argc, argv);
+  if (command == "resize")
+    return runResize(argc, argv);
+  if (command == "migrate")
+    return runMigrate(argc, argv);
+  if (command == "resize-sweep")
+    return runResizeSweep(argc, argv);
   if (llvm::StringRef(command).ends_with(".mlir") || command == "-")
     return runScheduledModule(argc, argv);
   return usage("unknown command '" + command +
                "', expected 'pipeline', 'fusion', 'espresso', 'sdpipe', "
-               "'checkpoint', 'checkpoint-plan' or a scheduled .mlir file");
+               "'checkpoint', 'checkpoint-plan', 'resize', 'migrate', "
+               "'resize-sweep' or a scheduled .mlir file");
 }
