@@ -7,9 +7,11 @@
 #include "hetero/Dialect/Hetero.h"
 #include "hetero/Dialect/Utils.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/InterleavedRange.h"
@@ -888,19 +890,32 @@ LogicalResult PrunableMatmulOp::verify() {
     return emitOpError() << "expects an lhs of rank >= 2 and a rank-2 rhs, "
                             "got "
                          << lhs << " and " << rhs;
-  int64_t k = lhs.getShape().back();
-  if (!ShapedType::isDynamic(k) && !ShapedType::isDynamic(rhs.getDimSize(0)) &&
-      k != rhs.getDimSize(0))
+  int64_t contraction = lhs.getShape().back();
+  if (!ShapedType::isDynamic(contraction) &&
+      !ShapedType::isDynamic(rhs.getDimSize(0)) &&
+      contraction != rhs.getDimSize(0))
     return emitOpError() << "contraction sizes differ: lhs " << lhs << " has "
-                         << k << ", rhs " << rhs << " has "
+                         << contraction << ", rhs " << rhs << " has "
                          << rhs.getDimSize(0);
   SmallVector<int64_t> expected(lhs.getShape().drop_back());
   expected.push_back(rhs.getDimSize(1));
   if (failed(verifyCompatibleShape(result.getShape(), expected)))
     return emitOpError() << "result " << result << " does not match " << lhs
                          << " x " << rhs;
+  // The weight's rows K and output columns N as this product holds them.
+  int64_t k = rhs.getDimSize(0), n = rhs.getDimSize(1);
+  if (getProduct() == MatmulProduct::grad_input)
+    std::swap(k, n);
+  if (getProduct() == MatmulProduct::grad_weight) {
+    if (lhs.getRank() != 2)
+      return emitOpError() << "computes a weight gradient, which expects a "
+                              "rank-2 lhs (the layer input transposed, "
+                              "tokens flattened), got "
+                           << lhs;
+    k = lhs.getDimSize(0);
+  }
   bool byColumns = getMode() == PruneMode::col;
-  int64_t sharded = byColumns ? rhs.getDimSize(1) : rhs.getDimSize(0);
+  int64_t sharded = byColumns ? n : k;
   if (!ShapedType::isDynamic(sharded) && sharded % getTp() != 0)
     return emitOpError() << stringifyPruneMode(getMode())
                          << "-mode sharding splits the " << sharded << " "
@@ -908,6 +923,18 @@ LogicalResult PrunableMatmulOp::verify() {
                          << " of the weight over tp = " << getTp()
                          << " ranks, which does not divide them";
   return success();
+}
+
+int64_t PrunableMatmulOp::getPrunedWidth() {
+  switch (getProduct()) {
+  case MatmulProduct::forward:
+    return getLhs().getType().getShape().back();
+  case MatmulProduct::grad_input:
+    return getRhs().getType().getDimSize(1);
+  case MatmulProduct::grad_weight:
+    return getLhs().getType().getDimSize(0);
+  }
+  return ShapedType::kDynamic;
 }
 
 LogicalResult PrunePlanOp::verify() {
@@ -941,12 +968,106 @@ static LogicalResult verifyColumnMove(Operation *op, RankedTensorType narrow,
   return success();
 }
 
+/// Where a pruned dimension goes through `user`, which takes the pruned
+/// value `value` (pruned along `axis`): the result and axis that stay
+/// pruned, std::nullopt when the user ends the pruning (restores it,
+/// contracts it away, reads only a size), or failure when `user` must not
+/// see a pruned value.
+static FailureOr<std::optional<std::pair<Value, int64_t>>>
+followPruned(Operation *user, Value value, int64_t axis) {
+  using Next = std::optional<std::pair<Value, int64_t>>;
+  if (isa<tensor::DimOp>(user))
+    return Next();
+  if (auto impute = dyn_cast<ImputeColsOp>(user)) {
+    if (impute.getSource() == value && impute.getAxis() == axis)
+      return Next();
+    return failure();
+  }
+  if (auto cast = dyn_cast<tensor::CastOp>(user))
+    return Next({cast.getResult(), axis});
+  auto groupOf = [&](ArrayRef<ReassociationIndices> groups,
+                     int64_t dim) -> int64_t {
+    for (auto [index, group] : llvm::enumerate(groups))
+      if (llvm::is_contained(group, dim))
+        return int64_t(index);
+    return -1;
+  };
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(user))
+    return Next({collapse.getResult(),
+                 groupOf(collapse.getReassociationIndices(), axis)});
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(user)) {
+    SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+    if (size_t(axis) >= groups.size() || groups[size_t(axis)].empty())
+      return failure();
+    return Next({expand.getResult(), groups[size_t(axis)].back()});
+  }
+  // A matmul contracts lhs's last and rhs's first axis; any other pruned
+  // axis stays pruned in the product.
+  auto product = [&](Value lhs, Value rhs, Value result) -> FailureOr<Next> {
+    auto lhsType = dyn_cast<RankedTensorType>(lhs.getType());
+    auto resultType = dyn_cast<RankedTensorType>(result.getType());
+    if (!lhsType || !resultType)
+      return failure();
+    if (value == lhs)
+      return axis == lhsType.getRank() - 1 ? Next() : Next({result, axis});
+    if (value == rhs)
+      return axis == 0 ? Next() : Next({result, resultType.getRank() - 1});
+    return failure();
+  };
+  // Operands read raw: the matmul may not be verified yet.
+  if (isa<linalg::MatmulOp>(user) && user->getNumOperands() == 3 &&
+      user->getNumResults() == 1 && value != user->getOperand(2))
+    return product(user->getOperand(0), user->getOperand(1),
+                   user->getResult(0));
+  if (auto matmul = dyn_cast<PrunableMatmulOp>(user))
+    return product(matmul.getLhs(), matmul.getRhs(), matmul.getResult());
+  return failure();
+}
+
 LogicalResult SelectColsOp::verify() {
-  return verifyColumnMove(*this, getResult().getType(), getSource().getType(),
-                          getIndices(), getAxis());
+  if (failed(verifyColumnMove(*this, getResult().getType(),
+                              getSource().getType(), getIndices(), getAxis())))
+    return failure();
+  // The consistency constraint of ZERO-resizing: a pruned operand only
+  // feeds matmuls, and whatever stays pruned is restored by impute_cols
+  // before it reaches anything else (a collective, the optimizer, the next
+  // layer, a return).
+  SmallVector<std::pair<Value, int64_t>> pending = {{getResult(), getAxis()}};
+  llvm::DenseSet<std::pair<Value, int64_t>> seen;
+  while (!pending.empty()) {
+    auto [value, axis] = pending.pop_back_val();
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    // A graph region may reach a value twice; each is followed once.
+    if (!seen.insert({value, axis}).second)
+      continue;
+    for (Operation *user : value.getUsers()) {
+      FailureOr<std::optional<std::pair<Value, int64_t>>> next = failure();
+      if (type && axis >= 0 && axis < type.getRank())
+        next = followPruned(user, value, axis);
+      if (failed(next)) {
+        InFlightDiagnostic diag =
+            emitOpError()
+            << "prunes a value that reaches '" << user->getName()
+            << "' with its pruned axis " << axis
+            << "; a pruned value may only feed a matmul, and what stays "
+               "pruned must be restored to its unpruned shape by "
+               "hetero.impute_cols first";
+        diag.attachNote(user->getLoc()) << "pruned value used here";
+        return diag;
+      }
+      if (*next)
+        pending.push_back(**next);
+    }
+  }
+  return success();
 }
 
 LogicalResult ImputeColsOp::verify() {
+  if (getImputation() == Imputation::average &&
+      !isa<FloatType>(getSource().getType().getElementType()))
+    return emitOpError() << "imputes averages, which needs floating-point "
+                            "elements, got "
+                         << getSource().getType().getElementType();
   return verifyColumnMove(*this, getSource().getType(), getResult().getType(),
                           getIndices(), getAxis());
 }

@@ -302,270 +302,262 @@ module {
     %expanded_24 = tensor.expand_shape %extracted_slice_23 [[0, 1, 2]] output_shape [2, 16, 16] : tensor<512xf32> into tensor<2x16x16xf32>
     %0 = tensor.empty() : tensor<128x16xf32>
     %transposed = linalg.transpose ins(%expanded_10 : tensor<16x128xf32>) outs(%0 : tensor<128x16xf32>) permutation = [1, 0] 
-    %1 = tensor.empty() : tensor<128x32xf32>
-    %2 = linalg.fill ins(%cst : f32) outs(%1 : tensor<128x32xf32>) -> tensor<128x32xf32>
-    %3 = linalg.matmul ins(%transposed, %arg9 : tensor<128x16xf32>, tensor<16x32xf32>) outs(%2 : tensor<128x32xf32>) -> tensor<128x32xf32>
-    %4 = tensor.empty() : tensor<32x128xf32>
-    %transposed_25 = linalg.transpose ins(%arg8 : tensor<128x32xf32>) outs(%4 : tensor<32x128xf32>) permutation = [1, 0] 
-    %5 = hetero.prunable_matmul col %arg9, %transposed_25 layer "block.mlp_down" tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
-    %6 = tensor.empty() : tensor<16x128xf32>
-    %7 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%expanded_8, %5 : tensor<16x128xf32>, tensor<16x128xf32>) outs(%6 : tensor<16x128xf32>) {
+    %1 = hetero.prunable_matmul row %transposed, %arg9 layer "block.mlp_down" tp = 1 product = grad_weight : tensor<128x16xf32>, tensor<16x32xf32> -> tensor<128x32xf32>
+    %2 = tensor.empty() : tensor<32x128xf32>
+    %transposed_25 = linalg.transpose ins(%arg8 : tensor<128x32xf32>) outs(%2 : tensor<32x128xf32>) permutation = [1, 0] 
+    %3 = hetero.prunable_matmul row %arg9, %transposed_25 layer "block.mlp_down" tp = 1 product = grad_input : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
+    %4 = tensor.empty() : tensor<16x128xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%expanded_8, %3 : tensor<16x128xf32>, tensor<16x128xf32>) outs(%4 : tensor<16x128xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.mulf %in, %in : f32
-      %98 = arith.mulf %97, %in : f32
+      %89 = arith.mulf %in, %in : f32
+      %90 = arith.mulf %89, %in : f32
       %cst_38 = arith.constant 4.471500e-02 : f32
-      %99 = arith.mulf %98, %cst_38 : f32
-      %100 = arith.addf %in, %99 : f32
+      %91 = arith.mulf %90, %cst_38 : f32
+      %92 = arith.addf %in, %91 : f32
       %cst_39 = arith.constant 0.797884583 : f32
-      %101 = arith.mulf %100, %cst_39 : f32
+      %93 = arith.mulf %92, %cst_39 : f32
       %cst_40 = arith.constant 1.000000e+00 : f32
       %cst_41 = arith.constant 2.000000e+00 : f32
-      %102 = arith.mulf %101, %cst_41 : f32
-      %103 = math.exp %102 : f32
-      %104 = arith.addf %103, %cst_40 : f32
-      %105 = arith.divf %cst_41, %104 : f32
-      %106 = arith.subf %cst_40, %105 : f32
+      %94 = arith.mulf %93, %cst_41 : f32
+      %95 = math.exp %94 : f32
+      %96 = arith.addf %95, %cst_40 : f32
+      %97 = arith.divf %cst_41, %96 : f32
+      %98 = arith.subf %cst_40, %97 : f32
       %cst_42 = arith.constant 1.000000e+00 : f32
-      %107 = arith.addf %cst_42, %106 : f32
+      %99 = arith.addf %cst_42, %98 : f32
       %cst_43 = arith.constant 5.000000e-01 : f32
-      %108 = arith.mulf %cst_43, %107 : f32
-      %109 = arith.mulf %106, %106 : f32
+      %100 = arith.mulf %cst_43, %99 : f32
+      %101 = arith.mulf %98, %98 : f32
       %cst_44 = arith.constant 1.000000e+00 : f32
-      %110 = arith.subf %cst_44, %109 : f32
-      %111 = arith.mulf %in, %in : f32
+      %102 = arith.subf %cst_44, %101 : f32
+      %103 = arith.mulf %in, %in : f32
       %cst_45 = arith.constant 1.341450e-01 : f32
-      %112 = arith.mulf %111, %cst_45 : f32
+      %104 = arith.mulf %103, %cst_45 : f32
       %cst_46 = arith.constant 1.000000e+00 : f32
-      %113 = arith.addf %cst_46, %112 : f32
+      %105 = arith.addf %cst_46, %104 : f32
       %cst_47 = arith.constant 0.797884583 : f32
-      %114 = arith.mulf %cst_47, %113 : f32
-      %115 = arith.mulf %110, %114 : f32
+      %106 = arith.mulf %cst_47, %105 : f32
+      %107 = arith.mulf %102, %106 : f32
       %cst_48 = arith.constant 5.000000e-01 : f32
-      %116 = arith.mulf %cst_48, %in : f32
-      %117 = arith.mulf %116, %115 : f32
-      %118 = arith.addf %108, %117 : f32
-      %119 = arith.mulf %118, %in_37 : f32
-      linalg.yield %119 : f32
+      %108 = arith.mulf %cst_48, %in : f32
+      %109 = arith.mulf %108, %107 : f32
+      %110 = arith.addf %100, %109 : f32
+      %111 = arith.mulf %110, %in_37 : f32
+      linalg.yield %111 : f32
     } -> tensor<16x128xf32>
-    %8 = tensor.empty() : tensor<32x16xf32>
-    %transposed_26 = linalg.transpose ins(%expanded_6 : tensor<16x32xf32>) outs(%8 : tensor<32x16xf32>) permutation = [1, 0] 
-    %9 = tensor.empty() : tensor<32x128xf32>
-    %10 = linalg.fill ins(%cst : f32) outs(%9 : tensor<32x128xf32>) -> tensor<32x128xf32>
-    %11 = linalg.matmul ins(%transposed_26, %7 : tensor<32x16xf32>, tensor<16x128xf32>) outs(%10 : tensor<32x128xf32>) -> tensor<32x128xf32>
-    %12 = tensor.empty() : tensor<128x32xf32>
-    %transposed_27 = linalg.transpose ins(%arg7 : tensor<32x128xf32>) outs(%12 : tensor<128x32xf32>) permutation = [1, 0] 
-    %13 = hetero.prunable_matmul row %7, %transposed_27 layer "block.mlp_up" tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
+    %6 = tensor.empty() : tensor<32x16xf32>
+    %transposed_26 = linalg.transpose ins(%expanded_6 : tensor<16x32xf32>) outs(%6 : tensor<32x16xf32>) permutation = [1, 0] 
+    %7 = hetero.prunable_matmul col %transposed_26, %5 layer "block.mlp_up" tp = 1 product = grad_weight : tensor<32x16xf32>, tensor<16x128xf32> -> tensor<32x128xf32>
+    %8 = tensor.empty() : tensor<128x32xf32>
+    %transposed_27 = linalg.transpose ins(%arg7 : tensor<32x128xf32>) outs(%8 : tensor<128x32xf32>) permutation = [1, 0] 
+    %9 = hetero.prunable_matmul col %5, %transposed_27 layer "block.mlp_up" tp = 1 product = grad_input : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
     %cst_28 = arith.constant 3.200000e+01 : f32
-    %14 = tensor.empty() : tensor<32xf32>
-    %15 = linalg.fill ins(%cst : f32) outs(%14 : tensor<32xf32>) -> tensor<32xf32>
-    %16 = linalg.generic {indexing_maps = [#map, #map, #map3], iterator_types = ["reduction", "parallel"]} ins(%13, %expanded_15 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%15 : tensor<32xf32>) {
+    %10 = tensor.empty() : tensor<32xf32>
+    %11 = linalg.fill ins(%cst : f32) outs(%10 : tensor<32xf32>) -> tensor<32xf32>
+    %12 = linalg.generic {indexing_maps = [#map, #map, #map3], iterator_types = ["reduction", "parallel"]} ins(%9, %expanded_15 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%11 : tensor<32xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.mulf %in, %in_37 : f32
-      %98 = arith.addf %97, %out : f32
-      linalg.yield %98 : f32
+      %89 = arith.mulf %in, %in_37 : f32
+      %90 = arith.addf %89, %out : f32
+      linalg.yield %90 : f32
     } -> tensor<32xf32>
-    %17 = tensor.empty() : tensor<32xf32>
-    %18 = linalg.fill ins(%cst : f32) outs(%17 : tensor<32xf32>) -> tensor<32xf32>
-    %19 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "parallel"]} ins(%13 : tensor<16x32xf32>) outs(%18 : tensor<32xf32>) {
+    %13 = tensor.empty() : tensor<32xf32>
+    %14 = linalg.fill ins(%cst : f32) outs(%13 : tensor<32xf32>) -> tensor<32xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "parallel"]} ins(%9 : tensor<16x32xf32>) outs(%14 : tensor<32xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %97 = arith.addf %in, %out : f32
-      linalg.yield %97 : f32
+      %89 = arith.addf %in, %out : f32
+      linalg.yield %89 : f32
     } -> tensor<32xf32>
-    %20 = tensor.empty() : tensor<16x32xf32>
-    %21 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel"]} ins(%13, %arg5 : tensor<16x32xf32>, tensor<32xf32>) outs(%20 : tensor<16x32xf32>) {
+    %16 = tensor.empty() : tensor<16x32xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel"]} ins(%9, %arg5 : tensor<16x32xf32>, tensor<32xf32>) outs(%16 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.mulf %in, %in_37 : f32
-      linalg.yield %97 : f32
+      %89 = arith.mulf %in, %in_37 : f32
+      linalg.yield %89 : f32
     } -> tensor<16x32xf32>
-    %22 = tensor.empty() : tensor<16xf32>
-    %23 = linalg.fill ins(%cst : f32) outs(%22 : tensor<16xf32>) -> tensor<16xf32>
-    %24 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%21 : tensor<16x32xf32>) outs(%23 : tensor<16xf32>) {
+    %18 = tensor.empty() : tensor<16xf32>
+    %19 = linalg.fill ins(%cst : f32) outs(%18 : tensor<16xf32>) -> tensor<16xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%17 : tensor<16x32xf32>) outs(%19 : tensor<16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %97 = arith.addf %in, %out : f32
-      linalg.yield %97 : f32
+      %89 = arith.addf %in, %out : f32
+      linalg.yield %89 : f32
     } -> tensor<16xf32>
-    %25 = tensor.empty() : tensor<16xf32>
-    %26 = linalg.fill ins(%cst : f32) outs(%25 : tensor<16xf32>) -> tensor<16xf32>
-    %27 = linalg.generic {indexing_maps = [#map, #map, #map1], iterator_types = ["parallel", "reduction"]} ins(%21, %expanded_15 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%26 : tensor<16xf32>) {
+    %21 = tensor.empty() : tensor<16xf32>
+    %22 = linalg.fill ins(%cst : f32) outs(%21 : tensor<16xf32>) -> tensor<16xf32>
+    %23 = linalg.generic {indexing_maps = [#map, #map, #map1], iterator_types = ["parallel", "reduction"]} ins(%17, %expanded_15 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%22 : tensor<16xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.mulf %in, %in_37 : f32
-      %98 = arith.addf %97, %out : f32
-      linalg.yield %98 : f32
+      %89 = arith.mulf %in, %in_37 : f32
+      %90 = arith.addf %89, %out : f32
+      linalg.yield %90 : f32
     } -> tensor<16xf32>
+    %24 = tensor.empty() : tensor<16x32xf32>
+    %25 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%17, %20 : tensor<16x32xf32>, tensor<16xf32>) outs(%24 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_37: f32, %out: f32):
+      %89 = arith.divf %in_37, %cst_28 : f32
+      %90 = arith.subf %in, %89 : f32
+      linalg.yield %90 : f32
+    } -> tensor<16x32xf32>
+    %26 = tensor.empty() : tensor<16x32xf32>
+    %27 = linalg.generic {indexing_maps = [#map, #map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%25, %expanded_15, %23 : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16xf32>) outs(%26 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_37: f32, %in_38: f32, %out: f32):
+      %89 = arith.divf %in_38, %cst_28 : f32
+      %90 = arith.mulf %in_37, %89 : f32
+      %91 = arith.subf %in, %90 : f32
+      linalg.yield %91 : f32
+    } -> tensor<16x32xf32>
     %28 = tensor.empty() : tensor<16x32xf32>
-    %29 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%21, %24 : tensor<16x32xf32>, tensor<16xf32>) outs(%28 : tensor<16x32xf32>) {
+    %29 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%27, %extracted_slice_16 : tensor<16x32xf32>, tensor<16xf32>) outs(%28 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.divf %in_37, %cst_28 : f32
-      %98 = arith.subf %in, %97 : f32
-      linalg.yield %98 : f32
+      %89 = arith.mulf %in, %in_37 : f32
+      linalg.yield %89 : f32
     } -> tensor<16x32xf32>
     %30 = tensor.empty() : tensor<16x32xf32>
-    %31 = linalg.generic {indexing_maps = [#map, #map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%29, %expanded_15, %27 : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16xf32>) outs(%30 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_37: f32, %in_38: f32, %out: f32):
-      %97 = arith.divf %in_38, %cst_28 : f32
-      %98 = arith.mulf %in_37, %97 : f32
-      %99 = arith.subf %in, %98 : f32
-      linalg.yield %99 : f32
-    } -> tensor<16x32xf32>
-    %32 = tensor.empty() : tensor<16x32xf32>
-    %33 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%31, %extracted_slice_16 : tensor<16x32xf32>, tensor<16xf32>) outs(%32 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.mulf %in, %in_37 : f32
-      linalg.yield %97 : f32
-    } -> tensor<16x32xf32>
-    %34 = tensor.empty() : tensor<16x32xf32>
-    %35 = linalg.add ins(%arg9, %33 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%34 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %36 = tensor.empty() : tensor<32x16xf32>
-    %transposed_29 = linalg.transpose ins(%expanded_4 : tensor<16x32xf32>) outs(%36 : tensor<32x16xf32>) permutation = [1, 0] 
-    %37 = tensor.empty() : tensor<32x32xf32>
-    %38 = linalg.fill ins(%cst : f32) outs(%37 : tensor<32x32xf32>) -> tensor<32x32xf32>
-    %39 = linalg.matmul ins(%transposed_29, %35 : tensor<32x16xf32>, tensor<16x32xf32>) outs(%38 : tensor<32x32xf32>) -> tensor<32x32xf32>
-    %40 = tensor.empty() : tensor<32x32xf32>
-    %transposed_30 = linalg.transpose ins(%arg4 : tensor<32x32xf32>) outs(%40 : tensor<32x32xf32>) permutation = [1, 0] 
-    %41 = hetero.prunable_matmul col %35, %transposed_30 layer "block.attn_out" tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
-    %extracted_slice_31 = tensor.extract_slice %41[0, 0] [16, 32] [1, 1] : tensor<16x32xf32> to tensor<16x32xf32>
-    %42 = tensor.empty() : tensor<2x16x16xf32>
-    %43 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel"]} ins(%extracted_slice_31 : tensor<16x32xf32>) outs(%42 : tensor<2x16x16xf32>) {
+    %31 = linalg.add ins(%arg9, %29 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%30 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %32 = tensor.empty() : tensor<32x16xf32>
+    %transposed_29 = linalg.transpose ins(%expanded_4 : tensor<16x32xf32>) outs(%32 : tensor<32x16xf32>) permutation = [1, 0] 
+    %33 = hetero.prunable_matmul row %transposed_29, %31 layer "block.attn_out" tp = 1 product = grad_weight : tensor<32x16xf32>, tensor<16x32xf32> -> tensor<32x32xf32>
+    %34 = tensor.empty() : tensor<32x32xf32>
+    %transposed_30 = linalg.transpose ins(%arg4 : tensor<32x32xf32>) outs(%34 : tensor<32x32xf32>) permutation = [1, 0] 
+    %35 = hetero.prunable_matmul row %31, %transposed_30 layer "block.attn_out" tp = 1 product = grad_input : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
+    %extracted_slice_31 = tensor.extract_slice %35[0, 0] [16, 32] [1, 1] : tensor<16x32xf32> to tensor<16x32xf32>
+    %36 = tensor.empty() : tensor<2x16x16xf32>
+    %37 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel"]} ins(%extracted_slice_31 : tensor<16x32xf32>) outs(%36 : tensor<2x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<2x16x16xf32>
-    %44 = tensor.empty() : tensor<2x16x16xf32>
-    %45 = linalg.fill ins(%cst : f32) outs(%44 : tensor<2x16x16xf32>) -> tensor<2x16x16xf32>
-    %46 = linalg.generic {indexing_maps = [#map6, #map7, #map8], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%43, %expanded_22 : tensor<2x16x16xf32>, tensor<2x16x16xf32>) outs(%45 : tensor<2x16x16xf32>) {
+    %38 = tensor.empty() : tensor<2x16x16xf32>
+    %39 = linalg.fill ins(%cst : f32) outs(%38 : tensor<2x16x16xf32>) -> tensor<2x16x16xf32>
+    %40 = linalg.generic {indexing_maps = [#map6, #map7, #map8], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%37, %expanded_22 : tensor<2x16x16xf32>, tensor<2x16x16xf32>) outs(%39 : tensor<2x16x16xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.mulf %in, %in_37 : f32
-      %98 = arith.addf %97, %out : f32
-      linalg.yield %98 : f32
+      %89 = arith.mulf %in, %in_37 : f32
+      %90 = arith.addf %89, %out : f32
+      linalg.yield %90 : f32
     } -> tensor<2x16x16xf32>
-    %47 = tensor.empty() : tensor<2x16x16xf32>
-    %48 = linalg.fill ins(%cst : f32) outs(%47 : tensor<2x16x16xf32>) -> tensor<2x16x16xf32>
-    %49 = linalg.generic {indexing_maps = [#map12, #map10, #map8], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%expanded_24, %43 : tensor<2x16x16xf32>, tensor<2x16x16xf32>) outs(%48 : tensor<2x16x16xf32>) {
+    %41 = tensor.empty() : tensor<2x16x16xf32>
+    %42 = linalg.fill ins(%cst : f32) outs(%41 : tensor<2x16x16xf32>) -> tensor<2x16x16xf32>
+    %43 = linalg.generic {indexing_maps = [#map12, #map10, #map8], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%expanded_24, %37 : tensor<2x16x16xf32>, tensor<2x16x16xf32>) outs(%42 : tensor<2x16x16xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.mulf %in, %in_37 : f32
-      %98 = arith.addf %97, %out : f32
-      linalg.yield %98 : f32
+      %89 = arith.mulf %in, %in_37 : f32
+      %90 = arith.addf %89, %out : f32
+      linalg.yield %90 : f32
     } -> tensor<2x16x16xf32>
-    %50 = tensor.empty() : tensor<2x16xf32>
-    %51 = linalg.fill ins(%cst : f32) outs(%50 : tensor<2x16xf32>) -> tensor<2x16xf32>
-    %52 = linalg.generic {indexing_maps = [#map5, #map5, #map9], iterator_types = ["parallel", "parallel", "reduction"]} ins(%46, %expanded_24 : tensor<2x16x16xf32>, tensor<2x16x16xf32>) outs(%51 : tensor<2x16xf32>) {
+    %44 = tensor.empty() : tensor<2x16xf32>
+    %45 = linalg.fill ins(%cst : f32) outs(%44 : tensor<2x16xf32>) -> tensor<2x16xf32>
+    %46 = linalg.generic {indexing_maps = [#map5, #map5, #map9], iterator_types = ["parallel", "parallel", "reduction"]} ins(%40, %expanded_24 : tensor<2x16x16xf32>, tensor<2x16x16xf32>) outs(%45 : tensor<2x16xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.mulf %in, %in_37 : f32
-      %98 = arith.addf %97, %out : f32
-      linalg.yield %98 : f32
+      %89 = arith.mulf %in, %in_37 : f32
+      %90 = arith.addf %89, %out : f32
+      linalg.yield %90 : f32
     } -> tensor<2x16xf32>
-    %53 = tensor.empty() : tensor<2x16x16xf32>
-    %54 = linalg.generic {indexing_maps = [#map5, #map5, #map9, #map5], iterator_types = ["parallel", "parallel", "parallel"]} ins(%46, %expanded_24, %52 : tensor<2x16x16xf32>, tensor<2x16x16xf32>, tensor<2x16xf32>) outs(%53 : tensor<2x16x16xf32>) {
+    %47 = tensor.empty() : tensor<2x16x16xf32>
+    %48 = linalg.generic {indexing_maps = [#map5, #map5, #map9, #map5], iterator_types = ["parallel", "parallel", "parallel"]} ins(%40, %expanded_24, %46 : tensor<2x16x16xf32>, tensor<2x16x16xf32>, tensor<2x16xf32>) outs(%47 : tensor<2x16x16xf32>) {
     ^bb0(%in: f32, %in_37: f32, %in_38: f32, %out: f32):
-      %97 = arith.subf %in, %in_38 : f32
-      %98 = arith.mulf %in_37, %97 : f32
-      %99 = arith.mulf %98, %cst_2 : f32
-      linalg.yield %99 : f32
+      %89 = arith.subf %in, %in_38 : f32
+      %90 = arith.mulf %in_37, %89 : f32
+      %91 = arith.mulf %90, %cst_2 : f32
+      linalg.yield %91 : f32
     } -> tensor<2x16x16xf32>
-    %55 = tensor.empty() : tensor<2x16x16xf32>
-    %56 = linalg.fill ins(%cst : f32) outs(%55 : tensor<2x16x16xf32>) -> tensor<2x16x16xf32>
-    %57 = linalg.generic {indexing_maps = [#map6, #map10, #map8], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%54, %expanded_20 : tensor<2x16x16xf32>, tensor<2x16x16xf32>) outs(%56 : tensor<2x16x16xf32>) {
+    %49 = tensor.empty() : tensor<2x16x16xf32>
+    %50 = linalg.fill ins(%cst : f32) outs(%49 : tensor<2x16x16xf32>) -> tensor<2x16x16xf32>
+    %51 = linalg.generic {indexing_maps = [#map6, #map10, #map8], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%48, %expanded_20 : tensor<2x16x16xf32>, tensor<2x16x16xf32>) outs(%50 : tensor<2x16x16xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.mulf %in, %in_37 : f32
-      %98 = arith.addf %97, %out : f32
-      linalg.yield %98 : f32
+      %89 = arith.mulf %in, %in_37 : f32
+      %90 = arith.addf %89, %out : f32
+      linalg.yield %90 : f32
     } -> tensor<2x16x16xf32>
-    %58 = tensor.empty() : tensor<2x16x16xf32>
-    %59 = linalg.fill ins(%cst : f32) outs(%58 : tensor<2x16x16xf32>) -> tensor<2x16x16xf32>
-    %60 = linalg.generic {indexing_maps = [#map12, #map10, #map8], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%54, %expanded_18 : tensor<2x16x16xf32>, tensor<2x16x16xf32>) outs(%59 : tensor<2x16x16xf32>) {
+    %52 = tensor.empty() : tensor<2x16x16xf32>
+    %53 = linalg.fill ins(%cst : f32) outs(%52 : tensor<2x16x16xf32>) -> tensor<2x16x16xf32>
+    %54 = linalg.generic {indexing_maps = [#map12, #map10, #map8], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%48, %expanded_18 : tensor<2x16x16xf32>, tensor<2x16x16xf32>) outs(%53 : tensor<2x16x16xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.mulf %in, %in_37 : f32
-      %98 = arith.addf %97, %out : f32
-      linalg.yield %98 : f32
+      %89 = arith.mulf %in, %in_37 : f32
+      %90 = arith.addf %89, %out : f32
+      linalg.yield %90 : f32
     } -> tensor<2x16x16xf32>
-    %61 = tensor.empty() : tensor<16x96xf32>
-    %62 = linalg.fill ins(%cst : f32) outs(%61 : tensor<16x96xf32>) -> tensor<16x96xf32>
-    %63 = tensor.empty() : tensor<16x32xf32>
-    %64 = linalg.generic {indexing_maps = [#map11, #map], iterator_types = ["parallel", "parallel"]} ins(%57 : tensor<2x16x16xf32>) outs(%63 : tensor<16x32xf32>) {
+    %55 = tensor.empty() : tensor<16x96xf32>
+    %56 = linalg.fill ins(%cst : f32) outs(%55 : tensor<16x96xf32>) -> tensor<16x96xf32>
+    %57 = tensor.empty() : tensor<16x32xf32>
+    %58 = linalg.generic {indexing_maps = [#map11, #map], iterator_types = ["parallel", "parallel"]} ins(%51 : tensor<2x16x16xf32>) outs(%57 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x32xf32>
-    %inserted_slice = tensor.insert_slice %64 into %62[0, 0] [16, 32] [1, 1] : tensor<16x32xf32> into tensor<16x96xf32>
-    %65 = tensor.empty() : tensor<16x32xf32>
-    %66 = linalg.generic {indexing_maps = [#map11, #map], iterator_types = ["parallel", "parallel"]} ins(%60 : tensor<2x16x16xf32>) outs(%65 : tensor<16x32xf32>) {
+    %inserted_slice = tensor.insert_slice %58 into %56[0, 0] [16, 32] [1, 1] : tensor<16x32xf32> into tensor<16x96xf32>
+    %59 = tensor.empty() : tensor<16x32xf32>
+    %60 = linalg.generic {indexing_maps = [#map11, #map], iterator_types = ["parallel", "parallel"]} ins(%54 : tensor<2x16x16xf32>) outs(%59 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x32xf32>
-    %inserted_slice_32 = tensor.insert_slice %66 into %inserted_slice[0, 32] [16, 32] [1, 1] : tensor<16x32xf32> into tensor<16x96xf32>
-    %67 = tensor.empty() : tensor<16x32xf32>
-    %68 = linalg.generic {indexing_maps = [#map11, #map], iterator_types = ["parallel", "parallel"]} ins(%49 : tensor<2x16x16xf32>) outs(%67 : tensor<16x32xf32>) {
+    %inserted_slice_32 = tensor.insert_slice %60 into %inserted_slice[0, 32] [16, 32] [1, 1] : tensor<16x32xf32> into tensor<16x96xf32>
+    %61 = tensor.empty() : tensor<16x32xf32>
+    %62 = linalg.generic {indexing_maps = [#map11, #map], iterator_types = ["parallel", "parallel"]} ins(%43 : tensor<2x16x16xf32>) outs(%61 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x32xf32>
-    %inserted_slice_33 = tensor.insert_slice %68 into %inserted_slice_32[0, 64] [16, 32] [1, 1] : tensor<16x32xf32> into tensor<16x96xf32>
-    %69 = tensor.empty() : tensor<32x16xf32>
-    %transposed_34 = linalg.transpose ins(%expanded : tensor<16x32xf32>) outs(%69 : tensor<32x16xf32>) permutation = [1, 0] 
-    %70 = tensor.empty() : tensor<32x96xf32>
-    %71 = linalg.fill ins(%cst : f32) outs(%70 : tensor<32x96xf32>) -> tensor<32x96xf32>
-    %72 = linalg.matmul ins(%transposed_34, %inserted_slice_33 : tensor<32x16xf32>, tensor<16x96xf32>) outs(%71 : tensor<32x96xf32>) -> tensor<32x96xf32>
-    %73 = tensor.empty() : tensor<96x32xf32>
-    %transposed_35 = linalg.transpose ins(%arg3 : tensor<32x96xf32>) outs(%73 : tensor<96x32xf32>) permutation = [1, 0] 
-    %74 = hetero.prunable_matmul row %inserted_slice_33, %transposed_35 layer "block.qkv" tp = 1 : tensor<16x96xf32>, tensor<96x32xf32> -> tensor<16x32xf32>
+    %inserted_slice_33 = tensor.insert_slice %62 into %inserted_slice_32[0, 64] [16, 32] [1, 1] : tensor<16x32xf32> into tensor<16x96xf32>
+    %63 = tensor.empty() : tensor<32x16xf32>
+    %transposed_34 = linalg.transpose ins(%expanded : tensor<16x32xf32>) outs(%63 : tensor<32x16xf32>) permutation = [1, 0] 
+    %64 = hetero.prunable_matmul col %transposed_34, %inserted_slice_33 layer "block.qkv" tp = 1 product = grad_weight : tensor<32x16xf32>, tensor<16x96xf32> -> tensor<32x96xf32>
+    %65 = tensor.empty() : tensor<96x32xf32>
+    %transposed_35 = linalg.transpose ins(%arg3 : tensor<32x96xf32>) outs(%65 : tensor<96x32xf32>) permutation = [1, 0] 
+    %66 = hetero.prunable_matmul col %inserted_slice_33, %transposed_35 layer "block.qkv" tp = 1 product = grad_input : tensor<16x96xf32>, tensor<96x32xf32> -> tensor<16x32xf32>
     %cst_36 = arith.constant 3.200000e+01 : f32
-    %75 = tensor.empty() : tensor<32xf32>
-    %76 = linalg.fill ins(%cst : f32) outs(%75 : tensor<32xf32>) -> tensor<32xf32>
-    %77 = linalg.generic {indexing_maps = [#map, #map, #map3], iterator_types = ["reduction", "parallel"]} ins(%74, %expanded_12 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%76 : tensor<32xf32>) {
+    %67 = tensor.empty() : tensor<32xf32>
+    %68 = linalg.fill ins(%cst : f32) outs(%67 : tensor<32xf32>) -> tensor<32xf32>
+    %69 = linalg.generic {indexing_maps = [#map, #map, #map3], iterator_types = ["reduction", "parallel"]} ins(%66, %expanded_12 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%68 : tensor<32xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.mulf %in, %in_37 : f32
-      %98 = arith.addf %97, %out : f32
-      linalg.yield %98 : f32
+      %89 = arith.mulf %in, %in_37 : f32
+      %90 = arith.addf %89, %out : f32
+      linalg.yield %90 : f32
     } -> tensor<32xf32>
-    %78 = tensor.empty() : tensor<32xf32>
-    %79 = linalg.fill ins(%cst : f32) outs(%78 : tensor<32xf32>) -> tensor<32xf32>
-    %80 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "parallel"]} ins(%74 : tensor<16x32xf32>) outs(%79 : tensor<32xf32>) {
+    %70 = tensor.empty() : tensor<32xf32>
+    %71 = linalg.fill ins(%cst : f32) outs(%70 : tensor<32xf32>) -> tensor<32xf32>
+    %72 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "parallel"]} ins(%66 : tensor<16x32xf32>) outs(%71 : tensor<32xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %97 = arith.addf %in, %out : f32
-      linalg.yield %97 : f32
+      %89 = arith.addf %in, %out : f32
+      linalg.yield %89 : f32
     } -> tensor<32xf32>
+    %73 = tensor.empty() : tensor<16x32xf32>
+    %74 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel"]} ins(%66, %arg1 : tensor<16x32xf32>, tensor<32xf32>) outs(%73 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_37: f32, %out: f32):
+      %89 = arith.mulf %in, %in_37 : f32
+      linalg.yield %89 : f32
+    } -> tensor<16x32xf32>
+    %75 = tensor.empty() : tensor<16xf32>
+    %76 = linalg.fill ins(%cst : f32) outs(%75 : tensor<16xf32>) -> tensor<16xf32>
+    %77 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%74 : tensor<16x32xf32>) outs(%76 : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %89 = arith.addf %in, %out : f32
+      linalg.yield %89 : f32
+    } -> tensor<16xf32>
+    %78 = tensor.empty() : tensor<16xf32>
+    %79 = linalg.fill ins(%cst : f32) outs(%78 : tensor<16xf32>) -> tensor<16xf32>
+    %80 = linalg.generic {indexing_maps = [#map, #map, #map1], iterator_types = ["parallel", "reduction"]} ins(%74, %expanded_12 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%79 : tensor<16xf32>) {
+    ^bb0(%in: f32, %in_37: f32, %out: f32):
+      %89 = arith.mulf %in, %in_37 : f32
+      %90 = arith.addf %89, %out : f32
+      linalg.yield %90 : f32
+    } -> tensor<16xf32>
     %81 = tensor.empty() : tensor<16x32xf32>
-    %82 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel"]} ins(%74, %arg1 : tensor<16x32xf32>, tensor<32xf32>) outs(%81 : tensor<16x32xf32>) {
+    %82 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%74, %77 : tensor<16x32xf32>, tensor<16xf32>) outs(%81 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.mulf %in, %in_37 : f32
-      linalg.yield %97 : f32
+      %89 = arith.divf %in_37, %cst_36 : f32
+      %90 = arith.subf %in, %89 : f32
+      linalg.yield %90 : f32
     } -> tensor<16x32xf32>
-    %83 = tensor.empty() : tensor<16xf32>
-    %84 = linalg.fill ins(%cst : f32) outs(%83 : tensor<16xf32>) -> tensor<16xf32>
-    %85 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%82 : tensor<16x32xf32>) outs(%84 : tensor<16xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %97 = arith.addf %in, %out : f32
-      linalg.yield %97 : f32
-    } -> tensor<16xf32>
-    %86 = tensor.empty() : tensor<16xf32>
-    %87 = linalg.fill ins(%cst : f32) outs(%86 : tensor<16xf32>) -> tensor<16xf32>
-    %88 = linalg.generic {indexing_maps = [#map, #map, #map1], iterator_types = ["parallel", "reduction"]} ins(%82, %expanded_12 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%87 : tensor<16xf32>) {
-    ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.mulf %in, %in_37 : f32
-      %98 = arith.addf %97, %out : f32
-      linalg.yield %98 : f32
-    } -> tensor<16xf32>
-    %89 = tensor.empty() : tensor<16x32xf32>
-    %90 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%82, %85 : tensor<16x32xf32>, tensor<16xf32>) outs(%89 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.divf %in_37, %cst_36 : f32
-      %98 = arith.subf %in, %97 : f32
-      linalg.yield %98 : f32
-    } -> tensor<16x32xf32>
-    %91 = tensor.empty() : tensor<16x32xf32>
-    %92 = linalg.generic {indexing_maps = [#map, #map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%90, %expanded_12, %88 : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16xf32>) outs(%91 : tensor<16x32xf32>) {
+    %83 = tensor.empty() : tensor<16x32xf32>
+    %84 = linalg.generic {indexing_maps = [#map, #map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%82, %expanded_12, %80 : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16xf32>) outs(%83 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %in_37: f32, %in_38: f32, %out: f32):
-      %97 = arith.divf %in_38, %cst_36 : f32
-      %98 = arith.mulf %in_37, %97 : f32
-      %99 = arith.subf %in, %98 : f32
-      linalg.yield %99 : f32
+      %89 = arith.divf %in_38, %cst_36 : f32
+      %90 = arith.mulf %in_37, %89 : f32
+      %91 = arith.subf %in, %90 : f32
+      linalg.yield %91 : f32
     } -> tensor<16x32xf32>
-    %93 = tensor.empty() : tensor<16x32xf32>
-    %94 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%92, %extracted_slice_13 : tensor<16x32xf32>, tensor<16xf32>) outs(%93 : tensor<16x32xf32>) {
+    %85 = tensor.empty() : tensor<16x32xf32>
+    %86 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%84, %extracted_slice_13 : tensor<16x32xf32>, tensor<16xf32>) outs(%85 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
-      %97 = arith.mulf %in, %in_37 : f32
-      linalg.yield %97 : f32
+      %89 = arith.mulf %in, %in_37 : f32
+      linalg.yield %89 : f32
     } -> tensor<16x32xf32>
-    %95 = tensor.empty() : tensor<16x32xf32>
-    %96 = linalg.add ins(%35, %94 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%95 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    return %96, %77, %80, %72, %39, %16, %19, %11, %3 : tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>
+    %87 = tensor.empty() : tensor<16x32xf32>
+    %88 = linalg.add ins(%31, %86 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%87 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    return %88, %69, %72, %64, %33, %12, %15, %7, %1 : tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>
   }
   func.func @gpt_stage0_forward(%arg0: tensor<1x16xi32>, %arg1: tensor<80x32xf32>, %arg2: tensor<16x32xf32>, %arg3: tensor<32xf32>, %arg4: tensor<32xf32>, %arg5: tensor<32x96xf32>, %arg6: tensor<32x32xf32>, %arg7: tensor<32xf32>, %arg8: tensor<32xf32>, %arg9: tensor<32x128xf32>, %arg10: tensor<128x32xf32>) -> tensor<16x32xf32> {
     %cst = arith.constant 0.000000e+00 : f32

@@ -10,6 +10,7 @@
 #include "hetero/Dialect/Utils.h"
 #include "hetero/Passes/HeteroToRuntime.h"
 #include "hetero/Passes/Passes.h"
+#include "hetero/Support/Hash.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -800,6 +801,50 @@ struct ProcessLinearIndexLowering
 // hetero.corpus_batch, hetero.sample_context, hetero.sample_next
 //===----------------------------------------------------------------------===//
 
+/// hetero.prune_plan: the runtime writes the kept columns into a buffer of
+/// `columns` and says how many; the plan is their prefix.
+struct PrunePlanLowering : OpConversionPattern<PrunePlanOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(PrunePlanOp plan, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(plan, rewriter);
+    Location loc = plan.getLoc();
+    int64_t columns = plan.getColumns();
+    auto bufferType = RankedTensorType::get({columns}, calls.i64);
+    Value buffer = calls.buffer(bufferType);
+    StringRef layer = plan.getLayer();
+    Value count = calls.call(
+        "hrt_mlir_prune_plan",
+        {calls.constant64(int64_t(hashLayerKey(layer.data(), layer.size()))),
+         calls.constant64(columns), calls.pointerOf(buffer)},
+        calls.i64);
+    Value size = arith::IndexCastOp::create(rewriter, loc,
+                                            rewriter.getIndexType(), count);
+    Value kept = tensor::ExtractSliceOp::create(
+        rewriter, loc, calls.tensorOf(bufferType, buffer),
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{size},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+    // To the plan's element type and (static or dynamic) length.
+    RankedTensorType type = plan.getKept().getType();
+    auto keptType =
+        RankedTensorType::get({ShapedType::kDynamic}, type.getElementType());
+    Type element = type.getElementType();
+    if (element.isIndex())
+      kept = arith::IndexCastOp::create(rewriter, loc, keptType, kept);
+    else if (element.getIntOrFloatBitWidth() < 64)
+      kept = arith::TruncIOp::create(rewriter, loc, keptType, kept);
+    else if (element.getIntOrFloatBitWidth() > 64)
+      kept = arith::ExtSIOp::create(rewriter, loc, keptType, kept);
+    if (kept.getType() != type)
+      kept = tensor::CastOp::create(rewriter, loc, type, kept);
+    rewriter.replaceOp(plan, kept);
+    return success();
+  }
+};
+
 struct CorpusBatchLowering : OpConversionPattern<CorpusBatchOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -1026,7 +1071,7 @@ void hetero::populateHeteroToRuntimeConversionPatterns(
       .add<BucketLowering, BroadcastLowering, ReduceLowering, AllGatherLowering,
            ReduceScatterLowering, AllToAllLowering, SendLowering, RecvLowering,
            TaskMarkLowering, ProcessMultiIndexLowering,
-           ProcessLinearIndexLowering, CorpusBatchLowering,
+           ProcessLinearIndexLowering, PrunePlanLowering, CorpusBatchLowering,
            SampleContextLowering, SampleNextLowering, GroupSyncLowering,
            CheckpointLowering, CkptChunkLowering, CkptCommitLowering>(context);
 }

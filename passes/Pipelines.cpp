@@ -35,6 +35,7 @@ using namespace mlir;
 static void addHeteroAndBufferization(OpPassManager &pm,
                                       bool blockingCollectives) {
   pm.addPass(hetero::createHeteroPrunableToLinalg());
+  pm.addPass(hetero::createHeteroColumnsToLinalg());
   pm.addPass(createCanonicalizerPass());
   hetero::HeteroLowerToRuntimeOptions lowering;
   lowering.blockingCollectives = blockingCollectives;

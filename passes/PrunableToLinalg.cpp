@@ -4,6 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Matmul.h"
+
 #include "hetero/Dialect/Hetero.h"
 #include "hetero/Passes/Passes.h"
 
@@ -30,41 +32,14 @@ struct LowerPrunableMatmul : OpRewritePattern<PrunableMatmulOp> {
 
   LogicalResult matchAndRewrite(PrunableMatmulOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value lhs = op.getLhs();
-    RankedTensorType lhsType = op.getLhs().getType();
-    RankedTensorType resultType = op.getResult().getType();
-    int64_t rank = lhsType.getRank();
-    if (rank > 2 && !lhsType.hasStaticShape())
+    FailureOr<Value> product =
+        buildMatmul(rewriter, op.getLoc(), op.getLhs(), op.getRhs(),
+                    op.getResult().getType());
+    if (failed(product))
       return rewriter.notifyMatchFailure(
-          op, "collapsing a dynamically shaped batched lhs is not supported");
-    SmallVector<ReassociationIndices> reassociation;
-    if (rank > 2) {
-      ReassociationIndices rows;
-      for (int64_t dim = 0; dim + 1 < rank; ++dim)
-        rows.push_back(dim);
-      reassociation = {rows, {rank - 1}};
-      lhs = tensor::CollapseShapeOp::create(rewriter, loc, lhs, reassociation);
-    }
-    Type elementType = resultType.getElementType();
-    SmallVector<OpFoldResult> sizes = {
-        tensor::getMixedSize(rewriter, loc, lhs, 0),
-        tensor::getMixedSize(rewriter, loc, op.getRhs(), 1)};
-    Value init = tensor::EmptyOp::create(rewriter, loc, sizes, elementType);
-    Value zero = arith::ConstantOp::create(rewriter, loc,
-                                           rewriter.getZeroAttr(elementType));
-    Value filled =
-        linalg::FillOp::create(rewriter, loc, zero, init).getResult(0);
-    Value product =
-        linalg::MatmulOp::create(rewriter, loc, ValueRange{lhs, op.getRhs()},
-                                 ValueRange{filled})
-            .getResult(0);
-    if (rank > 2)
-      product = tensor::ExpandShapeOp::create(rewriter, loc, resultType,
-                                              product, reassociation);
-    else if (product.getType() != resultType)
-      product = tensor::CastOp::create(rewriter, loc, resultType, product);
-    rewriter.replaceOp(op, product);
+          op, "collapsing a batched lhs with dynamic leading dimensions is "
+              "not supported");
+    rewriter.replaceOp(op, *product);
     return success();
   }
 };

@@ -438,6 +438,24 @@ HRT_EXPORT hrt_status hrt_ckpt_finish(int stop_agent);
 HRT_EXPORT int hrt_ckpt_agent_main(const char *socket_path);
 
 /*===----------------------------------------------------------------------===*
+ * ZERO-resizing (docs/resizing.md): the contraction columns of each prunable
+ * layer this rank computes, as hetero.prune_plan asks for them.
+ *===----------------------------------------------------------------------===*/
+
+/* The ranks in `ranks` (a mask of world ranks 0..63; 0: every rank) prune
+ * `ratio` (in [0, 1); 0 turns resizing off) of every prunable layer's
+ * contraction columns, floor(ratio x columns) and at least one column kept.
+ * The columns are drawn the ZERO-Rd way from `seed`, the layer and the
+ * epoch, anew every `epoch_iterations` iterations (0: never). */
+HRT_EXPORT hrt_status hrt_resize_configure(double ratio,
+                                           unsigned long long ranks,
+                                           long long epoch_iterations,
+                                           unsigned long long seed);
+/* Starts iteration `iteration`: a layer's columns stay fixed from the first
+ * hrt_mlir_prune_plan of an iteration to the next call of this. */
+HRT_EXPORT void hrt_resize_begin_iteration(long long iteration);
+
+/*===----------------------------------------------------------------------===*
  * Timelines of measured iterations. Between hrt_timeline_begin_iteration
  * and hrt_timeline_gather each rank records, in hrt_wtime seconds:
  *   - each task a compiled stage program reports (hrt_mlir_task_mark), from
@@ -646,6 +664,11 @@ HRT_EXPORT void hrt_mlir_send(hrt_comm comm, const void *data, long long count,
                               int dtype, long long peer, long long tag);
 HRT_EXPORT void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
                               int dtype, long long peer, long long tag);
+/* hetero.prune_plan: writes the kept columns (ascending) of the layer whose
+ * key hashes to `layer` (hetero::hashLayerKey), of `columns` columns, to
+ * `kept` (room for `columns`) and returns their count. */
+HRT_EXPORT long long hrt_mlir_prune_plan(unsigned long long layer,
+                                         long long columns, long long *kept);
 /* hrt_data_batch, hrt_sample_context and hrt_sample_next. */
 HRT_EXPORT void hrt_mlir_corpus_batch(int *input, int *target,
                                       long long sequences, long long tokens,

@@ -203,7 +203,10 @@ private:
   }
   Value matmul(Value lhs, Value rhs);
   Value transpose(Value value);
-  Value prunable(PruneMode mode, Value x, Value weight, StringRef key);
+  /// One of the three products of a tensor-parallel linear `key` whose
+  /// weight is sharded by `mode`.
+  Value prunable(PruneMode mode, Value x, Value weight, StringRef key,
+                 MatmulProduct product = MatmulProduct::forward);
   Value add(Value a, Value b);
   Value slice(Value source, int64_t row, int64_t column, int64_t rows,
               int64_t cols);
@@ -353,11 +356,13 @@ Value StageBuilder::transpose(Value value) {
 }
 
 Value StageBuilder::prunable(PruneMode mode, Value input, Value weight,
-                             StringRef key) {
+                             StringRef key, MatmulProduct product) {
   return PrunableMatmulOp::create(
       builder, loc, matrix(rowsOf(input), colsOf(weight)), input, weight,
       PruneModeAttr::get(builder.getContext(), mode),
-      builder.getStringAttr(key), builder.getI64IntegerAttr(config.tp));
+      builder.getStringAttr(key), builder.getI64IntegerAttr(config.tp),
+      MatmulProductAttr::get(builder.getContext(), product),
+      ImputationAttr::get(builder.getContext(), Imputation::zero));
 }
 
 Value StageBuilder::add(Value a, Value b) {
@@ -853,30 +858,35 @@ Value StageBuilder::layerForward(Value input, LayerValues &values) {
 
 /// The chain rule through layerForward. Sets the gradients of the block's
 /// parameters in `grads` (indexed by BlockParam) and returns the gradient
-/// of the block's input. The activation gradient of a col-mode matmul
-/// contracts over the sharded columns, so it is a row-mode matmul with the
-/// transposed weight, and the other way round.
+/// of the block's input. Each linear's weight and input gradients are its
+/// grad_weight and grad_input products, under the layer's key and mode.
 Value StageBuilder::layerBackward(const LayerValues &values, Value dout,
                                   SmallVectorImpl<Value> &grads) {
   // out = h + gelu(up) W_2, up = ln2(h) W_1.
-  grads[W2] = matmul(transpose(values.act), dout);
-  Value dact =
-      prunable(PruneMode::col, dout, transpose(param(W2)), "block.mlp_down");
+  auto gradWeight = [&](PruneMode mode, Value input, Value grad,
+                        StringRef key) {
+    return prunable(mode, transpose(input), grad, key,
+                    MatmulProduct::grad_weight);
+  };
+  auto gradInput = [&](PruneMode mode, Value grad, BlockParam weight,
+                       StringRef key) {
+    return prunable(mode, grad, transpose(param(weight)), key,
+                    MatmulProduct::grad_input);
+  };
+  grads[W2] = gradWeight(PruneMode::row, values.act, dout, "block.mlp_down");
+  Value dact = gradInput(PruneMode::row, dout, W2, "block.mlp_down");
   Value dup = geluBackward(values.up, dact);
-  grads[W1] = matmul(transpose(values.c), dup);
-  Value dc =
-      prunable(PruneMode::row, dup, transpose(param(W1)), "block.mlp_up");
+  grads[W1] = gradWeight(PruneMode::col, values.c, dup, "block.mlp_up");
+  Value dc = gradInput(PruneMode::col, dup, W1, "block.mlp_up");
   Value dh = add(dout, layerNormBackward(values.ln2, param(Ln2Gain), dc,
                                          grads[Ln2Gain], grads[Ln2Bias]));
   // h = x + context W_o.
-  grads[Wo] = matmul(transpose(values.context), dh);
-  Value dcontext =
-      prunable(PruneMode::col, dh, transpose(param(Wo)), "block.attn_out");
+  grads[Wo] = gradWeight(PruneMode::row, values.context, dh, "block.attn_out");
+  Value dcontext = gradInput(PruneMode::row, dh, Wo, "block.attn_out");
   Value dqkv = attentionBackward(values, dcontext);
   // qkv = ln1(x) W_qkv.
-  grads[Wqkv] = matmul(transpose(values.a), dqkv);
-  Value da =
-      prunable(PruneMode::row, dqkv, transpose(param(Wqkv)), "block.qkv");
+  grads[Wqkv] = gradWeight(PruneMode::col, values.a, dqkv, "block.qkv");
+  Value da = gradInput(PruneMode::col, dqkv, Wqkv, "block.qkv");
   return add(dh, layerNormBackward(values.ln1, param(Ln1Gain), da,
                                    grads[Ln1Gain], grads[Ln1Bias]));
 }

@@ -1,4 +1,5 @@
-//===- Migration.cpp - where a straggler's columns go ----------------------===//
+//===- Migration.cpp - where a straggler's columns go
+//----------------------===//
 //
 // Part of the hetero project.
 //
@@ -18,8 +19,8 @@ std::string hetero::resize::checkMigration(int64_t ranks, int64_t straggler,
   if (ranks < 2)
     return "migration needs at least 2 ranks, got " + std::to_string(ranks);
   if (straggler < 0 || straggler >= ranks)
-    return "straggler " + std::to_string(straggler) +
-           " is not a rank of 0.." + std::to_string(ranks - 1);
+    return "straggler " + std::to_string(straggler) + " is not a rank of 0.." +
+           std::to_string(ranks - 1);
   if (columns < 0)
     return "columns must be >= 0, got " + std::to_string(columns);
   return "";

@@ -1,4 +1,5 @@
-//===- Priority.cpp - which columns a straggler prunes ---------------------===//
+//===- Priority.cpp - which columns a straggler prunes
+//---------------------===//
 //
 // Part of the hetero project.
 //
@@ -6,15 +7,18 @@
 
 #include "hetero/Resize/Priority.h"
 
+#include "hetero/Support/Hash.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
 using namespace hetero::resize;
 
-std::vector<double> hetero::resize::columnChange(
-    const std::vector<float> &now, const std::vector<float> &snapshot,
-    int64_t rows, int64_t columns) {
+std::vector<double>
+hetero::resize::columnChange(const std::vector<float> &now,
+                             const std::vector<float> &snapshot, int64_t rows,
+                             int64_t columns) {
   std::vector<double> change(size_t(std::max<int64_t>(columns, 0)), 0.0);
   if (rows <= 0)
     return change;
@@ -38,13 +42,12 @@ hetero::resize::priorityOrder(const std::vector<double> &variation) {
   return order;
 }
 
-/// splitmix64: a fixed generator, so that every rank and every standard
-/// library draws the same permutation.
-static uint64_t splitmix(uint64_t &state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+/// The next draw of a SplitMix64 sequence at `state`: a fixed generator, so
+/// that every rank and every standard library draws the same permutation.
+static uint64_t next(uint64_t &state) {
+  uint64_t value = hetero::splitMix64(state);
+  state += 0x9E3779B97F4A7C15ULL;
+  return value;
 }
 
 std::vector<int64_t> hetero::resize::randomOrder(int64_t columns,
@@ -53,32 +56,31 @@ std::vector<int64_t> hetero::resize::randomOrder(int64_t columns,
   std::iota(order.begin(), order.end(), 0);
   uint64_t state = seed;
   for (size_t i = order.size(); i > 1; --i)
-    std::swap(order[i - 1], order[splitmix(state) % i]);
+    std::swap(order[i - 1], order[next(state) % i]);
   return order;
 }
 
 uint64_t hetero::resize::randomSeed(uint64_t globalSeed, uint64_t layer,
                                     uint64_t epoch) {
   uint64_t state = globalSeed;
-  uint64_t mixed = splitmix(state) ^ layer;
+  uint64_t mixed = next(state) ^ layer;
   state = mixed;
-  mixed = splitmix(state) ^ epoch;
+  mixed = next(state) ^ epoch;
   state = mixed;
-  return splitmix(state);
+  return next(state);
 }
 
 std::vector<int64_t>
 hetero::resize::keptColumns(const std::vector<int64_t> &order, double ratio) {
   auto columns = int64_t(order.size());
-  std::vector<int64_t> kept(order.begin(),
-                            order.begin() +
-                                (columns - prunedColumns(columns, ratio)));
+  std::vector<int64_t> kept(
+      order.begin(), order.begin() + (columns - prunedColumns(columns, ratio)));
   std::sort(kept.begin(), kept.end());
   return kept;
 }
 
-std::vector<int64_t>
-hetero::resize::prunedSet(const std::vector<int64_t> &kept, int64_t columns) {
+std::vector<int64_t> hetero::resize::prunedSet(const std::vector<int64_t> &kept,
+                                               int64_t columns) {
   std::vector<int64_t> pruned;
   size_t next = 0;
   for (int64_t j = 0; j < columns; ++j) {
@@ -92,8 +94,8 @@ hetero::resize::prunedSet(const std::vector<int64_t> &kept, int64_t columns) {
 }
 
 double hetero::resize::layerRatio(const std::vector<double> &variation,
-                                  double ratio, double threshold,
-                                  double gamma, double maxRatio) {
+                                  double ratio, double threshold, double gamma,
+                                  double maxRatio) {
   if (variation.empty())
     return 0;
   auto candidates = std::count_if(variation.begin(), variation.end(),

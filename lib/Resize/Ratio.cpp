@@ -1,4 +1,5 @@
-//===- Ratio.cpp - ZERO-resizing's pruning ratio (Eq. 1) -------------------===//
+//===- Ratio.cpp - ZERO-resizing's pruning ratio (Eq. 1)
+//-------------------===//
 //
 // Part of the hetero project.
 //
@@ -11,8 +12,7 @@
 
 using namespace hetero::resize;
 
-RankTimes hetero::resize::unprunedEquivalent(RankTimes measured,
-                                             double pruned,
+RankTimes hetero::resize::unprunedEquivalent(RankTimes measured, double pruned,
                                              double migratedMs) {
   double kept = 1.0 - std::clamp(pruned, 0.0, 1.0);
   double gemm = (kept > 0 ? measured.gemmMs / kept : measured.gemmMs) +
@@ -50,8 +50,7 @@ std::string hetero::resize::checkTimes(const std::vector<double> &busyMs,
   for (size_t i = 0; i < busyMs.size(); ++i) {
     if (!std::isfinite(busyMs[i]) || busyMs[i] < 0 ||
         !std::isfinite(gemmMs[i]) || gemmMs[i] < 0)
-      return "rank " + std::to_string(i) +
-             ": times must be finite and >= 0";
+      return "rank " + std::to_string(i) + ": times must be finite and >= 0";
     if (gemmMs[i] > busyMs[i])
       return "rank " + std::to_string(i) +
              ": its GEMM time exceeds its busy time, which includes it";
@@ -74,8 +73,8 @@ int64_t hetero::resize::prunedColumns(int64_t columns, double ratio) {
   if (columns <= 1 || !(ratio > 0))
     return 0;
   // The small slack keeps ratios such as 0.7 x 10 from rounding down to 6.
-  auto pruned = int64_t(std::floor(std::min(ratio, 1.0) * double(columns) +
-                                   1e-9));
+  auto pruned =
+      int64_t(std::floor(std::min(ratio, 1.0) * double(columns) + 1e-9));
   return std::min(pruned, columns - 1);
 }
 

@@ -1,4 +1,5 @@
-//===- Semi.cpp - SEMI-migration: prune, migrate, or both ------------------===//
+//===- Semi.cpp - SEMI-migration: prune, migrate, or both
+//------------------===//
 //
 // Part of the hetero project.
 //
@@ -32,8 +33,8 @@ std::string CostFit::check(const std::vector<double> &x,
   return "";
 }
 
-CostFit CostFit::fit(const std::vector<double> &x,
-                     const std::vector<double> &y, int degree) {
+CostFit CostFit::fit(const std::vector<double> &x, const std::vector<double> &y,
+                     int degree) {
   // The normal equations (A^T A) c = A^T y of the Vandermonde matrix A,
   // solved by Gaussian elimination with partial pivoting.
   int size = degree + 1;
@@ -91,8 +92,8 @@ double CostFit::operator()(double x) const {
   };
   // Above the samples: the running maximum; below: the running minimum
   // up to the first sample. Both never fall as x grows.
-  double value = x >= start ? extremes(start, x).second
-                            : extremes(x, start).first;
+  double value =
+      x >= start ? extremes(start, x).second : extremes(x, start).first;
   return std::max(value, 0.0);
 }
 
@@ -137,11 +138,10 @@ hetero::resize::stragglersOf(const std::vector<RankLoad> &loads,
 }
 
 /// Eq. 1 against T_min for rank `rank`.
-static double ratioAgainstMin(const std::vector<RankLoad> &loads,
-                              int64_t rank, double maxRatio) {
+static double ratioAgainstMin(const std::vector<RankLoad> &loads, int64_t rank,
+                              double maxRatio) {
   const RankLoad &load = loads[size_t(rank)];
-  return pruningRatio(load.busyMs, minimumBusy(loads), load.gemmMs,
-                      maxRatio);
+  return pruningRatio(load.busyMs, minimumBusy(loads), load.gemmMs, maxRatio);
 }
 
 /// The time rank `rank` needs for `work` units at its measured speed.
@@ -163,13 +163,13 @@ MigrationChoice hetero::resize::chooseMigrating(
   double volume = 0;
   for (size_t k = 0; k < choice.stragglers.size(); ++k) {
     int64_t rank = choice.stragglers[k];
-    volume += ratioAgainstMin(loads, rank, maxRatio) *
-              loads[size_t(rank)].work;
+    volume += ratioAgainstMin(loads, rank, maxRatio) * loads[size_t(rank)].work;
     std::vector<size_t> receiving;
     for (size_t j = 0; j < loads.size(); ++j) {
-      bool migrates = std::find(choice.stragglers.begin(),
-                                choice.stragglers.begin() + k + 1,
-                                int64_t(j)) != choice.stragglers.begin() + k + 1;
+      bool migrates =
+          std::find(choice.stragglers.begin(),
+                    choice.stragglers.begin() + k + 1,
+                    int64_t(j)) != choice.stragglers.begin() + k + 1;
       if (receivers == Receivers::Others ? !migrates : !straggling[j])
         receiving.push_back(j);
     }

@@ -1,4 +1,5 @@
-//===- TpSim.cpp - tensor parallelism with a straggler, simulated ----------===//
+//===- TpSim.cpp - tensor parallelism with a straggler, simulated
+//----------===//
 //
 // Part of the hetero project.
 //
@@ -52,8 +53,9 @@ std::string hetero::resize::checkTpModel(const TpModel &model,
   return "";
 }
 
-std::vector<RankLoad> hetero::resize::tpLoads(const TpModel &model,
-                                              const std::vector<double> &delta) {
+std::vector<RankLoad>
+hetero::resize::tpLoads(const TpModel &model,
+                        const std::vector<double> &delta) {
   std::vector<RankLoad> loads;
   double linears = double(model.linears);
   for (double d : delta)
@@ -77,8 +79,8 @@ SemiCosts hetero::resize::tpCosts(const TpModel &model) {
   costs.communicate = [=](double volume) {
     if (!(volume > 0))
       return 0.0;
-    return linears * (migrationLatencyMs(model) +
-                      volume / work * model.migrateMs);
+    return linears *
+           (migrationLatencyMs(model) + volume / work * model.migrateMs);
   };
   return costs;
 }
@@ -100,8 +102,7 @@ std::vector<RankPlan> hetero::resize::tpPlan(const TpModel &model,
       gemm.push_back(load.gemmMs);
     }
     std::vector<double> ratios = pruningRatios(
-        busy, gemm,
-        policy == TpPolicy::ZeroMin ? Target::Min : Target::Mean,
+        busy, gemm, policy == TpPolicy::ZeroMin ? Target::Min : Target::Mean,
         options.maxRatio);
     for (size_t i = 0; i < plan.size(); ++i)
       plan[i].prune = ratios[i];
@@ -139,8 +140,8 @@ double hetero::resize::tpIterationMs(const TpModel &model,
     // thousandths (the columns' granularity does not matter here).
     const int64_t grain = 1000;
     auto columns = int64_t(std::llround(plan[s].migrate * double(grain)));
-    for (const Block &block : migrationBlocks(model.ranks, int64_t(s),
-                                              columns, migrating))
+    for (const Block &block :
+         migrationBlocks(model.ranks, int64_t(s), columns, migrating))
       busy[size_t(block.rank)] += delta[size_t(block.rank)] * model.gemmMs *
                                   double(block.size()) / double(grain);
     communication +=

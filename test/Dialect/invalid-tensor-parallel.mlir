@@ -16,6 +16,41 @@ func.func @row_sharding_must_divide_rows(%x: tensor<16x66xf32>, %w: tensor<66x25
 
 // -----
 
+// The input gradient holds the weight transposed (N x K): a col-mode layer
+// splits its rows here.
+func.func @grad_input_col_sharding(%g: tensor<16x250xf32>, %wt: tensor<250x64xf32>) {
+  // expected-error @+1 {{'hetero.prunable_matmul' op col-mode sharding splits the 250 output columns of the weight over tp = 4 ranks, which does not divide them}}
+  %dx = hetero.prunable_matmul col %g, %wt layer "fc" tp = 4 product = grad_input : tensor<16x250xf32>, tensor<250x64xf32> -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+// The weight gradient (K x N) takes its K from the transposed input.
+func.func @grad_weight_row_sharding(%xt: tensor<66x16xf32>, %g: tensor<16x256xf32>) {
+  // expected-error @+1 {{'hetero.prunable_matmul' op row-mode sharding splits the 66 rows of the weight over tp = 4 ranks, which does not divide them}}
+  %dw = hetero.prunable_matmul row %xt, %g layer "fc" tp = 4 product = grad_weight : tensor<66x16xf32>, tensor<16x256xf32> -> tensor<66x256xf32>
+  return
+}
+
+// -----
+
+func.func @grad_weight_batched_lhs(%xt: tensor<2x64x16xf32>, %g: tensor<16x256xf32>) {
+  // expected-error @+1 {{'hetero.prunable_matmul' op computes a weight gradient, which expects a rank-2 lhs (the layer input transposed, tokens flattened), got 'tensor<2x64x16xf32>'}}
+  %dw = hetero.prunable_matmul col %xt, %g layer "fc" tp = 1 product = grad_weight : tensor<2x64x16xf32>, tensor<16x256xf32> -> tensor<2x64x256xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_product(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>) {
+  // expected-error @+1 {{custom op 'hetero.prunable_matmul' expected string or keyword containing one of the following enum values for attribute 'product' [forward, grad_input, grad_weight]}}
+  %y = hetero.prunable_matmul col %x, %w layer "fc" tp = 1 product = backward : tensor<16x64xf32>, tensor<64x256xf32> -> tensor<16x256xf32>
+  return
+}
+
+// -----
+
 func.func @matmul_contraction_mismatch(%x: tensor<16x64xf32>, %w: tensor<32x256xf32>) {
   // expected-error @+1 {{'hetero.prunable_matmul' op contraction sizes differ: lhs 'tensor<16x64xf32>' has 64, rhs 'tensor<32x256xf32>' has 32}}
   %y = hetero.prunable_matmul col %x, %w layer "fc" tp = 1 : tensor<16x64xf32>, tensor<32x256xf32> -> tensor<16x256xf32>
@@ -131,5 +166,13 @@ func.func @impute_cols_index_count_mismatch(%p: tensor<16x4xf32>, %k: tensor<3xi
 func.func @impute_cols_needs_integer_indices(%p: tensor<16x4xf32>, %k: tensor<4xf32>) {
   // expected-error @+1 {{'hetero.impute_cols' op operand #1 must be 1D tensor of index or signless integer values, but got 'tensor<4xf32>'}}
   %s = hetero.impute_cols zero %p[%k] axis = 1 : tensor<16x4xf32>, tensor<4xf32> -> tensor<16x256xf32>
+  return
+}
+
+// -----
+
+func.func @impute_average_needs_floats(%p: tensor<16x4xi32>, %k: tensor<4xindex>) {
+  // expected-error @+1 {{'hetero.impute_cols' op imputes averages, which needs floating-point elements, got 'i32'}}
+  %s = hetero.impute_cols average %p[%k] axis = 1 : tensor<16x4xi32>, tensor<4xindex> -> tensor<16x256xi32>
   return
 }

@@ -8,8 +8,8 @@ func.func @zero_resizing(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>,
   // CHECK: %[[Y:.*]] = hetero.prunable_matmul col %[[X]], %[[W]] layer "l0.fc1" tp = 4 : tensor<16x64xf32>, tensor<64x256xf32> -> tensor<16x256xf32>
   %y = hetero.prunable_matmul col %x, %w layer "l0.fc1" tp = 4
       : tensor<16x64xf32>, tensor<64x256xf32> -> tensor<16x256xf32>
-  // CHECK: %[[Z:.*]] = hetero.prunable_matmul row %[[Y]], %[[W2]] layer "l0.fc2" tp = 4 impute mean : tensor<16x256xf32>, tensor<256x64xf32> -> tensor<16x64xf32>
-  %z = hetero.prunable_matmul row %y, %w2 layer "l0.fc2" tp = 4 impute mean
+  // CHECK: %[[Z:.*]] = hetero.prunable_matmul row %[[Y]], %[[W2]] layer "l0.fc2" tp = 4 impute average : tensor<16x256xf32>, tensor<256x64xf32> -> tensor<16x64xf32>
+  %z = hetero.prunable_matmul row %y, %w2 layer "l0.fc2" tp = 4 impute average
       : tensor<16x256xf32>, tensor<256x64xf32> -> tensor<16x64xf32>
   // CHECK: %[[KEPT:.*]] = hetero.prune_plan layer "l0.fc1" columns = 256 : tensor<?xindex>
   %kept = hetero.prune_plan layer "l0.fc1" columns = 256 : tensor<?xindex>

@@ -96,19 +96,14 @@ func.func @prunable_matmul_is_expanded_first(%x: tensor<16x64xf32>, %w: tensor<6
 
 // -----
 
-func.func @prune_plan_has_no_lowering() -> tensor<?xindex> {
-  // expected-error @+1 {{failed to legalize operation 'hetero.prune_plan' that was explicitly marked illegal}}
-  %kept = hetero.prune_plan layer "l0.fc1" columns = 256 : tensor<?xindex>
-  return %kept : tensor<?xindex>
-}
-
-// -----
-
-func.func @select_cols_has_no_lowering(%w: tensor<64x256xf32>, %kept: tensor<?xindex>) -> tensor<64x?xf32> {
+// The column gathers and imputations are hetero-columns-to-linalg's.
+func.func @select_cols_has_no_lowering(%w: tensor<64x256xf32>, %kept: tensor<?xindex>) -> tensor<64x256xf32> {
   // expected-error @+1 {{failed to legalize operation 'hetero.select_cols' that was explicitly marked illegal}}
   %ws = hetero.select_cols %w[%kept] axis = 1
       : tensor<64x256xf32>, tensor<?xindex> -> tensor<64x?xf32>
-  return %ws : tensor<64x?xf32>
+  %full = hetero.impute_cols zero %ws[%kept] axis = 1
+      : tensor<64x?xf32>, tensor<?xindex> -> tensor<64x256xf32>
+  return %full : tensor<64x256xf32>
 }
 
 // -----

@@ -180,3 +180,22 @@ func.func @coordinates_only() -> index attributes {hetero.grid = @rows} {
   %i:2 = shard.process_multi_index on @rows : index, index
   return %i#1 : index
 }
+
+// -----
+
+// hetero.prune_plan: the runtime fills a buffer of every column and returns
+// how many it keeps; the layer is named by the FNV-1a hash of its key.
+// CHECK-LABEL: func.func @prune_plan
+// CHECK:         %[[BUF:.*]] = memref.alloc() : memref<256xi64>
+// CHECK-DAG:     %[[HASH:.*]] = arith.constant 3199128708861464181 : i64
+// CHECK-DAG:     %[[COLS:.*]] = arith.constant 256 : i64
+// CHECK:         %[[COUNT:.*]] = call @hrt_mlir_prune_plan(%[[HASH]], %[[COLS]], %{{.*}}) : (i64, i64, !llvm.ptr) -> i64
+// CHECK:         %[[N:.*]] = arith.index_cast %[[COUNT]] : i64 to index
+// CHECK:         %[[ALL:.*]] = bufferization.to_tensor %[[BUF]]
+// CHECK:         %[[KEPT:.*]] = tensor.extract_slice %[[ALL]][0] [%[[N]]] [1] : tensor<256xi64> to tensor<?xi64>
+// CHECK:         %[[IDX:.*]] = arith.index_cast %[[KEPT]] : tensor<?xi64> to tensor<?xindex>
+// CHECK:         return %[[IDX]] : tensor<?xindex>
+func.func @prune_plan() -> tensor<?xindex> {
+  %kept = hetero.prune_plan layer "l0.fc1" columns = 256 : tensor<?xindex>
+  return %kept : tensor<?xindex>
+}

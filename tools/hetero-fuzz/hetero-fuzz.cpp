@@ -57,6 +57,7 @@ const char *const kPipelines[] = {
     "canonicalize",
     "hetero-summary{output=/dev/null}",
     "hetero-prunable-to-linalg",
+    "hetero-resize,hetero-prunable-to-linalg,hetero-columns-to-linalg",
     "hetero-kfkb-schedule{group-size=2}",
     "hetero-kfkb-schedule{group-sizes=1,2,4}",
     "hetero-plan-candidates{memory-cap=1048576 batch=8 "
@@ -82,6 +83,7 @@ const char *const kPipelines[] = {
     "hetero-lower-pipeline{eager-gradient-sync=true},"
     "hetero-fuse-gradients{strategy=size bucket-mb=0.001},"
     "hetero-select-compression{strategy=compressed},hetero-lower-to-cpu",
+    "hetero-resize,hetero-lower-pipeline,hetero-lower-to-cpu",
 };
 constexpr size_t kNumPipelines = sizeof(kPipelines) / sizeof(kPipelines[0]);
 

@@ -10,6 +10,7 @@
 //                          [--corpus FILE] [--prompt TEXT]
 //                          [--temperature T]
 //                          [--checkpoint replicas=m,every=n,...]
+//                          [--prune ratio=a[,ranks=r+r...][,epoch=n]]
 //
 // Compiles the module with the CPU pipeline (hetero-lower-to-cpu), JITs it
 // with the MLIR ExecutionEngine and calls the entry function once per
@@ -25,7 +26,9 @@
 // --corpus text; after the iterations, rank 0 prints the streams that
 // hetero.sample_next generated from --prompt. --checkpoint keeps Gemini's
 // in-memory checkpoints of the step (Checkpointing.h) and resumes from the
-// newest one a failed run left.
+// newest one a failed run left. --prune answers the hetero.prune_plan ops
+// that hetero-resize left with a fixed ratio of each layer's columns
+// (docs/resizing.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -173,7 +176,61 @@ static cl::opt<std::string> checkpointOption(
              "[,disk=DIR,disk_every=K] (docs/checkpointing.md)"),
     cl::init(""), cl::cat(category));
 
+static cl::opt<std::string> pruneOption(
+    "prune",
+    cl::desc("ZERO-resizing with a fixed ratio for a module that "
+             "hetero-resize expanded: ratio=a (in [0, 1))[,ranks=r+r...] "
+             "(the pruning world ranks, 0..63; default all)[,epoch=n] (new "
+             "columns every n iterations; default never) (docs/resizing.md)"),
+    cl::init(""), cl::cat(category));
+
 namespace {
+
+/// --prune's settings for hrt_resize_configure.
+struct PruneConfig {
+  double ratio = 0;
+  unsigned long long ranks = 0;
+  long long epoch = 0;
+};
+
+/// Parses --prune; returns what is wrong, or "".
+std::string parsePruneConfig(StringRef text, PruneConfig &config) {
+  SmallVector<StringRef> items;
+  text.split(items, ',', -1, /*KeepEmpty=*/false);
+  bool ratio = false;
+  for (StringRef item : items) {
+    auto [key, value] = item.split('=');
+    key = key.trim();
+    value = value.trim();
+    if (value.empty())
+      return "'" + item.str() + "' is not key=value";
+    if (key == "ratio") {
+      if (value.getAsDouble(config.ratio) || !(config.ratio >= 0) ||
+          !(config.ratio < 1))
+        return "ratio must be a number in [0, 1), got '" + value.str() + "'";
+      ratio = true;
+    } else if (key == "ranks") {
+      SmallVector<StringRef> ranks;
+      value.split(ranks, '+');
+      for (StringRef rank : ranks) {
+        unsigned number;
+        if (rank.trim().getAsInteger(10, number) || number > 63)
+          return "ranks must be world ranks 0..63 joined by '+', got '" +
+                 value.str() + "'";
+        config.ranks |= 1ULL << number;
+      }
+    } else if (key == "epoch") {
+      if (value.getAsInteger(10, config.epoch) || config.epoch < 1)
+        return "epoch must be a whole number of iterations >= 1, got '" +
+               value.str() + "'";
+    } else {
+      return "unknown key '" + key.str() + "', expected ratio, ranks or epoch";
+    }
+  }
+  if (!ratio)
+    return "missing ratio=a";
+  return "";
+}
 
 /// What the entry function takes and returns.
 enum class ResultKind { None, F32, F64, I32, I64 };
@@ -470,6 +527,27 @@ int run() {
       return 1;
     }
   }
+  if (!pruneOption.empty()) {
+    PruneConfig prune;
+    if (std::string problem = parsePruneConfig(pruneOption, prune);
+        !problem.empty()) {
+      llvm::errs() << "hetero-run: --prune: " << problem << "\n";
+      return 1;
+    }
+    bool resized = false;
+    module->walk([&](hetero::PrunePlanOp) { resized = true; });
+    if (!resized) {
+      llvm::errs() << "hetero-run: --prune: the module has no "
+                      "hetero.prune_plan; expand its prunable matmuls with "
+                      "hetero-resize first\n";
+      return 1;
+    }
+    if (hrt_resize_configure(prune.ratio, prune.ranks, prune.epoch,
+                             (unsigned long long)seed) != HRT_SUCCESS) {
+      llvm::errs() << "hetero-run: --prune: " << hrt_last_error() << "\n";
+      return 1;
+    }
+  }
   FailureOr<std::optional<PipelineFacts>> pipeline =
       preparePipeline(*module, checkpointConfig);
   if (failed(pipeline))
@@ -722,6 +800,7 @@ int run() {
     // --timeline keeps the spans of the last iteration only.
     if (timeline || profiling(i))
       hrt_timeline_begin_iteration();
+    hrt_resize_begin_iteration(i);
     std::string name = entry;
     if (planner) {
       name = planSteps[size_t(hrt_planner_plan_index(planner))];

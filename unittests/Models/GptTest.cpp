@@ -15,6 +15,7 @@
 
 #include "gtest/gtest.h"
 
+#include <map>
 #include <numeric>
 
 using namespace hetero::models;
@@ -111,27 +112,36 @@ TEST(GptBuild, IsAnExecutablePipelineInTheStageAbi) {
   EXPECT_EQ(batches, 1);
   EXPECT_TRUE(module->lookupSymbol<func::FuncOp>("gpt_generate"));
   // Every layer calls the shared block functions: @gpt_block_forward has a
-  // block's four prunable linears, @gpt_block_backward their activation
-  // gradients. Run per layer, each linear appears three times: in the
-  // forward function, in the backward's recomputation, and as the
-  // activation gradient in the backward; the last stage's layers (1 of 5)
-  // once more in its logits function. Nothing communicates.
+  // block's four prunable linears, @gpt_block_backward their input and
+  // weight gradients (the grad_input and grad_weight products under the
+  // layer's key and mode). Run per layer, each linear appears four times: in
+  // the forward function, in the backward's recomputation, and as the two
+  // gradients in the backward; the last stage's layers (1 of 5) once more
+  // in its logits function. Nothing communicates.
   llvm::StringMap<int64_t> prunablePerFunction;
+  std::map<std::string, std::pair<int64_t, int64_t>> productsPerLayer;
   int64_t communication = 0;
   module->walk([&](Operation *op) {
-    if (isa<hetero::PrunableMatmulOp>(op))
+    if (auto matmul = dyn_cast<hetero::PrunableMatmulOp>(op)) {
       ++prunablePerFunction[op->getParentOfType<func::FuncOp>().getSymName()];
+      auto &[gradInput, gradWeight] = productsPerLayer[matmul.getLayer().str()];
+      gradInput += matmul.getProduct() == hetero::MatmulProduct::grad_input;
+      gradWeight += matmul.getProduct() == hetero::MatmulProduct::grad_weight;
+    }
     communication += isa<hetero::AllReduceOp, hetero::BucketOp, hetero::SendOp,
                          hetero::CheckpointOp>(op);
   });
   EXPECT_EQ(prunablePerFunction.size(), 2u);
   EXPECT_EQ(prunablePerFunction.lookup("gpt_block_forward"), 4);
-  EXPECT_EQ(prunablePerFunction.lookup("gpt_block_backward"), 4);
+  EXPECT_EQ(prunablePerFunction.lookup("gpt_block_backward"), 8);
+  EXPECT_EQ(productsPerLayer.size(), 4u);
+  for (const auto &[layer, products] : productsPerLayer)
+    EXPECT_EQ(products, std::make_pair(int64_t{1}, int64_t{1})) << layer;
   int64_t matmuls = 0;
   module->walk([&](func::CallOp call) {
     matmuls += prunablePerFunction.lookup(call.getCallee());
   });
-  EXPECT_EQ(matmuls, 5 * 4 * 3 + 1 * 4);
+  EXPECT_EQ(matmuls, 5 * 4 * 4 + 1 * 4);
   EXPECT_EQ(communication, 0);
 }
 

@@ -1,4 +1,5 @@
-//===- MigrationTest.cpp - renumbering and blocks --------------------------===//
+//===- MigrationTest.cpp - renumbering and blocks
+//--------------------------===//
 //
 // Part of the hetero project.
 //

@@ -1,4 +1,5 @@
-//===- PriorityTest.cpp - priority pruning and PriDiff ---------------------===//
+//===- PriorityTest.cpp - priority pruning and PriDiff
+//---------------------===//
 //
 // Part of the hetero project.
 //

@@ -1,4 +1,5 @@
-//===- RatioTest.cpp - Eq. 1 and the lazy refresh --------------------------===//
+//===- RatioTest.cpp - Eq. 1 and the lazy refresh
+//--------------------------===//
 //
 // Part of the hetero project.
 //
@@ -50,9 +51,9 @@ TEST(Ratio, UnprunedEquivalentIsAFixedPoint) {
   std::vector<double> busy = {1.0, 8.0}, gemm = {1.0, 8.0};
   double alpha = pruningRatios(busy, gemm, Target::Min)[1];
   RankTimes pruned = {busy[1] - alpha * gemm[1], (1 - alpha) * gemm[1]};
-  EXPECT_NEAR(pruningRatios({1.0, pruned.busyMs}, {1.0, pruned.gemmMs},
-                            Target::Min)[1],
-              0.0, 1e-12);
+  EXPECT_NEAR(
+      pruningRatios({1.0, pruned.busyMs}, {1.0, pruned.gemmMs}, Target::Min)[1],
+      0.0, 1e-12);
   RankTimes full = unprunedEquivalent(pruned, alpha);
   EXPECT_NEAR(full.busyMs, 8.0, 1e-12);
   EXPECT_NEAR(full.gemmMs, 8.0, 1e-12);
@@ -88,8 +89,7 @@ TEST(Ratio, LazyRefresh) {
   std::vector<bool> triggered;
   for (double t : {1.02, 0.99, 1.05, 1.08, 1.12})
     triggered.push_back(monitor.observe(t));
-  EXPECT_EQ(triggered,
-            (std::vector<bool>{false, false, false, false, true}));
+  EXPECT_EQ(triggered, (std::vector<bool>{false, false, false, false, true}));
   EXPECT_EQ(monitor.referenceMs(), 1.12);
   EXPECT_FALSE(monitor.observe(0.5));
   RefreshMonitor symmetric(1.0, 0.10, /*symmetric=*/true);

@@ -1,4 +1,5 @@
-//===- SemiTest.cpp - Eq. 2, Eq. 3 and the cost fits ------------------------===//
+//===- SemiTest.cpp - Eq. 2, Eq. 3 and the cost fits
+//------------------------===//
 //
 // Part of the hetero project.
 //

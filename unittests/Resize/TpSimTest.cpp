@@ -1,4 +1,5 @@
-//===- TpSimTest.cpp - the straggler simulator's acceptance checks ---------===//
+//===- TpSimTest.cpp - the straggler simulator's acceptance checks
+//---------===//
 //
 // Part of the hetero project.
 //
@@ -59,8 +60,8 @@ TEST(TpSim, PlansFollowEquationOne) {
                 (delta - 1) / (2 * delta), 1e-12);
     EXPECT_NEAR(tpPlan(model, d, TpPolicy::ZeroMin)[1].prune, 1 - 1 / delta,
                 1e-12);
-    EXPECT_NEAR(tpPlan(model, d, TpPolicy::Migration)[1].migrate,
-                1 - 1 / delta, 1e-12);
+    EXPECT_NEAR(tpPlan(model, d, TpPolicy::Migration)[1].migrate, 1 - 1 / delta,
+                1e-12);
   }
 }
 
@@ -68,12 +69,10 @@ TEST(TpSim, PlansFollowEquationOne) {
 TEST(TpSim, SemiSplitsHeavyStragglers) {
   TpModel model;
   model.ranks = 4;
-  std::vector<RankPlan> mild =
-      tpPlan(model, slowLast(4, 1.5), TpPolicy::Semi);
+  std::vector<RankPlan> mild = tpPlan(model, slowLast(4, 1.5), TpPolicy::Semi);
   EXPECT_GT(mild[3].prune, 0);
   EXPECT_EQ(mild[3].migrate, 0);
-  std::vector<RankPlan> heavy =
-      tpPlan(model, slowLast(4, 8), TpPolicy::Semi);
+  std::vector<RankPlan> heavy = tpPlan(model, slowLast(4, 8), TpPolicy::Semi);
   EXPECT_GT(heavy[3].prune, 0);
   EXPECT_GT(heavy[3].migrate, 0);
   EXPECT_LT(heavy[3].prune,

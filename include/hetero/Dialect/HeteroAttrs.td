@@ -79,7 +79,14 @@ def Hetero_PruneMode : Hetero_I32EnumAttr<"PruneMode",
 def Hetero_Imputation : Hetero_I32EnumAttr<"Imputation",
     "value written in place of pruned columns", [
   I32EnumAttrCase<"zero", 0>,
-  I32EnumAttrCase<"mean", 1>
+  I32EnumAttrCase<"average", 1>
+]>;
+
+def Hetero_MatmulProduct : Hetero_I32EnumAttr<"MatmulProduct",
+    "which of a linear layer's three products a matmul computes", [
+  I32EnumAttrCase<"forward", 0>,
+  I32EnumAttrCase<"grad_input", 1>,
+  I32EnumAttrCase<"grad_weight", 2>
 ]>;
 
 def Hetero_Payload : Hetero_I32EnumAttr<"Payload",

@@ -399,23 +399,38 @@ def Hetero_TaskMarkOp : Hetero_Op<"task_mark", [
 
 def Hetero_PrunableMatmulOp : Hetero_Op<"prunable_matmul", [
     Pure, AllElementTypesMatch<["lhs", "rhs", "result"]>]> {
-  let summary = "A tensor-parallel matmul whose shard may be pruned";
+  let summary = "A product of a tensor-parallel linear layer whose shard may "
+                "be pruned";
   let description = [{
-    `result = lhs x rhs` where `rhs` is sharded over `tp` tensor-parallel
-    ranks by columns (`col`: each rank computes a slice of the output
-    columns) or by rows (`row`: each rank computes a partial sum over a slice
-    of the contraction dimension). Shapes are global: the sharded dimension
-    must be divisible by `tp`.
+    `result = lhs x rhs`, one of the three products of a linear layer
+    `Y = X W` with `W` of shape `K x N` (contraction `K`), sharded over `tp`
+    tensor-parallel ranks the Megatron way: `col` splits the weight by its
+    output columns `N` (input replicated, output sharded), `row` by its rows
+    `K` (input sharded, partial outputs summed). Shapes are global: the
+    sharded dimension must be divisible by `tp`.
 
-    When a rank straggles, the runtime may prune columns of its shard
-    (ZERO-resizing); `layer` is the key under which the pruned columns are
-    tracked and `impute` the value written in their place.
+    `product` says which product it is; with `G = dL/dY`:
+
+    | product       | lhs      | rhs       | result     | pruned dimension |
+    |---------------|----------|-----------|------------|------------------|
+    | `forward`     | `X: ..xK`| `W: KxN`  | `Y: ..xN`  | the contraction  |
+    | `grad_input`  | `G: ..xN`| `W^T: NxK`| `dX: ..xK` | result's last    |
+    | `grad_weight` | `X^T: KxM`| `G: MxN` | `dW: KxN`  | result's first   |
+
+    The three products of one layer share its `layer` key and `mode` (the
+    mode of `W`, whichever product): when a rank straggles, ZERO-resizing
+    (`hetero-resize`) prunes the same `K` columns of the layer's shard in all
+    three within an iteration, and `impute` says what the pruned columns of
+    `dX` and `dW` become.
 
     Example:
 
     ```mlir
     %y = hetero.prunable_matmul col %x, %w layer "l0.fc1" tp = 4
         : tensor<16x64xf32>, tensor<64x256xf32> -> tensor<16x256xf32>
+    %dx = hetero.prunable_matmul col %g, %wt layer "l0.fc1" tp = 4
+        product = grad_input
+        : tensor<16x256xf32>, tensor<256x64xf32> -> tensor<16x64xf32>
     ```
   }];
   let arguments = (ins
@@ -424,14 +439,21 @@ def Hetero_PrunableMatmulOp : Hetero_Op<"prunable_matmul", [
     Hetero_PruneMode:$mode,
     StrAttr:$layer,
     Hetero_PositiveI64:$tp,
+    DefaultValuedAttr<Hetero_MatmulProduct, "::hetero::MatmulProduct::forward">
+        :$product,
     DefaultValuedAttr<Hetero_Imputation, "::hetero::Imputation::zero">
         :$imputation
   );
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $mode $lhs `,` $rhs `layer` $layer `tp` `=` $tp
-    (`impute` $imputation^)? attr-dict
+    (`product` `=` $product^)? (`impute` $imputation^)? attr-dict
     `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The width K of the layer's contraction, the dimension ZERO-resizing
+    /// prunes (ShapedType::kDynamic when unknown).
+    int64_t getPrunedWidth();
   }];
   let hasVerifier = 1;
 }
@@ -493,8 +515,11 @@ def Hetero_ImputeColsOp : Hetero_Op<"impute_cols", [
   let description = [{
     The inverse of `hetero.select_cols`: slice `i` of `source` along `axis`
     is written to position `indices[i]` of the result; every other position
-    is filled according to `impute` (zeros, or the running column mean the
-    runtime keeps per layer).
+    is filled according to `impute`: `zero`, or `average`, the mean of the
+    computed slices at the same position along the other axes (for a
+    gradient `dW` pruned by rows: each output column's mean over the kept
+    rows; for `dX` pruned by columns: each token's mean over the kept
+    columns).
 
     Example:
 

@@ -28,6 +28,62 @@ def HeteroSummary : Pass<"hetero-summary", "::mlir::ModuleOp"> {
   ];
 }
 
+def HeteroResize : Pass<"hetero-resize", "::mlir::ModuleOp"> {
+  let summary = "ZERO-resizing: prunable matmuls compute only a rank's kept "
+                "columns";
+  let description = [{
+    Expands every `hetero.prunable_matmul` (of a rank's own shard: tp = 1)
+    into the code a straggling rank runs. The function reads the layer's
+    kept columns for this iteration once at its entry (`hetero.prune_plan`);
+    when every column is kept it computes the product exactly as
+    `hetero-prunable-to-linalg` would (alpha = 0 costs one comparison);
+    otherwise it gathers the kept columns of the contraction
+    (`hetero.select_cols`) and computes:
+
+    * `forward`: `Y = X[:, P] W[P, :]`, of full size;
+    * `grad_input`: `dX[:, P] = G W^T[:, P]`, the other columns imputed;
+    * `grad_weight`: `dW[P, :] = X^T[P, :] G`, the other rows imputed
+      (`hetero.impute_cols`, the op's `impute` policy).
+
+    The runtime's plan fixes the columns of a layer for an iteration, so the
+    backward products prune what the forward pruned (the lineage). Values
+    leave the expansion at their unpruned shape: `hetero.select_cols`
+    verifies that nothing pruned reaches anything but a matmul that
+    contracts it away or the `hetero.impute_cols` that restores it. All
+    products of a layer must agree on its contraction width.
+
+    ```
+    hetero-opt --hetero-resize --hetero-prunable-to-linalg model.mlir
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def HeteroColumnsToLinalg : Pass<"hetero-columns-to-linalg"> {
+  let summary = "Compute hetero.select_cols and hetero.impute_cols as linalg";
+  let description = [{
+    The gathers and scatters of a resized layer (`hetero-resize`) as
+    `linalg.generic`s on tensors: `hetero.select_cols` reads, for each of
+    its positions along the axis, the source slice its index names;
+    `hetero.impute_cols` writes every position of the unpruned result from
+    an inverse map of the indices (built by an `scf.for`): the computed
+    slice where there is one, and 0 or the mean of the computed slices at
+    the same position along the other axes elsewhere.
+
+    ```
+    hetero-opt --hetero-resize --hetero-prunable-to-linalg \
+               --hetero-columns-to-linalg model.mlir
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def HeteroPrunableToLinalg : Pass<"hetero-prunable-to-linalg"> {
   let summary = "Compute prunable matmuls in full as linalg.matmul";
   let description = [{

@@ -49,8 +49,8 @@ public:
   /// finite, at least degree + 1 distinct x.
   static std::string check(const std::vector<double> &x,
                            const std::vector<double> &y, int degree);
-  static CostFit fit(const std::vector<double> &x,
-                     const std::vector<double> &y, int degree = 1);
+  static CostFit fit(const std::vector<double> &x, const std::vector<double> &y,
+                     int degree = 1);
 
   double operator()(double x) const;
   const std::vector<double> &coefficients() const { return coefficient; }
@@ -63,10 +63,10 @@ private:
 
 /// Eq. 2's terms, each a function of a share of the straggler's GEMM work.
 struct SplitModel {
-  double staticMs = 0;       // S: allocating the pruned operands
-  CostFunction extract;      // E(pruned share): gathering the kept columns
-  CostFunction communicate;  // Comm(migrated share)
-  CostFunction compute;      // Comp(migrated share) on the slowest receiver
+  double staticMs = 0;      // S: allocating the pruned operands
+  CostFunction extract;     // E(pruned share): gathering the kept columns
+  CostFunction communicate; // Comm(migrated share)
+  CostFunction compute;     // Comp(migrated share) on the slowest receiver
 };
 
 /// Eq. 2: the share beta of `ratio` that the straggler prunes (the rest

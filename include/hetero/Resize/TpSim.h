@@ -69,8 +69,7 @@ SemiCosts tpCosts(const TpModel &model);
 
 /// The plan `policy` makes for the model's ranks.
 std::vector<RankPlan> tpPlan(const TpModel &model,
-                             const std::vector<double> &delta,
-                             TpPolicy policy,
+                             const std::vector<double> &delta, TpPolicy policy,
                              const SemiOptions &options = {});
 
 /// The iteration's time under `plan`.

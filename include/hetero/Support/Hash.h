@@ -24,6 +24,17 @@ inline uint64_t splitMix64(uint64_t value) {
   return value ^ (value >> 31);
 }
 
+/// FNV-1a of a layer's key: how compiled code names a prunable layer to the
+/// runtime.
+inline uint64_t hashLayerKey(const char *key, uint64_t length) {
+  uint64_t hash = 0xCBF29CE484222325ULL;
+  for (uint64_t i = 0; i < length; ++i) {
+    hash ^= static_cast<unsigned char>(key[i]);
+    hash *= 0x100000001B3ULL;
+  }
+  return hash;
+}
+
 } // namespace hetero
 
 #endif // HETERO_SUPPORT_HASH_H

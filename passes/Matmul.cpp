@@ -1,0 +1,49 @@
+//===- Matmul.cpp - a matmul of any-rank lhs as linalg ---------------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Matmul.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+FailureOr<Value> hetero::buildMatmul(OpBuilder &builder, Location loc,
+                                     Value lhs, Value rhs,
+                                     RankedTensorType resultType) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  int64_t rank = lhsType.getRank();
+  SmallVector<ReassociationIndices> reassociation;
+  if (rank > 2) {
+    if (llvm::any_of(lhsType.getShape().drop_back(), ShapedType::isDynamic))
+      return failure();
+    ReassociationIndices rows;
+    for (int64_t dim = 0; dim + 1 < rank; ++dim)
+      rows.push_back(dim);
+    reassociation = {rows, {rank - 1}};
+    lhs = tensor::CollapseShapeOp::create(builder, loc, lhs, reassociation);
+  }
+  Type elementType = resultType.getElementType();
+  SmallVector<OpFoldResult> sizes = {
+      tensor::getMixedSize(builder, loc, lhs, 0),
+      tensor::getMixedSize(builder, loc, rhs, 1)};
+  Value init = tensor::EmptyOp::create(builder, loc, sizes, elementType);
+  Value zero = arith::ConstantOp::create(builder, loc,
+                                         builder.getZeroAttr(elementType));
+  Value filled = linalg::FillOp::create(builder, loc, zero, init).getResult(0);
+  Value product =
+      linalg::MatmulOp::create(builder, loc, ValueRange{lhs, rhs},
+                               ValueRange{filled})
+          .getResult(0);
+  if (rank > 2)
+    return tensor::ExpandShapeOp::create(builder, loc, resultType, product,
+                                         reassociation)
+        .getResult();
+  if (product.getType() != resultType)
+    product = tensor::CastOp::create(builder, loc, resultType, product);
+  return product;
+}

@@ -1,0 +1,211 @@
+//===- Resize.cpp - ZERO-resizing of prunable matmuls ----------------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Expands every hetero.prunable_matmul into the code a straggler runs
+// (shared/seeds/000-zero-resizing.md sections 1.4, 2.1, 2.6):
+//
+//   %kept = hetero.prune_plan layer "l" columns = K    (once per function)
+//   %whole = dim(%kept) == K
+//   scf.if %whole { the unpruned product }             (alpha = 0)
+//   else {
+//     forward:      X[:, kept] x W[kept, :]                 (full-size Y)
+//     grad_input:   impute(G x W^T[:, kept]) along dX's columns
+//     grad_weight:  impute(X^T[kept, :] x G) along dW's rows
+//   }
+//
+// The lineage (layer, pruned columns) is the runtime's plan for the
+// iteration: every prune_plan of one layer returns the same columns until
+// the next iteration, so the backward products prune what the forward did.
+// Everything that leaves the expansion has the unpruned shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Matmul.h"
+
+#include "hetero/Dialect/Hetero.h"
+#include "hetero/Passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace hetero {
+#define GEN_PASS_DEF_HETERORESIZE
+#include "hetero/Passes/Passes.h.inc"
+} // namespace hetero
+
+using namespace mlir;
+using namespace hetero;
+
+namespace {
+
+/// `type` with dimension `axis` unknown: a pruned operand or product.
+RankedTensorType pruned(RankedTensorType type, int64_t axis) {
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = ShapedType::kDynamic;
+  return type.clone(shape);
+}
+
+class Expansion {
+public:
+  explicit Expansion(PrunableMatmulOp op) : op(op) {}
+
+  /// Replaces the op by its expansion reading `kept`; `whole` says that
+  /// every column is kept.
+  LogicalResult run(Value kept, Value whole) {
+    OpBuilder builder(op);
+    Location loc = op.getLoc();
+    bool built = true;
+    auto yield = [&](OpBuilder &b, Location l, FailureOr<Value> value) {
+      built &= succeeded(value);
+      scf::YieldOp::create(b, l, succeeded(value) ? *value : op.getLhs());
+    };
+    auto ifOp = scf::IfOp::create(
+        builder, loc, whole,
+        [&](OpBuilder &b, Location l) {
+          yield(b, l, buildMatmul(b, l, op.getLhs(), op.getRhs(), type()));
+        },
+        [&](OpBuilder &b, Location l) { yield(b, l, prunedProduct(b, l, kept)); });
+    if (!built) {
+      ifOp.erase();
+      return op.emitOpError()
+             << "cannot be resized: collapsing a batched lhs with dynamic "
+                "leading dimensions is not supported";
+    }
+    op.getResult().replaceAllUsesWith(ifOp.getResult(0));
+    op.erase();
+    return success();
+  }
+
+private:
+  RankedTensorType type() { return op.getResult().getType(); }
+
+  Value select(OpBuilder &b, Location l, Value source, Value kept,
+               int64_t axis) {
+    auto type = cast<RankedTensorType>(source.getType());
+    return SelectColsOp::create(b, l, pruned(type, axis), source, kept,
+                                b.getI64IntegerAttr(axis));
+  }
+
+  FailureOr<Value> impute(OpBuilder &b, Location l, FailureOr<Value> part,
+                          Value kept, int64_t axis) {
+    if (failed(part))
+      return failure();
+    return ImputeColsOp::create(b, l, type(), op.getImputationAttr(), *part,
+                                kept, b.getI64IntegerAttr(axis))
+        .getResult();
+  }
+
+  FailureOr<Value> prunedProduct(OpBuilder &b, Location l, Value kept) {
+    Value lhs = op.getLhs(), rhs = op.getRhs();
+    int64_t last = type().getRank() - 1;
+    switch (op.getProduct()) {
+    case MatmulProduct::forward: {
+      // Y = X[:, P] W[P, :]: the contraction shrinks, Y keeps its shape.
+      Value input = select(b, l, lhs, kept, last);
+      Value weight = select(b, l, rhs, kept, 0);
+      return buildMatmul(b, l, input, weight, type());
+    }
+    case MatmulProduct::grad_input:
+      // dX[:, P] = G W^T[:, P]; the other columns are imputed.
+      return impute(b, l,
+                    buildMatmul(b, l, lhs, select(b, l, rhs, kept, 1),
+                                pruned(type(), last)),
+                    kept, last);
+    case MatmulProduct::grad_weight:
+      // dW[P, :] = X^T[P, :] G; the other rows are imputed.
+      return impute(b, l,
+                    buildMatmul(b, l, select(b, l, lhs, kept, 0), rhs,
+                                pruned(type(), 0)),
+                    kept, 0);
+    }
+    return failure();
+  }
+
+  PrunableMatmulOp op;
+};
+
+struct HeteroResizePass
+    : public hetero::impl::HeteroResizeBase<HeteroResizePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    llvm::DenseMap<Operation *, Operation *> lastPlan;
+    SmallVector<PrunableMatmulOp> ops;
+    getOperation()->walk([&](PrunableMatmulOp op) { ops.push_back(op); });
+    if (failed(checkLayers(ops)))
+      return signalPassFailure();
+    // One plan per layer and function, read at the function's entry, and
+    // whether it keeps every column.
+    llvm::MapVector<std::pair<Operation *, StringAttr>,
+                    std::pair<Value, Value>>
+        plans;
+    for (PrunableMatmulOp op : ops) {
+      auto function = op->getParentOfType<FunctionOpInterface>();
+      if (!function || function.isExternal()) {
+        op.emitOpError() << "must be inside a function to be resized";
+        return signalPassFailure();
+      }
+      auto &[kept, whole] = plans[{function, op.getLayerAttr()}];
+      if (!kept) {
+        // After the plans read so far, so that they stay in program order.
+        Block &entry = function.getFunctionBody().front();
+        OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+        if (Operation *last = lastPlan[function])
+          builder.setInsertionPointAfter(last);
+        Location loc = op.getLoc();
+        int64_t width = op.getPrunedWidth();
+        kept = PrunePlanOp::create(
+            builder, loc,
+            RankedTensorType::get({ShapedType::kDynamic},
+                                  builder.getIndexType()),
+            op.getLayerAttr(), builder.getI64IntegerAttr(width));
+        Value count = tensor::DimOp::create(builder, loc, kept, 0);
+        whole = arith::CmpIOp::create(
+            builder, loc, arith::CmpIPredicate::eq, count,
+            arith::ConstantIndexOp::create(builder, loc, width));
+        lastPlan[function] = whole.getDefiningOp();
+      }
+      if (failed(Expansion(op).run(kept, whole)))
+        return signalPassFailure();
+    }
+  }
+
+  /// Every product of a layer prunes the same static width of an unsharded
+  /// (or already partitioned) weight.
+  LogicalResult checkLayers(ArrayRef<PrunableMatmulOp> ops) {
+    llvm::StringMap<PrunableMatmulOp> first;
+    for (PrunableMatmulOp op : ops) {
+      if (op.getTp() != 1)
+        return op.emitOpError()
+               << "is sharded over tp = " << op.getTp()
+               << " ranks; hetero-resize prunes a rank's own shard, so the "
+                  "tensor parallelism must be partitioned first (tp = 1)";
+      int64_t width = op.getPrunedWidth();
+      if (ShapedType::isDynamic(width))
+        return op.emitOpError() << "has a dynamic contraction width; "
+                                   "hetero-resize needs it static to plan "
+                                   "the layer's columns";
+      auto [it, inserted] = first.try_emplace(op.getLayer(), op);
+      int64_t expected = it->second.getPrunedWidth();
+      if (!inserted && expected != width) {
+        InFlightDiagnostic diag =
+            op.emitOpError()
+            << "prunes " << width << " columns of layer '" << op.getLayer()
+            << "', but another product of the layer prunes " << expected
+            << "; the three products of a layer share its contraction";
+        diag.attachNote(it->second.getLoc()) << "the other product";
+        return diag;
+      }
+    }
+    return success();
+  }
+};
+
+} // namespace
