@@ -1,4 +1,5 @@
-//===- ColumnsToLinalg.cpp - gathers and imputations as linalg -------------===//
+//===- ColumnsToLinalg.cpp - gathers and imputations as linalg
+//-------------===//
 //
 // Part of the hetero project.
 //
@@ -39,7 +40,8 @@ Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type, Value like,
                 int64_t axis, OpFoldResult size) {
   SmallVector<OpFoldResult> sizes;
   for (int64_t dim = 0; dim < type.getRank(); ++dim)
-    sizes.push_back(dim == axis ? size : tensor::getMixedSize(b, loc, like, dim));
+    sizes.push_back(dim == axis ? size
+                                : tensor::getMixedSize(b, loc, like, dim));
   return tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
 }
 
@@ -85,9 +87,9 @@ struct LowerSelectCols : OpRewritePattern<SelectColsOp> {
     RankedTensorType type = op.getResult().getType();
     int64_t rank = type.getRank(), axis = op.getAxis();
     MLIRContext *context = rewriter.getContext();
-    Value init = emptyLike(rewriter, loc, type, op.getSource(), axis,
-                           tensor::getMixedSize(rewriter, loc,
-                                                op.getIndices(), 0));
+    Value init =
+        emptyLike(rewriter, loc, type, op.getSource(), axis,
+                  tensor::getMixedSize(rewriter, loc, op.getIndices(), 0));
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
     auto generic = linalg::GenericOp::create(
@@ -147,8 +149,8 @@ struct LowerImputeCols : OpRewritePattern<ImputeColsOp> {
 
     SmallVector<Value> inputs = {slots};
     SmallVector<AffineMap> maps = {onlyAxis(context, rank, axis)};
-    Value fillValue = arith::ConstantOp::create(
-        rewriter, loc, rewriter.getZeroAttr(element));
+    Value fillValue =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(element));
     if (op.getImputation() == Imputation::average) {
       // The sums over the computed slices, then their mean (0 for none).
       SmallVector<int64_t> meanShape;
@@ -161,9 +163,8 @@ struct LowerImputeCols : OpRewritePattern<ImputeColsOp> {
       auto meanType = RankedTensorType::get(meanShape, element);
       Value sumInit =
           tensor::EmptyOp::create(rewriter, loc, meanSizes, element);
-      Value sums =
-          linalg::FillOp::create(rewriter, loc, fillValue, sumInit)
-              .getResult(0);
+      Value sums = linalg::FillOp::create(rewriter, loc, fillValue, sumInit)
+                       .getResult(0);
       SmallVector<utils::IteratorType> reducing = parallel;
       reducing[axis] = utils::IteratorType::reduction;
       sums = linalg::GenericOp::create(
@@ -179,9 +180,9 @@ struct LowerImputeCols : OpRewritePattern<ImputeColsOp> {
                  .getResult(0);
       Value divisor = arith::UIToFPOp::create(
           rewriter, loc, element,
-          arith::IndexCastOp::create(rewriter, loc, i64,
-                                     arith::MaxUIOp::create(rewriter, loc,
-                                                            count, one)));
+          arith::IndexCastOp::create(
+              rewriter, loc, i64,
+              arith::MaxUIOp::create(rewriter, loc, count, one)));
       inputs.push_back(sums);
       maps.push_back(withoutAxis(context, rank, axis));
       fillValue = divisor;
@@ -199,14 +200,14 @@ struct LowerImputeCols : OpRewritePattern<ImputeColsOp> {
           // linalg.index must stand in the generic's body itself.
           SmallVector<Value> coords =
               coordinates(b, l, rank, axis, /*replacement=*/Value());
-          Value computed = arith::CmpIOp::create(
-              b, l, arith::CmpIPredicate::sge, slot,
-              arith::ConstantIntOp::create(b, l, i64, 0));
+          Value computed =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, slot,
+                                    arith::ConstantIntOp::create(b, l, i64, 0));
           auto choice = scf::IfOp::create(
               b, l, computed,
               [&](OpBuilder &t, Location tl) {
-                coords[axis] = arith::IndexCastOp::create(
-                    t, tl, t.getIndexType(), slot);
+                coords[axis] =
+                    arith::IndexCastOp::create(t, tl, t.getIndexType(), slot);
                 Value value = tensor::ExtractOp::create(t, tl, source, coords);
                 scf::YieldOp::create(t, tl, value);
               },

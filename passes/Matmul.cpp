@@ -1,4 +1,5 @@
-//===- Matmul.cpp - a matmul of any-rank lhs as linalg ---------------------===//
+//===- Matmul.cpp - a matmul of any-rank lhs as linalg
+//---------------------===//
 //
 // Part of the hetero project.
 //
@@ -32,13 +33,12 @@ FailureOr<Value> hetero::buildMatmul(OpBuilder &builder, Location loc,
       tensor::getMixedSize(builder, loc, lhs, 0),
       tensor::getMixedSize(builder, loc, rhs, 1)};
   Value init = tensor::EmptyOp::create(builder, loc, sizes, elementType);
-  Value zero = arith::ConstantOp::create(builder, loc,
-                                         builder.getZeroAttr(elementType));
+  Value zero =
+      arith::ConstantOp::create(builder, loc, builder.getZeroAttr(elementType));
   Value filled = linalg::FillOp::create(builder, loc, zero, init).getResult(0);
-  Value product =
-      linalg::MatmulOp::create(builder, loc, ValueRange{lhs, rhs},
-                               ValueRange{filled})
-          .getResult(0);
+  Value product = linalg::MatmulOp::create(builder, loc, ValueRange{lhs, rhs},
+                                           ValueRange{filled})
+                      .getResult(0);
   if (rank > 2)
     return tensor::ExpandShapeOp::create(builder, loc, resultType, product,
                                          reassociation)

@@ -1,4 +1,5 @@
-//===- Resize.cpp - ZERO-resizing of prunable matmuls ----------------------===//
+//===- Resize.cpp - ZERO-resizing of prunable matmuls
+//----------------------===//
 //
 // Part of the hetero project.
 //
@@ -71,7 +72,9 @@ public:
         [&](OpBuilder &b, Location l) {
           yield(b, l, buildMatmul(b, l, op.getLhs(), op.getRhs(), type()));
         },
-        [&](OpBuilder &b, Location l) { yield(b, l, prunedProduct(b, l, kept)); });
+        [&](OpBuilder &b, Location l) {
+          yield(b, l, prunedProduct(b, l, kept));
+        });
     if (!built) {
       ifOp.erase();
       return op.emitOpError()
@@ -120,10 +123,10 @@ private:
                     kept, last);
     case MatmulProduct::grad_weight:
       // dW[P, :] = X^T[P, :] G; the other rows are imputed.
-      return impute(b, l,
-                    buildMatmul(b, l, select(b, l, lhs, kept, 0), rhs,
-                                pruned(type(), 0)),
-                    kept, 0);
+      return impute(
+          b, l,
+          buildMatmul(b, l, select(b, l, lhs, kept, 0), rhs, pruned(type(), 0)),
+          kept, 0);
     }
     return failure();
   }
@@ -143,8 +146,7 @@ struct HeteroResizePass
       return signalPassFailure();
     // One plan per layer and function, read at the function's entry, and
     // whether it keeps every column.
-    llvm::MapVector<std::pair<Operation *, StringAttr>,
-                    std::pair<Value, Value>>
+    llvm::MapVector<std::pair<Operation *, StringAttr>, std::pair<Value, Value>>
         plans;
     for (PrunableMatmulOp op : ops) {
       auto function = op->getParentOfType<FunctionOpInterface>();

@@ -1,4 +1,5 @@
-//===- Resize.cpp - the kept columns of prunable layers --------------------===//
+//===- Resize.cpp - the kept columns of prunable layers
+//--------------------===//
 //
 // Part of the hetero project.
 //

@@ -41,7 +41,7 @@ evaluateShared(const std::vector<Problem> &problems,
                const std::vector<std::vector<Group>> &groups,
                const std::vector<double> &startMs) {
   struct Transfer {
-    double ready, ms;
+    double ready, latencyMs, linkMs;
     size_t set;
   };
   std::vector<Transfer> transfers;
@@ -55,7 +55,9 @@ evaluateShared(const std::vector<Problem> &problems,
         bytes += problems[s].tensors[t].bytes;
       }
       compute += problems[s].compress(bytes);
-      transfers.push_back({compute, problems[s].comm(bytes), s});
+      double ms = problems[s].comm(bytes);
+      double latency = std::min(problems[s].comm.alphaMs, ms);
+      transfers.push_back({compute, latency, ms - latency, s});
     }
   }
   std::stable_sort(transfers.begin(), transfers.end(),
@@ -63,10 +65,17 @@ evaluateShared(const std::vector<Problem> &problems,
                      return a.ready < b.ready ||
                             (a.ready == b.ready && a.set < b.set);
                    });
+  // Each set's collectives run one at a time (a rank's communication
+  // thread); a collective's latency keeps only its own set waiting, its
+  // bytes hold the shared link.
+  std::vector<double> setFree(problems.size(), 0.0);
   double link = 0.0;
   for (const Transfer &transfer : transfers) {
-    link = std::max(link, transfer.ready) + transfer.ms;
-    ends[transfer.set] = std::max(ends[transfer.set], link);
+    double start = std::max(transfer.ready, setFree[transfer.set]);
+    double end = std::max(start + transfer.latencyMs, link) + transfer.linkMs;
+    link = end;
+    setFree[transfer.set] = end;
+    ends[transfer.set] = std::max(ends[transfer.set], end);
   }
   return ends;
 }

@@ -49,18 +49,28 @@ TEST(Fusion, SharedLink) {
             std::vector<double>{11.75});
   EXPECT_EQ(evaluateShared({problem}, {perTensor}, {2.0}),
             std::vector<double>{13.75});
-  // Two sets on one link, the second starting 1 ms later. Transfers in
-  // ready order: a0 [1.75, 4.75], a1 ready 2.75 [4.75, 7.75], b0 ready
-  // 3.75 [7.75, 11.75], b1 ready 4.75 [11.75, 15.75], c0 ready 5.5
-  // [15.75, 18.75], c1 ready 6.5 [18.75, 21.75].
+  // Two sets on one link, the second starting 1 ms later; every transfer
+  // waits alpha = 2 ms on its own set, then holds the link for its bytes
+  // (a, c: 1 ms; b: 2 ms). In ready order: a0 ready 1.75, link [3.75,
+  // 4.75]; a1 ready 2.75, link [4.75, 5.75]; b0 after a0 at 4.75, link
+  // [6.75, 8.75]; b1 after a1 at 5.75, link [8.75, 10.75]; c0 after b0 at
+  // 8.75, link [10.75, 11.75]; c1 after b1 at 10.75, link [12.75, 13.75].
   EXPECT_EQ(
       evaluateShared({problem, problem}, {perTensor, perTensor}, {0.0, 1.0}),
-      (std::vector<double>{18.75, 21.75}));
-  // One group each: ready 4.5 and 5.5, 6 ms each: 10.5, then 16.5. The
-  // link, not the grouping, decides once it is busy.
+      (std::vector<double>{11.75, 13.75}));
+  // One group each: ready 4.5 and 5.5, 2 ms latency, 4 ms of bytes:
+  // [6.5, 10.5], then the second's bytes wait for the link: [10.5, 14.5].
   EXPECT_EQ(
       evaluateShared({problem, problem}, {{{0, 2}}, {{0, 2}}}, {0.0, 1.0}),
-      (std::vector<double>{10.5, 16.5}));
+      (std::vector<double>{10.5, 14.5}));
+  // Latency overlaps the other set's bytes: a set of many small messages
+  // loses less to another set than when latency held the link.
+  Problem small = problem;
+  small.comm = {5.0, 0.0};
+  EXPECT_EQ(
+      evaluateShared({small, small}, {perTensor, perTensor}, {0.0, 0.0}),
+      (std::vector<double>{evaluateShared({small}, {perTensor}, {0.0})[0],
+                           evaluateShared({small}, {perTensor}, {0.0})[0]}));
   // A set without transfers ends where it starts.
   EXPECT_EQ(evaluateShared({problem}, {{}}, {3.0}), std::vector<double>{3.0});
 }

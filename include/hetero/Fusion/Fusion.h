@@ -109,10 +109,12 @@ double evaluate(const Problem &problem, const std::vector<Group> &groups);
 
 /// Several sets whose transfers share one link (the gradient all-reduces of
 /// a pipeline's stages on one network): set s starts its backprop at
-/// `startMs[s]` and runs `groups[s]`; the link serves the transfers in the
-/// order they become ready (ties: the lower set), each at its set's
-/// `comm` cost. Returns, per set, the end of its last transfer (its start
-/// when it has none).
+/// `startMs[s]` and runs `groups[s]`. A set's transfers run one at a time
+/// in order (a rank's communication thread), each its set's `comm` cost:
+/// its latency alpha keeps only its set waiting, while its bytes (beta x)
+/// hold the link, which serves them in the order the transfers become
+/// ready (ties: the lower set). Returns, per set, the end of its last
+/// transfer (its start when it has none).
 std::vector<double>
 evaluateShared(const std::vector<Problem> &problems,
                const std::vector<std::vector<Group>> &groups,
