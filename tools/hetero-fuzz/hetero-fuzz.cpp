@@ -134,16 +134,26 @@ Harness &getHarness() {
 /// MLIR 22.1's linalg.transpose parser dereferences a null attribute when
 /// its `permutation = [...]` list does not parse (upstream,
 /// docs/testing.md): not hetero's to find again and again. True when a
-/// `permutation` list of the custom form is not `[i, j, ...]`.
+/// `permutation = ` of the custom form is not followed by `[i, j, ...]`
+/// (the generic form's `array<...>` is left to the parser).
 bool hasMalformedPermutation(const std::string &text) {
   auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n'; };
   for (size_t at = text.find("permutation"); at != std::string::npos;
        at = text.find("permutation", at + 1)) {
     size_t i = at + 11;
-    while (i < text.size() && (space(text[i]) || text[i] == '='))
+    bool assigned = false;
+    while (i < text.size() && (space(text[i]) || text[i] == '=')) {
+      assigned |= text[i] == '=';
       ++i;
-    if (i >= text.size() || text[i] != '[')
+    }
+    if (!assigned)
       continue;
+    if (i >= text.size())
+      return true;
+    if (text[i] == 'a')
+      continue;
+    if (text[i] != '[')
+      return true;
     // [ (integer (, integer)*)? ]
     ++i;
     bool expectInteger = false, sawInteger = false;
