@@ -1,5 +1,4 @@
-//===- ColumnsToLinalg.cpp - gathers and imputations as linalg
-//-------------===//
+//===- ColumnsToLinalg.cpp - gathers and imputations as linalg ------------===//
 //
 // Part of the hetero project.
 //
@@ -149,9 +148,12 @@ struct LowerImputeCols : OpRewritePattern<ImputeColsOp> {
 
     SmallVector<Value> inputs = {slots};
     SmallVector<AffineMap> maps = {onlyAxis(context, rank, axis)};
-    Value fillValue =
+    Value zeroElement =
         arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(element));
-    if (op.getImputation() == Imputation::average) {
+    // The count of computed slices as a float, for average imputation.
+    Value divisor;
+    bool average = op.getImputation() == Imputation::average;
+    if (average) {
       // The sums over the computed slices, then their mean (0 for none).
       SmallVector<int64_t> meanShape;
       SmallVector<OpFoldResult> meanSizes;
@@ -163,7 +165,7 @@ struct LowerImputeCols : OpRewritePattern<ImputeColsOp> {
       auto meanType = RankedTensorType::get(meanShape, element);
       Value sumInit =
           tensor::EmptyOp::create(rewriter, loc, meanSizes, element);
-      Value sums = linalg::FillOp::create(rewriter, loc, fillValue, sumInit)
+      Value sums = linalg::FillOp::create(rewriter, loc, zeroElement, sumInit)
                        .getResult(0);
       SmallVector<utils::IteratorType> reducing = parallel;
       reducing[axis] = utils::IteratorType::reduction;
@@ -178,21 +180,18 @@ struct LowerImputeCols : OpRewritePattern<ImputeColsOp> {
                    linalg::YieldOp::create(b, l, sum);
                  })
                  .getResult(0);
-      Value divisor = arith::UIToFPOp::create(
+      divisor = arith::UIToFPOp::create(
           rewriter, loc, element,
           arith::IndexCastOp::create(
               rewriter, loc, i64,
               arith::MaxUIOp::create(rewriter, loc, count, one)));
       inputs.push_back(sums);
       maps.push_back(withoutAxis(context, rank, axis));
-      fillValue = divisor;
     }
     maps.push_back(identity(context, rank));
 
     Value init = emptyLike(rewriter, loc, type, source, axis,
                            rewriter.getIndexAttr(type.getDimSize(axis)));
-    bool average = op.getImputation() == Imputation::average;
-    Value divisor = fillValue;
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{type}, inputs, ValueRange{init}, maps,
         parallel, [&](OpBuilder &b, Location l, ValueRange args) {
@@ -215,7 +214,7 @@ struct LowerImputeCols : OpRewritePattern<ImputeColsOp> {
                 Value value =
                     average ? arith::DivFOp::create(e, el, args[1], divisor)
                                   .getResult()
-                            : divisor;
+                            : zeroElement;
                 scf::YieldOp::create(e, el, value);
               });
           linalg::YieldOp::create(b, l, choice.getResult(0));

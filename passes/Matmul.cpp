@@ -1,5 +1,4 @@
-//===- Matmul.cpp - a matmul of any-rank lhs as linalg
-//---------------------===//
+//===- Matmul.cpp - a matmul of any-rank lhs as linalg --------------------===//
 //
 // Part of the hetero project.
 //

@@ -1,5 +1,4 @@
-//===- Resize.cpp - ZERO-resizing of prunable matmuls
-//----------------------===//
+//===- Resize.cpp - ZERO-resizing of prunable matmuls ---------------------===//
 //
 // Part of the hetero project.
 //

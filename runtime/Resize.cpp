@@ -1,5 +1,4 @@
-//===- Resize.cpp - the kept columns of prunable layers
-//--------------------===//
+//===- Resize.cpp - the kept columns of prunable layers -------------------===//
 //
 // Part of the hetero project.
 //

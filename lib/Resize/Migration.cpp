@@ -1,5 +1,4 @@
-//===- Migration.cpp - where a straggler's columns go
-//----------------------===//
+//===- Migration.cpp - where a straggler's columns go ---------------------===//
 //
 // Part of the hetero project.
 //

@@ -1,5 +1,4 @@
-//===- Priority.cpp - which columns a straggler prunes
-//---------------------===//
+//===- Priority.cpp - which columns a straggler prunes --------------------===//
 //
 // Part of the hetero project.
 //

@@ -1,5 +1,4 @@
-//===- Ratio.cpp - ZERO-resizing's pruning ratio (Eq. 1)
-//-------------------===//
+//===- Ratio.cpp - ZERO-resizing's pruning ratio (Eq. 1) ------------------===//
 //
 // Part of the hetero project.
 //

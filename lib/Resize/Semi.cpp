@@ -1,5 +1,4 @@
-//===- Semi.cpp - SEMI-migration: prune, migrate, or both
-//------------------===//
+//===- Semi.cpp - SEMI-migration: prune, migrate, or both -----------------===//
 //
 // Part of the hetero project.
 //

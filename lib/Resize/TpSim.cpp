@@ -1,5 +1,4 @@
-//===- TpSim.cpp - tensor parallelism with a straggler, simulated
-//----------===//
+//===- TpSim.cpp - tensor parallelism with a straggler, simulated ---------===//
 //
 // Part of the hetero project.
 //

@@ -1,5 +1,4 @@
-//===- MigrationTest.cpp - renumbering and blocks
-//--------------------------===//
+//===- MigrationTest.cpp - renumbering and blocks -------------------------===//
 //
 // Part of the hetero project.
 //

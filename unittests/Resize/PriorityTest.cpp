@@ -1,5 +1,4 @@
-//===- PriorityTest.cpp - priority pruning and PriDiff
-//---------------------===//
+//===- PriorityTest.cpp - priority pruning and PriDiff --------------------===//
 //
 // Part of the hetero project.
 //

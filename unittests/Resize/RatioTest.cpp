@@ -1,5 +1,4 @@
-//===- RatioTest.cpp - Eq. 1 and the lazy refresh
-//--------------------------===//
+//===- RatioTest.cpp - Eq. 1 and the lazy refresh -------------------------===//
 //
 // Part of the hetero project.
 //

@@ -1,5 +1,4 @@
-//===- SemiTest.cpp - Eq. 2, Eq. 3 and the cost fits
-//------------------------===//
+//===- SemiTest.cpp - Eq. 2, Eq. 3 and the cost fits ----------------------===//
 //
 // Part of the hetero project.
 //

@@ -1,5 +1,4 @@
-//===- TpSimTest.cpp - the straggler simulator's acceptance checks
-//---------===//
+//===- TpSimTest.cpp - the straggler simulator's acceptance checks --------===//
 //
 // Part of the hetero project.
 //
