@@ -51,6 +51,10 @@ bool AdaptivePlanning::afterIteration(bool warmup, int &switched) {
   // The planner re-plans at the end of every `period`-th iteration, from
   // the latest link estimates: they are read only then.
   bool replans = ++iterations % period == 0;
+  // The warm-up's messages met ranks that were still touching their
+  // buffers for the first time: the link's window starts after it.
+  if (warmup)
+    hrt_link_estimates_reset();
   if (!warmup) {
     double forward = 0, backward = 0;
     hrt_task_times(&forward, &backward, nullptr);
