@@ -491,14 +491,14 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
     if (llvm::any_of(shape, ShapedType::isDynamic))
       return pipeline.emitOpError() << "runs on grid '" << gridName.getValue()
                                     << "', which has a dynamic size";
-    if (shape.empty() || shape.size() > 2 ||
+    if (shape.empty() || shape.size() > 3 ||
         shape[0] != pipeline.getNumStages())
       return pipeline.emitOpError()
              << "runs on grid '" << gridName.getValue() << "' of shape "
              << llvm::interleaved(shape, "x") << ", expected axis 0 of size "
              << pipeline.getNumStages()
-             << " (the stages) and optionally axis 1 (the data-parallel "
-                "replicas)";
+             << " (the stages), optionally axis 1 (the data-parallel "
+                "replicas) and axis 2 (the tensor-parallel shards)";
     if (*gridGroupSize(shape, {}) > std::numeric_limits<int32_t>::max())
       return pipeline.emitOpError()
              << "runs on grid '" << gridName.getValue() << "' of shape "

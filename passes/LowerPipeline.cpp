@@ -255,6 +255,8 @@ private:
   /// Whether the grid has axis 1; without it there is one replica.
   bool hasReplicaAxis = false;
   int64_t replicas = 1;
+  /// The tensor-parallel shards of a stage's replica (grid axis 2).
+  int64_t shards = 1;
   /// The ranks of the grid.
   int64_t worldSize = 1;
   int64_t microbatches = 0;
@@ -308,6 +310,8 @@ LogicalResult PipelineLowering::prepare() {
     hasReplicaAxis = gridOp.getShape().size() > 1;
     if (hasReplicaAxis)
       replicas = gridOp.getShape()[1];
+    if (gridOp.getShape().size() > 2)
+      shards = gridOp.getShape()[2];
     worldSize = *gridGroupSize(gridOp.getShape(), {});
   } else {
     // A pipeline without a grid runs on one rank per stage.
@@ -321,6 +325,13 @@ LogicalResult PipelineLowering::prepare() {
     worldSize = pipeline.getNumStages();
   }
   sync = pipeline.getSyncAttr();
+  if (dynamicSync() && shards > 1)
+    return pipeline.emitOpError()
+           << "synchronises its replicas in dynamic groups (policy = "
+              "dynamic) on a grid with "
+           << shards
+           << " tensor-parallel shards; dynamic groups average whole "
+              "replicas, expected a grid without axis 2";
   if (dynamicSync())
     for (int64_t s = 0; s < numStages(); ++s)
       if (stages[s].params.empty())

@@ -34,6 +34,7 @@ using namespace mlir;
 /// passes, then bufferization with ownership-based deallocation.
 static void addHeteroAndBufferization(OpPassManager &pm,
                                       bool blockingCollectives) {
+  pm.addPass(hetero::createHeteroPartitionTensorParallel());
   pm.addPass(hetero::createHeteroPrunableToLinalg());
   pm.addPass(hetero::createHeteroColumnsToLinalg());
   pm.addPass(createCanonicalizerPass());

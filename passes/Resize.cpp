@@ -187,7 +187,8 @@ struct HeteroResizePass
         return op.emitOpError()
                << "is sharded over tp = " << op.getTp()
                << " ranks; hetero-resize prunes a rank's own shard, so the "
-                  "tensor parallelism must be partitioned first (tp = 1)";
+                  "tensor parallelism must be partitioned first (tp = 1: run "
+                  "hetero-partition-tp before it)";
       int64_t width = op.getPrunedWidth();
       if (ShapedType::isDynamic(width))
         return op.emitOpError() << "has a dynamic contraction width; "

@@ -1340,9 +1340,12 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
   Location loc = UnknownLoc::get(context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   builder.setInsertionPointToEnd(module->getBody());
-  // Axes: pipeline stage, data-parallel replica.
-  shard::GridOp::create(builder, loc, "gpt_devices",
-                        ArrayRef<int64_t>{config.stages, config.dataParallel});
+  // Axes: pipeline stage, data-parallel replica and, with --tp, the
+  // tensor-parallel shard.
+  SmallVector<int64_t> gridShape = {config.stages, config.dataParallel};
+  if (config.tp > 1)
+    gridShape.push_back(config.tp);
+  shard::GridOp::create(builder, loc, "gpt_devices", gridShape);
 
   std::vector<SmallVector<Attribute>> stageParams(config.stages);
   int64_t seed = 0;

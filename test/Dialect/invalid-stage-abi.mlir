@@ -62,7 +62,7 @@ func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
 func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
 func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
 func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
-// expected-error @+1 {{'hetero.pipeline' op runs on grid 'grid' of shape 3x2, expected axis 0 of size 2 (the stages) and optionally axis 1 (the data-parallel replicas)}}
+// expected-error @+1 {{'hetero.pipeline' op runs on grid 'grid' of shape 3x2, expected axis 0 of size 2 (the stages), optionally axis 1 (the data-parallel replicas) and axis 2 (the tensor-parallel shards)}}
 hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
   hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
   hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
@@ -71,7 +71,7 @@ hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #
 // -----
 
 // At most a stage axis and a replica axis.
-shard.grid @grid(shape = 2x2x2)
+shard.grid @grid(shape = 2x2x2x2)
 memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
 memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
 func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
@@ -79,7 +79,7 @@ func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
 func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
 func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
 func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
-// expected-error @+1 {{'hetero.pipeline' op runs on grid 'grid' of shape 2x2x2, expected axis 0 of size 2 (the stages) and optionally axis 1 (the data-parallel replicas)}}
+// expected-error @+1 {{'hetero.pipeline' op runs on grid 'grid' of shape 2x2x2x2, expected axis 0 of size 2 (the stages), optionally axis 1 (the data-parallel replicas) and axis 2 (the tensor-parallel shards)}}
 hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
   hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
   hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]

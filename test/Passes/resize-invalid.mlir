@@ -1,7 +1,7 @@
 // RUN: hetero-opt %s --hetero-resize -split-input-file -verify-diagnostics
 
 func.func @sharded(%x: tensor<16x64xf32>, %w: tensor<64x32xf32>) -> tensor<16x32xf32> {
-  // expected-error @+1 {{'hetero.prunable_matmul' op is sharded over tp = 2 ranks; hetero-resize prunes a rank's own shard, so the tensor parallelism must be partitioned first (tp = 1)}}
+  // expected-error @+1 {{'hetero.prunable_matmul' op is sharded over tp = 2 ranks; hetero-resize prunes a rank's own shard, so the tensor parallelism must be partitioned first (tp = 1: run hetero-partition-tp before it)}}
   %y = hetero.prunable_matmul col %x, %w layer "l" tp = 2
       : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
   return %y : tensor<16x32xf32>

@@ -56,16 +56,12 @@ bool writeFile(llvm::StringRef path, const std::string &contents) {
 /// so they keep rows of their own, in which spans follow program order.
 /// Counts the compute tasks in `tasks`.
 std::vector<timeline::Row> rowsOf(const hrt_timeline_span *spans, size_t count,
-                                  int ranks, int64_t replicas, size_t &tasks) {
+                                  int ranks, RankLayout layout, size_t &tasks) {
   std::vector<timeline::Row> rows(size_t(std::max(ranks, 0)));
   std::vector<timeline::Row> background(rows.size()), posts(rows.size());
   for (size_t r = 0; r < rows.size(); ++r) {
     rows[r].id = int64_t(r);
-    rows[r].name = "rank " + std::to_string(r);
-    if (replicas > 0)
-      rows[r].name += " (stage " + std::to_string(int64_t(r) / replicas) +
-                      ", replica " + std::to_string(int64_t(r) % replicas) +
-                      ")";
+    rows[r].name = layout.name(int64_t(r));
   }
   double origin = 0.0;
   for (size_t i = 0; i < count; ++i)
@@ -134,7 +130,7 @@ namespace {
 /// Gathers every rank's spans since its hrt_timeline_begin_iteration; on
 /// rank 0 (`gathered`) as rows. Collective; false after a message naming
 /// `option`.
-bool gatherRows(hrt_comm world, int64_t replicas, const char *option,
+bool gatherRows(hrt_comm world, RankLayout layout, const char *option,
                 bool &gathered, std::vector<timeline::Row> &rows, size_t &tasks,
                 size_t &dropped) {
   const hrt_timeline_span *spans = nullptr;
@@ -149,18 +145,29 @@ bool gatherRows(hrt_comm world, int64_t replicas, const char *option,
   }
   gathered = rank == 0;
   if (gathered)
-    rows = rowsOf(spans, count, ranks, replicas, tasks);
+    rows = rowsOf(spans, count, ranks, layout, tasks);
   return true;
 }
 } // namespace
 
+std::string RankLayout::name(int64_t rank) const {
+  std::string text = "rank " + std::to_string(rank);
+  if (replicas <= 0)
+    return text;
+  int64_t shard = rank % shards, replica = rank / shards % replicas;
+  text += " (stage " + std::to_string(rank / shards / replicas) + ", replica " +
+          std::to_string(replica);
+  if (shards > 1)
+    text += ", shard " + std::to_string(shard);
+  return text + ")";
+}
+
 bool writeTimeline(hrt_comm world, const std::string &directory,
-                   int64_t iteration, int64_t replicas) {
+                   int64_t iteration, RankLayout layout) {
   bool gathered = false;
   std::vector<timeline::Row> rows;
   size_t tasks = 0, dropped = 0;
-  if (!gatherRows(world, replicas, "--timeline", gathered, rows, tasks,
-                  dropped))
+  if (!gatherRows(world, layout, "--timeline", gathered, rows, tasks, dropped))
     return false;
   if (!gathered)
     return true;
@@ -186,7 +193,7 @@ bool ProfiledTimeline::add() {
   bool gathered = false;
   std::vector<timeline::Row> rows;
   size_t tasks = 0, dropped = 0;
-  if (!gatherRows(world, replicas, "--profile-timeline", gathered, rows, tasks,
+  if (!gatherRows(world, layout, "--profile-timeline", gathered, rows, tasks,
                   dropped))
     return false;
   if (!gathered)

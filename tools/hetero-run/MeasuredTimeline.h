@@ -21,21 +21,32 @@ namespace hetero {
 /// and returns false when not.
 bool prepareTimelineDirectory(const std::string &directory);
 
+/// How a pipeline's ranks sit on its grid (stage, replica, shard), row-major.
+struct RankLayout {
+  /// Replicas per stage; 0 when the ranks form no known grid.
+  int64_t replicas = 0;
+  /// Tensor-parallel shards per replica.
+  int64_t shards = 1;
+  /// "rank r (stage s, replica p[, shard t])", or "rank r".
+  std::string name(int64_t rank) const;
+};
+
 /// Gathers the spans that every rank of `world` recorded since its
 /// hrt_timeline_begin_iteration (iteration `iteration` of the run) to rank 0,
 /// which writes `directory`/timeline.json and `directory`/timeline.svg and
-/// prints where. Rows are named "rank r (stage s, replica p)" when the ranks
-/// form a grid of `replicas` replicas per stage (0: not known), else
-/// "rank r". Collective; returns false after a message.
+/// prints where. Rows are named "rank r (stage s, replica p)" (", shard t"
+/// with tensor parallelism) when the ranks form a pipeline's grid of
+/// `layout.replicas` replicas per stage (0: not known), else "rank r".
+/// Collective; returns false after a message.
 bool writeTimeline(hrt_comm world, const std::string &directory,
-                   int64_t iteration, int64_t replicas);
+                   int64_t iteration, RankLayout layout);
 
 /// hetero-run --profile-timeline: the mean of several measured iterations,
 /// span by span, as hetero-interleave-checkpoints' profile= reads it.
 class ProfiledTimeline {
 public:
-  ProfiledTimeline(hrt_comm world, int64_t replicas)
-      : world(world), replicas(replicas) {}
+  ProfiledTimeline(hrt_comm world, RankLayout layout)
+      : world(world), layout(layout) {}
   /// Adds the spans every rank recorded since its
   /// hrt_timeline_begin_iteration. Collective; false after a message.
   bool add();
@@ -46,7 +57,7 @@ public:
 
 private:
   hrt_comm world;
-  int64_t replicas;
+  RankLayout layout;
   std::vector<timeline::Row> sum;
   int64_t iterations = 0;
   int64_t skipped = 0;

@@ -330,6 +330,12 @@ struct PipelineFacts {
   std::string gridName;
   int64_t devices = 1; // the grid's size
   int64_t replicas = 1;
+  /// Tensor-parallel shards per replica (grid axis 2).
+  int64_t shards = 1;
+  /// The ranks of one stage: its replicas' shards, which hold the same
+  /// parameters and optimizer state.
+  int64_t perStage() const { return replicas * shards; }
+  hetero::RankLayout layout() const { return {replicas, shards}; }
   int64_t stages = 1;
   int64_t microbatches = 1;
   /// Whether its replicas sync in dynamic groups (#hetero.sync).
@@ -410,6 +416,8 @@ preparePipeline(ModuleOp module, const hetero::CheckpointConfig &checkpoint) {
   facts.devices = ShapedType::getNumElements(grid.getShape());
   if (grid.getShape().size() > 1)
     facts.replicas = grid.getShape()[1];
+  if (grid.getShape().size() > 2)
+    facts.shards = grid.getShape()[2];
   facts.stages = pipeline.getNumStages();
   if (checkpoint.enabled &&
       failed(hetero::placeCheckpointChunks(module, checkpoint)))
@@ -431,8 +439,8 @@ bool exchangeParameters(ExecutionEngine &engine, const PipelineFacts &facts,
     }
   }
   for (const PipelineFacts::Parameter &param : facts.params) {
-    bool owner = isStep ? (rank % facts.replicas == 0 &&
-                           rank / facts.replicas == param.stage)
+    bool owner = isStep ? (rank % facts.perStage() == 0 &&
+                           rank / facts.perStage() == param.stage)
                         : rank == 0;
     if (save && !owner)
       continue;
@@ -731,7 +739,7 @@ int run() {
       llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
       return 1;
     }
-    planning.emplace(planner, world, rank, (*pipeline)->devices / stages,
+    planning.emplace(planner, world, rank, (*pipeline)->perStage(),
                      int(replanEvery), plans);
     if (!planning->start())
       return 1;
@@ -752,6 +760,16 @@ int run() {
   }
   std::optional<hetero::Checkpointing> checkpointing;
   int64_t firstStep = 0;
+  if (checkpointConfig.enabled && (*pipeline)->shards > 1) {
+    // Every rank refuses; one says why.
+    if (rank == 0)
+      llvm::errs() << "hetero-run: --checkpoint: pipeline @"
+                   << (*pipeline)->name << " runs on " << (*pipeline)->shards
+                   << " tensor-parallel shards (grid axis 2); in-memory "
+                      "checkpoints place whole replicas, expected a grid "
+                      "without axis 2\n";
+    return 1;
+  }
   if (checkpointConfig.enabled) {
     // The program and the job: a checkpoint of another is never restored.
     llvm::StringRef text =
@@ -776,7 +794,7 @@ int run() {
                       "step over at least 2 iterations (the first warms up)\n";
       return 1;
     }
-    profiled.emplace(world, (*pipeline)->replicas);
+    profiled.emplace(world, (*pipeline)->layout());
   }
   auto profiling = [&](int64_t i) {
     return profiled && i > firstStep && i <= firstStep + kProfiledIterations;
@@ -853,7 +871,8 @@ int run() {
   hrt_mlir_sync_finish();
   if (timeline && iterations > 0 &&
       !hetero::writeTimeline(world, timelineDirectory, iterations - 1,
-                             isStep ? (*pipeline)->replicas : 0))
+                             isStep ? (*pipeline)->layout()
+                                    : hetero::RankLayout()))
     return 1;
   if (planner)
     hrt_planner_destroy(planner);

@@ -28,6 +28,40 @@ def HeteroSummary : Pass<"hetero-summary", "::mlir::ModuleOp"> {
   ];
 }
 
+def HeteroPartitionTensorParallel
+    : Pass<"hetero-partition-tp", "::mlir::ModuleOp"> {
+  let summary = "Each tensor-parallel rank computes its shard of every "
+                "prunable matmul";
+  let description = [{
+    Rewrites every `hetero.prunable_matmul` with `tp = T > 1` (written in
+    the global view) into the product of this rank's shard (`tp = 1`) and
+    the collective over the tensor-parallel axis (axis 2 of the module's
+    `shard.grid` with T ranks on it) that restores the global value. The
+    rank's shard index `t` comes from `shard.process_multi_index`; a
+    `W: K x N` split the Megatron way (`col`: by N, `row`: by K) gives:
+
+    | product       | col (N split)               | row (K split)              |
+    |---------------|-----------------------------|----------------------------|
+    | `forward`     | `X W[:, t]`, all-gathered   | `X[:, t] W[t, :]`, summed  |
+    | `grad_input`  | `G[:, t] W^T[t, :]`, summed | `G W^T[:, t]`, all-gathered|
+    | `grad_weight` | `X^T G[:, t]`, all-gathered | `X^T[t, :] G`, all-gathered|
+
+    Each rank runs 1/T of every GEMM and all values leave at their global
+    shape, so the rest of the program (and `hetero-resize`, which then
+    prunes the columns of the rank's own shard) is unchanged. Parameters
+    and optimizer state stay replicated over the tensor-parallel ranks.
+
+    ```
+    hetero-opt --hetero-lower-pipeline --hetero-partition-tp \
+               --hetero-resize model.mlir
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::shard::ShardDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def HeteroResize : Pass<"hetero-resize", "::mlir::ModuleOp"> {
   let summary = "ZERO-resizing: prunable matmuls compute only a rank's kept "
                 "columns";
