@@ -803,6 +803,21 @@ struct ProcessLinearIndexLowering
 
 /// hetero.prune_plan: the runtime writes the kept columns into a buffer of
 /// `columns` and says how many; the plan is their prefix.
+/// hetero.gemm_mark begin|end -> hrt_mlir_gemm_mark(0|1).
+struct GemmMarkLowering : OpConversionPattern<GemmMarkOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(GemmMarkOp mark, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(mark, rewriter);
+    calls.call("hrt_mlir_gemm_mark",
+               {calls.constant32(mark.getEvent() == GemmEvent::begin ? 0 : 1)});
+    rewriter.eraseOp(mark);
+    return success();
+  }
+};
+
 struct PrunePlanLowering : OpConversionPattern<PrunePlanOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -1067,13 +1082,14 @@ void hetero::populateHeteroToRuntimeConversionPatterns(
                        memref::MemRefDialect, tensor::TensorDialect>();
   patterns.add<AllReduceLowering>(context, options.blockingCollectives,
                                   std::make_shared<int64_t>(0));
-  patterns
-      .add<BucketLowering, BroadcastLowering, ReduceLowering, AllGatherLowering,
-           ReduceScatterLowering, AllToAllLowering, SendLowering, RecvLowering,
-           TaskMarkLowering, ProcessMultiIndexLowering,
-           ProcessLinearIndexLowering, PrunePlanLowering, CorpusBatchLowering,
-           SampleContextLowering, SampleNextLowering, GroupSyncLowering,
-           CheckpointLowering, CkptChunkLowering, CkptCommitLowering>(context);
+  patterns.add<BucketLowering, BroadcastLowering, ReduceLowering,
+               AllGatherLowering, ReduceScatterLowering, AllToAllLowering,
+               SendLowering, RecvLowering, TaskMarkLowering,
+               ProcessMultiIndexLowering, ProcessLinearIndexLowering,
+               PrunePlanLowering, GemmMarkLowering, CorpusBatchLowering,
+               SampleContextLowering, SampleNextLowering, GroupSyncLowering,
+               CheckpointLowering, CkptChunkLowering, CkptCommitLowering>(
+      context);
 }
 
 void hetero::configureHeteroToRuntimeTarget(ConversionTarget &target) {

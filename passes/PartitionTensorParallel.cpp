@@ -95,19 +95,19 @@ public:
     Value rhs = slice(builder, loc, op.getRhs(), plan.rhsDim, shard);
     RankedTensorType global = op.getResult().getType();
     SmallVector<int64_t> local(global.getShape());
-    int64_t gatherDim =
-        plan.gatherDim == ShardPlan::kLast ? global.getRank() - 1
-                                           : plan.gatherDim;
+    int64_t gatherDim = plan.gatherDim == ShardPlan::kLast
+                            ? global.getRank() - 1
+                            : plan.gatherDim;
     if (!plan.reduce)
       local[gatherDim] /= shards;
     auto product = PrunableMatmulOp::create(
         builder, loc, global.clone(local), lhs, rhs, op.getModeAttr(),
         op.getLayerAttr(), builder.getI64IntegerAttr(1), op.getProductAttr(),
         op.getImputationAttr());
-    Value result =
-        plan.reduce ? Value(AllReduceOp::create(builder, loc, product, grid,
-                                                {kShardAxis}))
-                    : gather(builder, loc, product, gatherDim, global);
+    Value result = plan.reduce
+                       ? Value(AllReduceOp::create(builder, loc, product, grid,
+                                                   {kShardAxis}))
+                       : gather(builder, loc, product, gatherDim, global);
     op.replaceAllUsesWith(result);
     op.erase();
     return success();
@@ -122,9 +122,8 @@ private:
       OpBuilder builder(&function.getFunctionBody().front(),
                         function.getFunctionBody().front().begin());
       index = shard::ProcessMultiIndexOp::create(
-                  builder, function.getLoc(),
-                  TypeRange{builder.getIndexType()}, grid,
-                  builder.getDenseI16ArrayAttr({kShardAxis}))
+                  builder, function.getLoc(), TypeRange{builder.getIndexType()},
+                  grid, builder.getDenseI16ArrayAttr({kShardAxis}))
                   .getResult()[0];
     }
     return index;
@@ -141,8 +140,8 @@ private:
       dim = type.getRank() - 1;
     int64_t width = type.getDimSize(dim) / shards;
     SmallVector<OpFoldResult> offsets(type.getRank(), builder.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes, strides(type.getRank(),
-                                             builder.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes,
+        strides(type.getRank(), builder.getIndexAttr(1));
     for (int64_t size : type.getShape())
       sizes.push_back(builder.getIndexAttr(size));
     sizes[dim] = builder.getIndexAttr(width);
@@ -240,16 +239,15 @@ struct HeteroPartitionTensorParallelPass
                        << tp << " gives the pipeline's grid one)";
           else
             diagnostic << ", and shard.grids @" << grids[0].getSymName()
-                       << " and @" << grids[1].getSymName()
-                       << " both have " << tp
-                       << " ranks on axis 2; expected one";
+                       << " and @" << grids[1].getSymName() << " both have "
+                       << tp << " ranks on axis 2; expected one";
           return signalPassFailure();
         }
         found =
             partitioners
-                .try_emplace(tp, FlatSymbolRefAttr::get(
-                                     grids.front().getSymNameAttr()),
-                             tp)
+                .try_emplace(
+                    tp, FlatSymbolRefAttr::get(grids.front().getSymNameAttr()),
+                    tp)
                 .first;
       }
       if (failed(found->second.run(op)))

@@ -15,6 +15,7 @@
 //     grad_input:   impute(G x W^T[:, kept]) along dX's columns
 //     grad_weight:  impute(X^T[kept, :] x G) along dW's rows
 //   }
+//   (the scf.if bracketed by hetero.gemm_mark begin and end)
 //
 // The lineage (layer, pruned columns) is the runtime's plan for the
 // iteration: every prune_plan of one layer returns the same columns until
@@ -80,6 +81,11 @@ public:
              << "cannot be resized: collapsing a batched lhs with dynamic "
                 "leading dimensions is not supported";
     }
+    // The runtime times the GEMM the rank ran (C_i of Eq. 1).
+    builder.setInsertionPoint(ifOp);
+    GemmMarkOp::create(builder, loc, GemmEvent::begin);
+    builder.setInsertionPointAfter(ifOp);
+    GemmMarkOp::create(builder, loc, GemmEvent::end);
     op.getResult().replaceAllUsesWith(ifOp.getResult(0));
     op.erase();
     return success();

@@ -493,6 +493,8 @@ extern "C" hrt_status hrt_init(hrt_backend backend, int *argc, char ***argv) {
     configured = configureLinkModelFromEnvironment(here);
   if (configured == HRT_SUCCESS)
     configured = configureComputeFromEnvironment(here);
+  if (configured == HRT_SUCCESS)
+    configured = configureSlowGemmFromEnvironment(here);
   setLinkMeasurement(false);
   if (configured == HRT_SUCCESS)
     configured = configureFault(here);

@@ -239,6 +239,12 @@ size_t bufferedSendsInFlight();
 /// call of `kind`: excluded from its task's time when it is point to point,
 /// and a span of the timeline.
 void noteCommunication(hrt_timeline_kind kind, double start, double end);
+/// Seconds compiled code has spent in communication calls so far (a rank's
+/// time blocked on others or on the network).
+double communicationSeconds();
+/// Reads HETERO_RT_SLOW_GEMM: ranks whose resized GEMMs are emulated as
+/// slower (Resize.cpp).
+hrt_status configureSlowGemmFromEnvironment(const CallSite &site);
 /// One timed message's time on its link.
 void noteTransfer(double seconds);
 /// Reads HETERO_RT_COMPUTE: emulated compute, a sleep at each task mark.

@@ -78,7 +78,18 @@ TaskClock &taskClock() {
 
 } // namespace
 
+namespace {
+/// Seconds compiled code has spent in communication calls, all kinds.
+double &communicationTotal() {
+  static double seconds = 0;
+  return seconds;
+}
+} // namespace
+
+double communicationSeconds() { return communicationTotal(); }
+
 void noteCommunication(hrt_timeline_kind kind, double start, double end) {
+  communicationTotal() += end - start;
   // Waiting for a peer is not compute; a collective inside a stage's task
   // (tensor parallelism) is part of the task as the planner simulates it.
   if (kind == HRT_TIMELINE_SEND || kind == HRT_TIMELINE_RECV)

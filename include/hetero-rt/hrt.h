@@ -451,9 +451,28 @@ HRT_EXPORT hrt_status hrt_resize_configure(double ratio,
                                            unsigned long long ranks,
                                            long long epoch_iterations,
                                            unsigned long long seed);
+/* ZERO-resizing's online planner (Eq. 1): every rank of `group` (the
+ * tensor-parallel ranks of one replica of one stage) prunes the share of
+ * its contraction columns that makes its busy time meet T_ref, the mean
+ * (target 0) or the minimum (target 1) of the group's. Columns as in
+ * hrt_resize_configure; nothing is pruned before the first
+ * hrt_resize_end_iteration. */
+HRT_EXPORT hrt_status hrt_resize_configure_online(hrt_comm group, int target,
+                                                  long long epoch_iterations,
+                                                  unsigned long long seed);
 /* Starts iteration `iteration`: a layer's columns stay fixed from the first
  * hrt_mlir_prune_plan of an iteration to the next call of this. */
 HRT_EXPORT void hrt_resize_begin_iteration(long long iteration);
+/* Collective over the online planner's group, after an iteration: the ranks
+ * exchange their busy time (the iteration less the time compiled code was
+ * blocked in communication) and the time of their resized GEMMs
+ * (hrt_mlir_gemm_mark), both unpruned-equivalent. When some rank's busy time
+ * moved by more than 10% since the last plan (or there is none), every
+ * rank takes its ratio from Eq. 1 for the next iteration. Writes the
+ * group's ratios in group rank order (up to `capacity`) and sets `changed`
+ * when a ratio changed. */
+HRT_EXPORT hrt_status hrt_resize_end_iteration(double *ratios, int capacity,
+                                               int *changed);
 
 /*===----------------------------------------------------------------------===*
  * Timelines of measured iterations. Between hrt_timeline_begin_iteration
@@ -669,6 +688,11 @@ HRT_EXPORT void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
  * `kept` (room for `columns`) and returns their count. */
 HRT_EXPORT long long hrt_mlir_prune_plan(unsigned long long layer,
                                          long long columns, long long *kept);
+/* hetero.gemm_mark begin (0) | end (1): brackets a resized layer's GEMM. The
+ * time between counts as this rank's GEMM time; a rank named in
+ * HETERO_RT_SLOW_GEMM=<rank>:<slowdown>[,...] sleeps (slowdown - 1) times
+ * each GEMM's time there (sleeps under a millisecond add up first). */
+HRT_EXPORT void hrt_mlir_gemm_mark(int event);
 /* hrt_data_batch, hrt_sample_context and hrt_sample_next. */
 HRT_EXPORT void hrt_mlir_corpus_batch(int *input, int *target,
                                       long long sequences, long long tokens,

@@ -178,10 +178,12 @@ static cl::opt<std::string> checkpointOption(
 
 static cl::opt<std::string> pruneOption(
     "prune",
-    cl::desc("ZERO-resizing with a fixed ratio for a module that "
-             "hetero-resize expanded: ratio=a (in [0, 1))[,ranks=r+r...] "
-             "(the pruning world ranks, 0..63; default all)[,epoch=n] (new "
-             "columns every n iterations; default never) (docs/resizing.md)"),
+    cl::desc("ZERO-resizing of a module that hetero-resize expanded: "
+             "ratio=a (a fixed share in [0, 1))[,ranks=r+r...] (the pruning "
+             "world ranks, 0..63; default all), or target=min|mean (each "
+             "tensor-parallel rank's share planned online, Eq. 1); "
+             "[,epoch=n] (new columns every n iterations; default never) "
+             "(docs/resizing.md)"),
     cl::init(""), cl::cat(category));
 
 namespace {
@@ -191,6 +193,8 @@ struct PruneConfig {
   double ratio = 0;
   unsigned long long ranks = 0;
   long long epoch = 0;
+  /// target=: planned online towards the group's mean (0) or min (1).
+  std::optional<int> target;
 };
 
 /// Parses --prune; returns what is wrong, or "".
@@ -219,16 +223,24 @@ std::string parsePruneConfig(StringRef text, PruneConfig &config) {
                  value.str() + "'";
         config.ranks |= 1ULL << number;
       }
+    } else if (key == "target") {
+      if (value != "min" && value != "mean")
+        return "target must be min or mean, got '" + value.str() + "'";
+      config.target = value == "min" ? 1 : 0;
     } else if (key == "epoch") {
       if (value.getAsInteger(10, config.epoch) || config.epoch < 1)
         return "epoch must be a whole number of iterations >= 1, got '" +
                value.str() + "'";
     } else {
-      return "unknown key '" + key.str() + "', expected ratio, ranks or epoch";
+      return "unknown key '" + key.str() +
+             "', expected ratio, ranks, target or epoch";
     }
   }
-  if (!ratio)
-    return "missing ratio=a";
+  if (config.target && (ratio || config.ranks))
+    return "target= plans every rank's ratio online; it excludes ratio= and "
+           "ranks=";
+  if (!ratio && !config.target)
+    return "missing ratio=a or target=min|mean";
   return "";
 }
 
@@ -535,9 +547,10 @@ int run() {
       return 1;
     }
   }
+  std::optional<PruneConfig> prune;
   if (!pruneOption.empty()) {
-    PruneConfig prune;
-    if (std::string problem = parsePruneConfig(pruneOption, prune);
+    prune.emplace();
+    if (std::string problem = parsePruneConfig(pruneOption, *prune);
         !problem.empty()) {
       llvm::errs() << "hetero-run: --prune: " << problem << "\n";
       return 1;
@@ -548,11 +561,6 @@ int run() {
       llvm::errs() << "hetero-run: --prune: the module has no "
                       "hetero.prune_plan; expand its prunable matmuls with "
                       "hetero-resize first\n";
-      return 1;
-    }
-    if (hrt_resize_configure(prune.ratio, prune.ranks, prune.epoch,
-                             (unsigned long long)seed) != HRT_SUCCESS) {
-      llvm::errs() << "hetero-run: --prune: " << hrt_last_error() << "\n";
       return 1;
     }
   }
@@ -567,6 +575,33 @@ int run() {
   }
   if (*pipeline && entry.getNumOccurrences() == 0)
     entry = (*pipeline)->name + "_step";
+  // The online planner's group: the tensor-parallel ranks of one replica of
+  // one stage; without a pipeline, every rank.
+  hrt_comm resizeGroup = nullptr;
+  if (prune && prune->target) {
+    int ranks = 1;
+    hrt_comm_size(world, &ranks);
+    int64_t shards = *pipeline ? (*pipeline)->shards : ranks;
+    if (shards < 2) {
+      llvm::errs() << "hetero-run: --prune target=: pipeline @"
+                   << (*pipeline)->name
+                   << " has no tensor-parallel shards to balance; expected a "
+                      "grid with axis 2 (hetero-gen --tp)\n";
+      return 1;
+    }
+    if (hrt_comm_split(world, int(rank / shards), int(rank % shards),
+                       &resizeGroup) != HRT_SUCCESS ||
+        hrt_resize_configure_online(resizeGroup, *prune->target, prune->epoch,
+                                    (unsigned long long)seed) != HRT_SUCCESS) {
+      llvm::errs() << "hetero-run: --prune: " << hrt_last_error() << "\n";
+      return 1;
+    }
+  } else if (prune &&
+             hrt_resize_configure(prune->ratio, prune->ranks, prune->epoch,
+                                  (unsigned long long)seed) != HRT_SUCCESS) {
+    llvm::errs() << "hetero-run: --prune: " << hrt_last_error() << "\n";
+    return 1;
+  }
   // A step of the pipeline (the default one or a plan's) runs on the grid;
   // its reference runs anywhere.
   bool isStep = false;
@@ -761,13 +796,12 @@ int run() {
   std::optional<hetero::Checkpointing> checkpointing;
   int64_t firstStep = 0;
   if (checkpointConfig.enabled && (*pipeline)->shards > 1) {
-    // Every rank refuses; one says why.
-    if (rank == 0)
-      llvm::errs() << "hetero-run: --checkpoint: pipeline @"
-                   << (*pipeline)->name << " runs on " << (*pipeline)->shards
-                   << " tensor-parallel shards (grid axis 2); in-memory "
-                      "checkpoints place whole replicas, expected a grid "
-                      "without axis 2\n";
+    // One write per rank, so that the ranks' lines do not interleave.
+    llvm::errs() << "hetero-run: --checkpoint: pipeline @" + (*pipeline)->name +
+                        " runs on " + std::to_string((*pipeline)->shards) +
+                        " tensor-parallel shards (grid axis 2); in-memory "
+                        "checkpoints place whole replicas, expected a grid "
+                        "without axis 2\n";
     return 1;
   }
   if (checkpointConfig.enabled) {
@@ -842,6 +876,19 @@ int run() {
                                     switched))
         return 1;
     }
+    // The online resize planner reads each iteration but the warm-up.
+    std::vector<double> ratios;
+    int resized = 0;
+    if (resizeGroup && !(i == firstStep && iterations > 1)) {
+      int groupSize = 1;
+      hrt_comm_size(resizeGroup, &groupSize);
+      ratios.resize(size_t(groupSize));
+      if (hrt_resize_end_iteration(ratios.data(), groupSize, &resized) !=
+          HRT_SUCCESS) {
+        llvm::errs() << "hetero-run: --prune: " << hrt_last_error() << "\n";
+        return 1;
+      }
+    }
     if (printer) {
       std::printf("%siteration %lld: %s%s%.3f ms%s\n",
                   allRanks ? ("rank " + std::to_string(rank) + ": ").c_str()
@@ -854,6 +901,12 @@ int run() {
       if (switched)
         std::printf("re-planned after iteration %lld: %s\n", (long long)i,
                     planning->describe().substr(2).c_str());
+      if (resized) {
+        std::printf("re-sized after iteration %lld: alpha =", (long long)i);
+        for (double ratio : ratios)
+          std::printf(" %.4f", ratio);
+        std::printf("\n");
+      }
       std::fflush(stdout);
     }
     if (checkpointing && !checkpointing->afterStep(**engine, i))

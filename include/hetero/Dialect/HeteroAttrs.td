@@ -95,6 +95,12 @@ def Hetero_Payload : Hetero_I32EnumAttr<"Payload",
   I32EnumAttrCase<"gradient", 1>
 ]>;
 
+def Hetero_GemmEvent : Hetero_I32EnumAttr<"GemmEvent",
+    "the start or the end of a resized layer's GEMM", [
+  I32EnumAttrCase<"begin", 0>,
+  I32EnumAttrCase<"end", 1>
+]>;
+
 def Hetero_TaskKind : Hetero_I32EnumAttr<"TaskKind",
     "a compute task of a stage program", [
   I32EnumAttrCase<"forward", 0>,

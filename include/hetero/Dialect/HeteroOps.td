@@ -481,6 +481,29 @@ def Hetero_PrunePlanOp : Hetero_Op<"prune_plan", [
   let hasVerifier = 1;
 }
 
+def Hetero_GemmMarkOp : Hetero_Op<"gemm_mark", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Marks where a resized layer's GEMM starts or ends";
+  let description = [{
+    `hetero-resize` brackets each product it expands with `begin` and
+    `end`. The runtime adds the time between them to the rank's GEMM time
+    of the iteration (C_i of ZERO-resizing's Eq. 1, which the online
+    planner of `hetero-run --prune target=min|mean` reads), and a rank whose
+    GEMMs are emulated as slower (`HETERO_RT_SLOW_GEMM`) sleeps there in
+    proportion to the GEMM it ran.
+
+    Example:
+
+    ```mlir
+    hetero.gemm_mark begin
+    %y = scf.if %whole -> (tensor<4x16xf32>) { ... }
+    hetero.gemm_mark end
+    ```
+  }];
+  let arguments = (ins Hetero_GemmEvent:$event);
+  let assemblyFormat = "$event attr-dict";
+}
+
 def Hetero_SelectColsOp : Hetero_Op<"select_cols", [
     Pure, AllElementTypesMatch<["source", "result"]>,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {

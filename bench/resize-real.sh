@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# ZERO-resizing on real ranks: a GPT on 2 tensor-parallel ranks (one stage,
+# hetero-partition-tp, hetero-resize) whose rank 1 runs every resized GEMM
+# delta times as long (HETERO_RT_SLOW_GEMM: a sleep proportional to the GEMM
+# it actually ran), for each delta, in the same run:
+#
+#   baseline   no pruning: every collective waits for the straggler
+#   ZERO-min   hetero-run --prune target=min: the online planner (Eq. 1)
+#              gives each rank the share that meets the fastest
+#   ZERO-mean  --prune target=mean: the share that meets the mean
+#
+# Each line gives the median iteration time after the first WARM
+# iterations, its ratio to the baseline at delta 1, and the straggler's
+# final ratio beside 1 - 1/delta (what pruning a linear GEMM would need).
+# The last line fits the baseline to a line in delta (R^2).
+#
+# usage: bench/resize-real.sh [build dir]
+#   DELTAS="1 2 4 8"   ITERATIONS=12   WARM=4   ROUNDS=1
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="${1:-$ROOT/build}"
+DELTAS="${DELTAS:-1 2 4 8}"
+ITERATIONS="${ITERATIONS:-12}"
+WARM="${WARM:-4}"
+ROUNDS="${ROUNDS:-1}"
+PYTHON="${PYTHON:-/usr/bin/python3}"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
+LAUNCH=(mpirun --oversubscribe --bind-to none)
+if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
+
+"$BUILD/bin/hetero-gen" gpt --layers 2 --hidden 128 --heads 4 --seq 32 \
+  --batch 4 --stages 1 --microbatches 2 --tp 2 --optimizer sgd --lr 0.05 \
+  -o "$WORK/gpt.mlir"
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+  --hetero-partition-tp --hetero-resize -o "$WORK/resized.mlir"
+
+run() { # delta, policy -> output file
+  local delta=$1 policy=$2 out="$WORK/$1-$2-$3.txt"
+  local prune=()
+  case "$policy" in
+    zero-min) prune=(--prune target=min) ;;
+    zero-mean) prune=(--prune target=mean) ;;
+  esac
+  HETERO_RT_SLOW_GEMM="1:$delta" "${LAUNCH[@]}" -x HETERO_RT_SLOW_GEMM -np 2 \
+    "$BUILD/bin/hetero-run" "$WORK/resized.mlir" --iterations "$ITERATIONS" \
+    "${prune[@]}" > "$out"
+}
+
+# Rounds interleave the deltas and policies, so that load on the machine
+# falls on all of them alike.
+for round in $(seq 1 "$ROUNDS"); do
+  for delta in $DELTAS; do
+    for policy in baseline zero-min zero-mean; do
+      run "$delta" "$policy" "$round"
+    done
+  done
+done
+
+"$PYTHON" - "$WORK" "$WARM" "$ROUNDS" $DELTAS <<'EOF'
+import re, statistics, sys
+work, warm, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+deltas = [float(d) for d in sys.argv[4:]]
+
+def measure(delta, policy):
+    times, alpha = [], None
+    for r in range(1, rounds + 1):
+        name = f"{work}/{sys.argv[4 + deltas.index(delta)]}-{policy}-{r}.txt"
+        for line in open(name):
+            m = re.match(r"iteration (\d+): .*, ([0-9.]+) ms", line)
+            if m and int(m.group(1)) >= warm:
+                times.append(float(m.group(2)))
+            m = re.match(r"re-sized after iteration \d+: alpha = (.*)", line)
+            if m:
+                alpha = float(m.group(1).split()[1])
+    return statistics.median(times), alpha
+
+base = {d: measure(d, "baseline")[0] for d in deltas}
+t1 = base[deltas[0]]
+for d in deltas:
+    line = f"delta {d:g} baseline {base[d]:.1f} ms ratio {base[d] / t1:.3f}"
+    for policy in ("zero-min", "zero-mean"):
+        t, alpha = measure(d, policy)
+        shown = "none" if alpha is None else f"{alpha:.3f}"
+        line += f"; {policy} {t:.1f} ms ratio {t / t1:.3f} alpha {shown}"
+    print(line + f" (1 - 1/delta {1 - 1 / d:.3f})")
+n = len(deltas)
+if n >= 2:
+    mx, my = sum(deltas) / n, sum(base.values()) / n
+    sxy = sum((d - mx) * (base[d] - my) for d in deltas)
+    sxx = sum((d - mx) ** 2 for d in deltas)
+    slope = sxy / sxx
+    ss_res = sum((base[d] - (my + slope * (d - mx))) ** 2 for d in deltas)
+    ss_tot = sum((base[d] - my) ** 2 for d in deltas)
+    r2 = 1 - ss_res / ss_tot if ss_tot > 0 else 1.0
+    print(f"baseline linear in delta: {slope:.1f} ms per unit, R^2 {r2:.4f}")
+EOF

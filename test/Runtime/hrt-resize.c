@@ -1,0 +1,112 @@
+/*===- hrt-resize.c - ZERO-resizing's online planner in the runtime --------===*\
+|*                                                                            *|
+|* Part of the hetero project.                                                *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+/* REQUIRES: mpi
+ * RUN: env HETERO_RT_SLOW_GEMM=1:4 %mpirun -x HETERO_RT_SLOW_GEMM -np 2 hrt-resize | FileCheck %s
+ *
+ * Two tensor-parallel ranks run one layer of 32 contraction columns whose
+ * GEMM is a 40 ms sleep per 32 kept columns (hrt_mlir_gemm_mark around
+ * it); rank 1's GEMMs are emulated 4 times as slow. Nothing is pruned
+ * before the first plan; then rank 1 prunes about 3/4 of its columns
+ * (Eq. 1, target min: (160 - 40) / 160), rank 0 none.
+ * CHECK-DAG: rank 0: iteration 0 keeps 32 of 32
+ * CHECK-DAG: rank 1: iteration 0 keeps 32 of 32
+ * CHECK-DAG: rank 0: iteration 0 plans alpha 0 for itself, about 3/4 for rank 1
+ * CHECK-DAG: rank 1: iteration 0 plans alpha 0 for rank 0, about 3/4 for itself
+ * CHECK-DAG: rank 1: iteration 1 keeps 5 to 12 of 32
+ * CHECK-DAG: rank 0: iteration 1 keeps 32 of 32
+ *
+ * Measured while pruning, the times are unpruned-equivalent: the same
+ * straggler gets the same plan (raw times would show no straggler, and
+ * undo the pruning).
+ * CHECK-DAG: rank 0: iteration 1 still plans about 3/4 for rank 1
+ * CHECK-DAG: rank 1: iteration 1 still plans about 3/4 for rank 1
+ *
+ * When rank 1's GEMMs run as fast as rank 0's again, its busy time drops by
+ * more than 10%: the plan is refreshed and rank 1 stops pruning (almost).
+ * CHECK-DAG: rank 0: iteration 2 re-plans rank 1 to under 0.2
+ * CHECK-DAG: rank 1: iteration 2 re-plans rank 1 to under 0.2
+ *
+ * CHECK-DAG: no planner: invalid argument: hrt_resize_end_iteration (24 bytes): needs hrt_resize_configure_online first and a flag to set
+ * CHECK-DAG: bad target: invalid argument: hrt_resize_configure_online on rank 0 (0 bytes): needs a group and target 0 (mean) or 1 (min)
+ */
+
+#include "Inputs/hrt-test.h"
+
+#include <stdio.h>
+#include <time.h>
+
+static void sleepMs(double ms) {
+  struct timespec span;
+  span.tv_sec = (time_t)(ms / 1000);
+  span.tv_nsec = (long)((ms - (double)span.tv_sec * 1000) * 1e6);
+  nanosleep(&span, NULL);
+}
+
+/* One iteration of the layer; returns the columns kept. `gemmMs` is the
+ * unslowed time of the whole GEMM. */
+static long long iteration(long long i, double gemmMs) {
+  long long kept[32];
+  hrt_resize_begin_iteration(i);
+  long long count = hrt_mlir_prune_plan(/*layer=*/42, 32, kept);
+  hrt_mlir_gemm_mark(0);
+  sleepMs(gemmMs * (double)count / 32.0);
+  hrt_mlir_gemm_mark(1);
+  return count;
+}
+
+int main(int argc, char **argv) {
+  int rank, size;
+  hrt_comm world = hrt_test_init(&argc, &argv, &rank, &size);
+  double ratios[2] = {0, 0};
+  int changed = 0;
+
+  hrt_status status = hrt_resize_end_iteration(ratios, 2, &changed);
+  if (rank == 0)
+    printf("no planner: %s: %s\n", hrt_status_string(status),
+           hrt_last_error());
+  status = hrt_resize_configure_online(world, 5, 0, 1);
+  if (rank == 0)
+    printf("bad target: %s: %s\n", hrt_status_string(status),
+           hrt_last_error());
+
+  CHECK_OK(hrt_resize_configure_online(world, /*min*/ 1, 0, 1));
+  long long count = iteration(0, 40.0);
+  printf("rank %d: iteration 0 keeps %lld of 32\n", rank, count);
+  CHECK_OK(hrt_resize_end_iteration(ratios, 2, &changed));
+  if (changed && ratios[0] == 0.0 && ratios[1] > 0.6 && ratios[1] < 0.85)
+    printf("rank %d: iteration 0 plans alpha 0 for %s, about 3/4 for %s\n",
+           rank, rank == 0 ? "itself" : "rank 0",
+           rank == 1 ? "itself" : "rank 1");
+  else
+    printf("rank %d: iteration 0 plans %g and %g (changed %d)\n", rank,
+           ratios[0], ratios[1], changed);
+
+  count = iteration(1, 40.0);
+  if (count == 32)
+    printf("rank %d: iteration 1 keeps 32 of 32\n", rank);
+  else if (count >= 5 && count <= 12)
+    printf("rank %d: iteration 1 keeps 5 to 12 of 32\n", rank);
+  else
+    printf("rank %d: iteration 1 keeps %lld of 32\n", rank, count);
+  CHECK_OK(hrt_resize_end_iteration(ratios, 2, &changed));
+  if (ratios[0] == 0.0 && ratios[1] > 0.6 && ratios[1] < 0.85)
+    printf("rank %d: iteration 1 still plans about 3/4 for rank 1\n", rank);
+  else
+    printf("rank %d: iteration 1 plans %g and %g\n", rank, ratios[0],
+           ratios[1]);
+
+  iteration(2, rank == 1 ? 10.0 : 40.0);
+  CHECK_OK(hrt_resize_end_iteration(ratios, 2, &changed));
+  if (changed && ratios[1] < 0.2)
+    printf("rank %d: iteration 2 re-plans rank 1 to under 0.2\n", rank);
+  else
+    printf("rank %d: iteration 2 plans %g and %g (changed %d)\n", rank,
+           ratios[0], ratios[1], changed);
+
+  CHECK_OK(hrt_finalize());
+  return 0;
+}
