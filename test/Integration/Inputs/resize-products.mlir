@@ -1,4 +1,5 @@
 // The three products of one layer, resized, against the masked reference
+// (and dW once more with `impute average`, against the kept rows' mean)
 // (shared/seeds/000-zero-resizing.md invariants I1, I2, I7): integer-valued
 // data, so every sum is exact and the comparison is bit for bit. Returns
 // 100 x (the sum of the absolute differences) + the number of pruned
@@ -28,6 +29,7 @@ func.func @check(%iteration: i64) -> f32 {
   %y = hetero.prunable_matmul col %x, %w layer "l" tp = 1 : tensor<6x8xf32>, tensor<8x4xf32> -> tensor<6x4xf32>
   %dx = hetero.prunable_matmul col %g, %wt layer "l" tp = 1 product = grad_input : tensor<6x4xf32>, tensor<4x8xf32> -> tensor<6x8xf32>
   %dw = hetero.prunable_matmul col %xt, %g layer "l" tp = 1 product = grad_weight : tensor<8x6xf32>, tensor<6x4xf32> -> tensor<8x4xf32>
+  %dwa = hetero.prunable_matmul col %xt, %g layer "l" tp = 1 product = grad_weight impute average : tensor<8x6xf32>, tensor<6x4xf32> -> tensor<8x4xf32>
 
   // The mask of the kept columns.
   %kept = hetero.prune_plan layer "l" columns = 8 : tensor<?xindex>
@@ -69,6 +71,28 @@ func.func @check(%iteration: i64) -> f32 {
     linalg.yield %p : f32
   } -> tensor<8x4xf32>
 
+  // dW imputed with the average: each pruned row is the mean of the kept
+  // rows, column by column.
+  %e4 = tensor.empty() : tensor<4xf32>
+  %z4 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4xf32>) -> tensor<4xf32>
+  %colsum = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%dwref : tensor<8x4xf32>) outs(%z4 : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %count64 = arith.index_cast %count : index to i64
+  %countf = arith.sitofp %count64 : i64 to f32
+  %dwaref = linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%dwref, %mask, %colsum : tensor<8x4xf32>, tensor<8xf32>, tensor<4xf32>) outs(%e84 : tensor<8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %mean = arith.divf %c, %countf : f32
+    %gap = arith.subf %one, %b : f32
+    %fill = arith.mulf %gap, %mean : f32
+    %v = arith.addf %a, %fill : f32
+    linalg.yield %v : f32
+  } -> tensor<8x4xf32>
+
   // The sums of the absolute differences.
   %s0 = tensor.empty() : tensor<f32>
   %acc = linalg.fill ins(%zero : f32) outs(%s0 : tensor<f32>) -> tensor<f32>
@@ -96,7 +120,15 @@ func.func @check(%iteration: i64) -> f32 {
     %s = arith.addf %o, %m : f32
     linalg.yield %s : f32
   } -> tensor<f32>
-  %difference = tensor.extract %d3[] : tensor<f32>
+  %d4 = linalg.generic {indexing_maps = [#id, #id, #all], iterator_types = ["reduction", "reduction"]}
+      ins(%dwa, %dwaref : tensor<8x4xf32>, tensor<8x4xf32>) outs(%d3 : tensor<f32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    %m = math.absf %d : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %difference = tensor.extract %d4[] : tensor<f32>
   %hundred = arith.constant 100.0 : f32
   %scaled = arith.mulf %difference, %hundred : f32
   %c8 = arith.constant 8 : index
