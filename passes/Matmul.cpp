@@ -12,15 +12,20 @@
 
 using namespace mlir;
 
+bool hetero::hasStaticLeadingDimensions(RankedTensorType lhs) {
+  return lhs.getRank() <= 2 ||
+         llvm::none_of(lhs.getShape().drop_back(), ShapedType::isDynamic);
+}
+
 FailureOr<Value> hetero::buildMatmul(OpBuilder &builder, Location loc,
                                      Value lhs, Value rhs,
                                      RankedTensorType resultType) {
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   int64_t rank = lhsType.getRank();
   SmallVector<ReassociationIndices> reassociation;
+  if (!hasStaticLeadingDimensions(lhsType))
+    return failure();
   if (rank > 2) {
-    if (llvm::any_of(lhsType.getShape().drop_back(), ShapedType::isDynamic))
-      return failure();
     ReassociationIndices rows;
     for (int64_t dim = 0; dim + 1 < rank; ++dim)
       rows.push_back(dim);

@@ -17,6 +17,10 @@
 
 namespace hetero {
 
+/// Whether buildMatmul can collapse `lhs`: rank 2, or static dimensions
+/// before its last.
+bool hasStaticLeadingDimensions(mlir::RankedTensorType lhs);
+
 /// lhs: [..., M, K] (leading dimensions static), rhs: [K, N] -> a zero-filled
 /// linalg.matmul on the lhs collapsed to [prod(...) * M, K], expanded back
 /// to `resultType` ([..., M, N]) afterwards; or failure when the leading

@@ -60,27 +60,23 @@ public:
   /// Replaces the op by its expansion reading `kept`; `whole` says that
   /// every column is kept.
   LogicalResult run(Value kept, Value whole) {
-    OpBuilder builder(op);
-    Location loc = op.getLoc();
-    bool built = true;
-    auto yield = [&](OpBuilder &b, Location l, FailureOr<Value> value) {
-      built &= succeeded(value);
-      scf::YieldOp::create(b, l, succeeded(value) ? *value : op.getLhs());
-    };
-    auto ifOp = scf::IfOp::create(
-        builder, loc, whole,
-        [&](OpBuilder &b, Location l) {
-          yield(b, l, buildMatmul(b, l, op.getLhs(), op.getRhs(), type()));
-        },
-        [&](OpBuilder &b, Location l) {
-          yield(b, l, prunedProduct(b, l, kept));
-        });
-    if (!built) {
-      ifOp.erase();
+    // Every product below is a buildMatmul of an lhs with the op's leading
+    // dimensions, which it collapses when they are static.
+    if (!hasStaticLeadingDimensions(op.getLhs().getType()))
       return op.emitOpError()
              << "cannot be resized: collapsing a batched lhs with dynamic "
                 "leading dimensions is not supported";
-    }
+    OpBuilder builder(op);
+    Location loc = op.getLoc();
+    auto ifOp = scf::IfOp::create(
+        builder, loc, whole,
+        [&](OpBuilder &b, Location l) {
+          scf::YieldOp::create(
+              b, l, *buildMatmul(b, l, op.getLhs(), op.getRhs(), type()));
+        },
+        [&](OpBuilder &b, Location l) {
+          scf::YieldOp::create(b, l, prunedProduct(b, l, kept));
+        });
     // The runtime times the GEMM the rank ran (C_i of Eq. 1).
     builder.setInsertionPoint(ifOp);
     GemmMarkOp::create(builder, loc, GemmEvent::begin);
@@ -101,16 +97,12 @@ private:
                                 b.getI64IntegerAttr(axis));
   }
 
-  FailureOr<Value> impute(OpBuilder &b, Location l, FailureOr<Value> part,
-                          Value kept, int64_t axis) {
-    if (failed(part))
-      return failure();
-    return ImputeColsOp::create(b, l, type(), op.getImputationAttr(), *part,
-                                kept, b.getI64IntegerAttr(axis))
-        .getResult();
+  Value impute(OpBuilder &b, Location l, Value part, Value kept, int64_t axis) {
+    return ImputeColsOp::create(b, l, type(), op.getImputationAttr(), part,
+                                kept, b.getI64IntegerAttr(axis));
   }
 
-  FailureOr<Value> prunedProduct(OpBuilder &b, Location l, Value kept) {
+  Value prunedProduct(OpBuilder &b, Location l, Value kept) {
     Value lhs = op.getLhs(), rhs = op.getRhs();
     int64_t last = type().getRank() - 1;
     switch (op.getProduct()) {
@@ -118,22 +110,22 @@ private:
       // Y = X[:, P] W[P, :]: the contraction shrinks, Y keeps its shape.
       Value input = select(b, l, lhs, kept, last);
       Value weight = select(b, l, rhs, kept, 0);
-      return buildMatmul(b, l, input, weight, type());
+      return *buildMatmul(b, l, input, weight, type());
     }
     case MatmulProduct::grad_input:
       // dX[:, P] = G W^T[:, P]; the other columns are imputed.
       return impute(b, l,
-                    buildMatmul(b, l, lhs, select(b, l, rhs, kept, 1),
-                                pruned(type(), last)),
+                    *buildMatmul(b, l, lhs, select(b, l, rhs, kept, 1),
+                                 pruned(type(), last)),
                     kept, last);
     case MatmulProduct::grad_weight:
       // dW[P, :] = X^T[P, :] G; the other rows are imputed.
-      return impute(
-          b, l,
-          buildMatmul(b, l, select(b, l, lhs, kept, 0), rhs, pruned(type(), 0)),
-          kept, 0);
+      return impute(b, l,
+                    *buildMatmul(b, l, select(b, l, lhs, kept, 0), rhs,
+                                 pruned(type(), 0)),
+                    kept, 0);
     }
-    return failure();
+    llvm_unreachable("unknown product");
   }
 
   PrunableMatmulOp op;

@@ -27,3 +27,12 @@ func.func @dynamic_width(%x: tensor<16x?xf32>, %w: tensor<?x32xf32>) -> tensor<1
       : tensor<16x?xf32>, tensor<?x32xf32> -> tensor<16x32xf32>
   return %y : tensor<16x32xf32>
 }
+
+// -----
+
+func.func @dynamic_batch(%x: tensor<?x4x64xf32>, %w: tensor<64x32xf32>) -> tensor<?x4x32xf32> {
+  // expected-error @+1 {{'hetero.prunable_matmul' op cannot be resized: collapsing a batched lhs with dynamic leading dimensions is not supported}}
+  %y = hetero.prunable_matmul col %x, %w layer "l" tp = 1
+      : tensor<?x4x64xf32>, tensor<64x32xf32> -> tensor<?x4x32xf32>
+  return %y : tensor<?x4x32xf32>
+}
