@@ -212,10 +212,20 @@ struct HeteroPartitionTensorParallelPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<PrunableMatmulOp> sharded;
-    module.walk([&](PrunableMatmulOp op) {
-      if (op.getTp() > 1)
-        sharded.push_back(op);
+    WalkResult walked = module.walk([&](PrunableMatmulOp op) {
+      if (op.getTp() == 1)
+        return WalkResult::advance();
+      // The shard index is read at the entry of the enclosing function.
+      if (!op->getParentOfType<FunctionOpInterface>()) {
+        op.emitOpError() << "is sharded over tp = " << op.getTp()
+                         << " outside a function; expected it in one";
+        return WalkResult::interrupt();
+      }
+      sharded.push_back(op);
+      return WalkResult::advance();
     });
+    if (walked.wasInterrupted())
+      return signalPassFailure();
     if (sharded.empty())
       return;
     // Each degree needs the one grid whose axis 2 has that many ranks.

@@ -28,3 +28,11 @@ func.func @dynamic(%x: tensor<?x8xf32>, %w: tensor<8x16xf32>) -> tensor<?x16xf32
   %y = hetero.prunable_matmul row %x, %w layer "fc" tp = 2 : tensor<?x8xf32>, tensor<8x16xf32> -> tensor<?x16xf32>
   return %y : tensor<?x16xf32>
 }
+
+// -----
+
+shard.grid @g(shape = 1x1x2)
+%x = arith.constant dense<1.0> : tensor<4x8xf32>
+%w = arith.constant dense<1.0> : tensor<8x16xf32>
+// expected-error @+1 {{'hetero.prunable_matmul' op is sharded over tp = 2 outside a function; expected it in one}}
+%y = hetero.prunable_matmul col %x, %w layer "fc" tp = 2 : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>

@@ -84,6 +84,10 @@ const char *const kPipelines[] = {
     "hetero-fuse-gradients{strategy=size bucket-mb=0.001},"
     "hetero-select-compression{strategy=compressed},hetero-lower-to-cpu",
     "hetero-resize,hetero-lower-pipeline,hetero-lower-to-cpu",
+    "hetero-partition-tp,hetero-resize,hetero-prunable-to-linalg,"
+    "hetero-columns-to-linalg",
+    "hetero-lower-pipeline,hetero-partition-tp,hetero-resize,"
+    "hetero-lower-to-cpu",
 };
 constexpr size_t kNumPipelines = sizeof(kPipelines) / sizeof(kPipelines[0]);
 
