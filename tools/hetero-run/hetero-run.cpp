@@ -583,10 +583,15 @@ int run() {
     hrt_comm_size(world, &ranks);
     int64_t shards = *pipeline ? (*pipeline)->shards : ranks;
     if (shards < 2) {
-      llvm::errs() << "hetero-run: --prune target=: pipeline @"
-                   << (*pipeline)->name
-                   << " has no tensor-parallel shards to balance; expected a "
-                      "grid with axis 2 (hetero-gen --tp)\n";
+      if (*pipeline)
+        llvm::errs() << "hetero-run: --prune target=: pipeline @"
+                     << (*pipeline)->name
+                     << " has no tensor-parallel shards to balance; expected "
+                        "a grid with axis 2 (hetero-gen --tp)\n";
+      else
+        llvm::errs() << "hetero-run: --prune target=: a job of one rank has "
+                        "no other rank to balance against; expected 2 or "
+                        "more\n";
       return 1;
     }
     if (hrt_comm_split(world, int(rank / shards), int(rank % shards),
