@@ -219,11 +219,7 @@ extern "C" void hrt_mlir_gemm_mark(int event) {
   // A slower device runs the same GEMM `slowdown` times as long. Sleeps
   // shorter than a millisecond would overshoot, so they add up first.
   if (!s.slowdown) {
-    hrt_comm world = nullptr;
-    int rank = 0;
-    if (hrt_comm_world(&world) == HRT_SUCCESS)
-      hrt_comm_rank(world, &rank);
-    auto found = s.slowdowns.find(rank);
+    auto found = s.slowdowns.find(worldRank());
     s.slowdown = found == s.slowdowns.end() ? 1.0 : found->second;
   }
   s.owedSeconds += (*s.slowdown - 1.0) * (now - s.gemmStart);

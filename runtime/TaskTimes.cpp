@@ -46,11 +46,7 @@ void emulateCompute(int kind) {
   if (!emulation.active)
     return;
   if (!emulation.seeded) {
-    hrt_comm world = nullptr;
-    int rank = 0;
-    if (hrt_comm_world(&world) == HRT_SUCCESS)
-      hrt_comm_rank(world, &rank);
-    emulation.random.seed(emulation.seed * 1000003ULL + unsigned(rank));
+    emulation.random.seed(emulation.seed * 1000003ULL + unsigned(worldRank()));
     emulation.seeded = true;
   }
   double ms =
