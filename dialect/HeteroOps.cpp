@@ -945,6 +945,14 @@ LogicalResult PrunePlanOp::verify() {
   return success();
 }
 
+LogicalResult MigrationPlanOp::verify() {
+  int64_t received = getReceived().getType().getDimSize(0);
+  if (!ShapedType::isDynamic(received) && received > getColumns())
+    return emitOpError() << "receives " << received << " of only "
+                         << getColumns() << " columns";
+  return success();
+}
+
 /// Shared by select_cols and impute_cols: `narrow` holds as many slices along
 /// `axis` as there are indices, `wide` at least as many.
 static LogicalResult verifyColumnMove(Operation *op, RankedTensorType narrow,
@@ -1103,6 +1111,11 @@ void hetero::nameResultsAfterOp(Operation *op, OpAsmSetValueNameFn setNameFn) {
 
 void PrunePlanOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
   setNameFn(getKept(), "kept");
+}
+
+void MigrationPlanOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getReceived(), "received");
+  setNameFn(getMigrates(), "migrates");
 }
 
 void SelectColsOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {

@@ -801,9 +801,8 @@ struct ProcessLinearIndexLowering
 // hetero.corpus_batch, hetero.sample_context, hetero.sample_next
 //===----------------------------------------------------------------------===//
 
-/// hetero.prune_plan: the runtime writes the kept columns into a buffer of
-/// `columns` and says how many; the plan is their prefix.
-/// hetero.gemm_mark begin|end -> hrt_mlir_gemm_mark(0|1).
+/// hetero.gemm_mark begin|end|begin_migrated|end_migrated ->
+/// hrt_mlir_gemm_mark(0|1|2|3).
 struct GemmMarkLowering : OpConversionPattern<GemmMarkOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -812,12 +811,59 @@ struct GemmMarkLowering : OpConversionPattern<GemmMarkOp> {
                   ConversionPatternRewriter &rewriter) const override {
     RuntimeCalls calls(mark, rewriter);
     calls.call("hrt_mlir_gemm_mark",
-               {calls.constant32(mark.getEvent() == GemmEvent::begin ? 0 : 1)});
+               {calls.constant32(int32_t(mark.getEvent()))});
     rewriter.eraseOp(mark);
     return success();
   }
 };
 
+/// Calls `function`(layer key, columns, extra..., buffer) of the runtime,
+/// which writes up to `columns` column indices into the buffer and returns
+/// how many (a negative count: none), and reads them as a tensor<?xi64>.
+/// Returns the tensor and the runtime's answer.
+std::pair<Value, Value> readColumns(RuntimeCalls &calls,
+                                    ConversionPatternRewriter &rewriter,
+                                    Location loc, StringRef function,
+                                    StringRef layer, int64_t columns,
+                                    ArrayRef<Value> extra) {
+  auto bufferType = RankedTensorType::get({columns}, calls.i64);
+  Value buffer = calls.buffer(bufferType);
+  SmallVector<Value> arguments = {
+      calls.constant64(int64_t(hashLayerKey(layer.data(), layer.size()))),
+      calls.constant64(columns)};
+  llvm::append_range(arguments, extra);
+  arguments.push_back(calls.pointerOf(buffer));
+  Value answer = calls.call(function, arguments, calls.i64);
+  Value count =
+      arith::MaxSIOp::create(rewriter, loc, answer, calls.constant64(0));
+  Value size =
+      arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), count);
+  Value read = tensor::ExtractSliceOp::create(
+      rewriter, loc, calls.tensorOf(bufferType, buffer),
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{size},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+  return {read, answer};
+}
+
+/// The i64 indices `read` as a 1-D tensor of `type`.
+Value castIndices(ConversionPatternRewriter &rewriter, Location loc, Value read,
+                  RankedTensorType type) {
+  Type element = type.getElementType();
+  auto dynamic = RankedTensorType::get({ShapedType::kDynamic}, element);
+  if (element.isIndex())
+    read = arith::IndexCastOp::create(rewriter, loc, dynamic, read);
+  else if (element.getIntOrFloatBitWidth() < 64)
+    read = arith::TruncIOp::create(rewriter, loc, dynamic, read);
+  else if (element.getIntOrFloatBitWidth() > 64)
+    read = arith::ExtSIOp::create(rewriter, loc, dynamic, read);
+  if (read.getType() != type)
+    read = tensor::CastOp::create(rewriter, loc, type, read);
+  return read;
+}
+
+/// hetero.prune_plan: the runtime writes the kept columns into a buffer of
+/// `columns` and says how many; the plan is their prefix.
 struct PrunePlanLowering : OpConversionPattern<PrunePlanOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -825,37 +871,37 @@ struct PrunePlanLowering : OpConversionPattern<PrunePlanOp> {
   matchAndRewrite(PrunePlanOp plan, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     RuntimeCalls calls(plan, rewriter);
+    Value kept =
+        readColumns(calls, rewriter, plan.getLoc(), "hrt_mlir_prune_plan",
+                    plan.getLayer(), plan.getColumns(), {})
+            .first;
+    rewriter.replaceOp(plan, castIndices(rewriter, plan.getLoc(), kept,
+                                         plan.getKept().getType()));
+    return success();
+  }
+};
+
+/// hetero.migration_plan: the runtime writes the received columns into a
+/// buffer of `columns` and returns how many, or -1 when the source
+/// migrates none of the layer's columns.
+struct MigrationPlanLowering : OpConversionPattern<MigrationPlanOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(MigrationPlanOp plan, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(plan, rewriter);
     Location loc = plan.getLoc();
-    int64_t columns = plan.getColumns();
-    auto bufferType = RankedTensorType::get({columns}, calls.i64);
-    Value buffer = calls.buffer(bufferType);
-    StringRef layer = plan.getLayer();
-    Value count = calls.call(
-        "hrt_mlir_prune_plan",
-        {calls.constant64(int64_t(hashLayerKey(layer.data(), layer.size()))),
-         calls.constant64(columns), calls.pointerOf(buffer)},
-        calls.i64);
-    Value size = arith::IndexCastOp::create(rewriter, loc,
-                                            rewriter.getIndexType(), count);
-    Value kept = tensor::ExtractSliceOp::create(
-        rewriter, loc, calls.tensorOf(bufferType, buffer),
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{size},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
-    // To the plan's element type and (static or dynamic) length.
-    RankedTensorType type = plan.getKept().getType();
-    auto keptType =
-        RankedTensorType::get({ShapedType::kDynamic}, type.getElementType());
-    Type element = type.getElementType();
-    if (element.isIndex())
-      kept = arith::IndexCastOp::create(rewriter, loc, keptType, kept);
-    else if (element.getIntOrFloatBitWidth() < 64)
-      kept = arith::TruncIOp::create(rewriter, loc, keptType, kept);
-    else if (element.getIntOrFloatBitWidth() > 64)
-      kept = arith::ExtSIOp::create(rewriter, loc, keptType, kept);
-    if (kept.getType() != type)
-      kept = tensor::CastOp::create(rewriter, loc, type, kept);
-    rewriter.replaceOp(plan, kept);
+    Value source =
+        arith::IndexCastOp::create(rewriter, loc, calls.i64, plan.getSource());
+    auto [received, answer] =
+        readColumns(calls, rewriter, loc, "hrt_mlir_migration_plan",
+                    plan.getLayer(), plan.getColumns(), {source});
+    Value migrates = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::sge, answer, calls.constant64(0));
+    rewriter.replaceOp(plan, {castIndices(rewriter, loc, received,
+                                          plan.getReceived().getType()),
+                              migrates});
     return success();
   }
 };
@@ -1082,14 +1128,14 @@ void hetero::populateHeteroToRuntimeConversionPatterns(
                        memref::MemRefDialect, tensor::TensorDialect>();
   patterns.add<AllReduceLowering>(context, options.blockingCollectives,
                                   std::make_shared<int64_t>(0));
-  patterns.add<BucketLowering, BroadcastLowering, ReduceLowering,
-               AllGatherLowering, ReduceScatterLowering, AllToAllLowering,
-               SendLowering, RecvLowering, TaskMarkLowering,
-               ProcessMultiIndexLowering, ProcessLinearIndexLowering,
-               PrunePlanLowering, GemmMarkLowering, CorpusBatchLowering,
-               SampleContextLowering, SampleNextLowering, GroupSyncLowering,
-               CheckpointLowering, CkptChunkLowering, CkptCommitLowering>(
-      context);
+  patterns
+      .add<BucketLowering, BroadcastLowering, ReduceLowering, AllGatherLowering,
+           ReduceScatterLowering, AllToAllLowering, SendLowering, RecvLowering,
+           TaskMarkLowering, ProcessMultiIndexLowering,
+           ProcessLinearIndexLowering, PrunePlanLowering, MigrationPlanLowering,
+           GemmMarkLowering, CorpusBatchLowering, SampleContextLowering,
+           SampleNextLowering, GroupSyncLowering, CheckpointLowering,
+           CkptChunkLowering, CkptCommitLowering>(context);
 }
 
 void hetero::configureHeteroToRuntimeTarget(ConversionTarget &target) {

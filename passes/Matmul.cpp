@@ -51,3 +51,44 @@ FailureOr<Value> hetero::buildMatmul(OpBuilder &builder, Location loc,
     product = tensor::CastOp::create(builder, loc, resultType, product);
   return product;
 }
+
+RankedTensorType hetero::withDynamicAxis(RankedTensorType type, int64_t axis) {
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = ShapedType::kDynamic;
+  return type.clone(shape);
+}
+
+Value hetero::buildPrunedProduct(OpBuilder &b, Location l,
+                                 MatmulProduct product, Value lhs, Value rhs,
+                                 Value kept, RankedTensorType type,
+                                 Imputation imputation) {
+  auto select = [&](Value source, int64_t axis) -> Value {
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    return SelectColsOp::create(b, l, withDynamicAxis(sourceType, axis), source,
+                                kept, b.getI64IntegerAttr(axis));
+  };
+  auto impute = [&](Value part, int64_t axis) -> Value {
+    return ImputeColsOp::create(b, l, type,
+                                ImputationAttr::get(b.getContext(), imputation),
+                                part, kept, b.getI64IntegerAttr(axis));
+  };
+  int64_t last = type.getRank() - 1;
+  switch (product) {
+  case MatmulProduct::forward: {
+    // Y = X[:, P] W[P, :]: the contraction shrinks, Y keeps its shape.
+    Value input = select(lhs, last);
+    Value weight = select(rhs, 0);
+    return *buildMatmul(b, l, input, weight, type);
+  }
+  case MatmulProduct::grad_input:
+    // dX[:, P] = G W^T[:, P]; the other columns are imputed.
+    return impute(
+        *buildMatmul(b, l, lhs, select(rhs, 1), withDynamicAxis(type, last)),
+        last);
+  case MatmulProduct::grad_weight:
+    // dW[P, :] = X^T[P, :] G; the other rows are imputed.
+    return impute(
+        *buildMatmul(b, l, select(lhs, 0), rhs, withDynamicAxis(type, 0)), 0);
+  }
+  llvm_unreachable("unknown product");
+}

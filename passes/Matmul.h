@@ -6,12 +6,17 @@
 //
 // The linalg form of `lhs x rhs` that hetero-prunable-to-linalg and
 // hetero-resize emit for a product of a prunable matmul, so that the
-// unpruned path of a resized layer is the very code of the unresized one.
+// unpruned path of a resized layer is the very code of the unresized one;
+// and the product on some contraction columns only, which hetero-resize
+// runs for a rank's kept columns and hetero-partition-tp for the columns a
+// straggler migrates.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef HETERO_PASSES_MATMUL_H
 #define HETERO_PASSES_MATMUL_H
+
+#include "hetero/Dialect/Hetero.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -29,6 +34,22 @@ mlir::FailureOr<mlir::Value> buildMatmul(mlir::OpBuilder &builder,
                                          mlir::Location loc, mlir::Value lhs,
                                          mlir::Value rhs,
                                          mlir::RankedTensorType resultType);
+
+/// `type` with dimension `axis` unknown: a pruned operand or product.
+mlir::RankedTensorType withDynamicAxis(mlir::RankedTensorType type,
+                                       int64_t axis);
+
+/// The product `product` of a prunable matmul's `lhs` and `rhs` on the
+/// contraction columns `kept` only (hetero-resize's pruned path):
+///   forward:      X[.., kept] x W[kept, :]                  (full-size Y)
+///   grad_input:   impute(G x W^T[:, kept]) along dX's columns
+///   grad_weight:  impute(X^T[kept, :] x G) along dW's rows
+/// The lhs's leading dimensions must be static.
+mlir::Value buildPrunedProduct(mlir::OpBuilder &builder, mlir::Location loc,
+                               MatmulProduct product, mlir::Value lhs,
+                               mlir::Value rhs, mlir::Value kept,
+                               mlir::RankedTensorType resultType,
+                               Imputation imputation);
 
 } // namespace hetero
 

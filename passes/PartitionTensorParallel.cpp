@@ -18,7 +18,17 @@
 //   grad_input   G [.., N]   x W^T [N, K]
 //   grad_weight  X^T [K, M]  x G   [M, N]
 //
+// With migration, rank r also computes, for every shard s, the columns of
+// s's contraction that the runtime's planner hands it (none unless s
+// straggles), from the replicated operands and s's slices of them. Those
+// partial products return with the product's own collective: added into
+// r's partial before the all-reduce, or, when the product is gathered and
+// some rank of the group migrates, summed into a zero-padded global value
+// that an all-reduce replaces the all-gather with.
+//
 //===----------------------------------------------------------------------===//
+
+#include "Matmul.h"
 
 #include "hetero/Dialect/Hetero.h"
 #include "hetero/Passes/Passes.h"
@@ -26,6 +36,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseMap.h"
@@ -78,8 +89,8 @@ ShardPlan planFor(PruneMode mode, MatmulProduct product) {
 
 class Partitioner {
 public:
-  Partitioner(FlatSymbolRefAttr grid, int64_t shards)
-      : grid(grid), shards(shards) {}
+  Partitioner(FlatSymbolRefAttr grid, int64_t shards, bool migration)
+      : grid(grid), shards(shards), migration(migration) {}
 
   LogicalResult run(PrunableMatmulOp op) {
     OpBuilder builder(op);
@@ -89,6 +100,12 @@ public:
         return op.emitOpError()
                << "cannot be partitioned over tp = " << shards << ": "
                << value.getType() << " must have a static shape";
+    if (migration && op.getImputation() != Imputation::zero)
+      return op.emitOpError()
+             << "imputes " << stringifyImputation(op.getImputation())
+             << ", but with migration a straggler's migrated gradient columns "
+                "are the sum of what the other ranks computed; expected "
+                "impute zero";
     ShardPlan plan = planFor(op.getMode(), op.getProduct());
     Value shard = shardIndex(op);
     Value lhs = slice(builder, loc, op.getLhs(), plan.lhsDim, shard);
@@ -104,10 +121,19 @@ public:
         builder, loc, global.clone(local), lhs, rhs, op.getModeAttr(),
         op.getLayerAttr(), builder.getI64IntegerAttr(1), op.getProductAttr(),
         op.getImputationAttr());
-    Value result = plan.reduce
-                       ? Value(AllReduceOp::create(builder, loc, product, grid,
-                                                   {kShardAxis}))
-                       : gather(builder, loc, product, gatherDim, global);
+    Value result;
+    if (plan.reduce) {
+      Value partial = product;
+      if (migration)
+        partial = addMigrated(builder, loc, op, plan, product,
+                              product.getPrunedWidth(), /*window=*/{});
+      result = AllReduceOp::create(builder, loc, partial, grid, {kShardAxis});
+    } else if (migration) {
+      result = gatherOrSumMigrated(builder, loc, op, plan, product,
+                                   product.getPrunedWidth(), gatherDim, shard);
+    } else {
+      result = gather(builder, loc, product, gatherDim, global);
+    }
     op.replaceAllUsesWith(result);
     op.erase();
     return success();
@@ -151,6 +177,175 @@ private:
                        .getResult();
     return tensor::ExtractSliceOp::create(builder, loc, value, offsets, sizes,
                                           strides);
+  }
+
+  /// What this rank computes of shard `source`'s migrated columns `received`
+  /// (sorted positions in its `width` columns), shaped as `source`'s own
+  /// product `type`.
+  Value migratedPart(OpBuilder &b, Location l, PrunableMatmulOp op,
+                     const ShardPlan &plan, Value source, Value received,
+                     RankedTensorType type) {
+    Value lhs = slice(b, l, op.getLhs(), plan.lhsDim, source);
+    Value rhs = slice(b, l, op.getRhs(), plan.rhsDim, source);
+    GemmMarkOp::create(b, l, GemmEvent::begin_migrated);
+    Value part = buildPrunedProduct(b, l, op.getProduct(), lhs, rhs, received,
+                                    type, Imputation::zero);
+    GemmMarkOp::create(b, l, GemmEvent::end_migrated);
+    return part;
+  }
+
+  /// `accumulator` plus what this rank computes of every shard's migrated
+  /// columns. `window(b, l, source)`, when given, is the offset along the
+  /// gathered dimension where shard `source`'s part lands in `accumulator`
+  /// (a global value); without it the parts add to all of it (a partial).
+  Value
+  addMigrated(OpBuilder &builder, Location loc, PrunableMatmulOp op,
+              const ShardPlan &plan, Value accumulator, int64_t width,
+              llvm::function_ref<Value(OpBuilder &, Location, Value)> window,
+              RankedTensorType partType = {}, int64_t dim = 0) {
+    if (!partType)
+      partType = cast<RankedTensorType>(accumulator.getType());
+    return overShards(
+        builder, loc, accumulator, op, width,
+        [&](OpBuilder &b, Location l, Value source, Value carried,
+            MigrationPlanOp planned) -> Value {
+          Value columns = tensor::DimOp::create(b, l, planned.getReceived(), 0);
+          Value any =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt, columns,
+                                    arith::ConstantIndexOp::create(b, l, 0));
+          auto ifOp = scf::IfOp::create(
+              b, l, any,
+              [&](OpBuilder &t, Location tl) {
+                Value part = migratedPart(t, tl, op, plan, source,
+                                          planned.getReceived(), partType);
+                Value sum;
+                if (!window) {
+                  sum = add(t, tl, carried, part);
+                } else {
+                  auto [offsets, sizes, strides] =
+                      windowOf(t, partType, dim, window(t, tl, source));
+                  Value current = tensor::ExtractSliceOp::create(
+                      t, tl, partType, carried, offsets, sizes, strides);
+                  sum = tensor::InsertSliceOp::create(
+                      t, tl, add(t, tl, current, part), carried, offsets, sizes,
+                      strides);
+                }
+                scf::YieldOp::create(t, tl, sum);
+              },
+              [&](OpBuilder &e, Location el) {
+                scf::YieldOp::create(e, el, carried);
+              });
+          return ifOp.getResult(0);
+        });
+  }
+
+  /// A loop over the group's shards `source` that carries `initial` through
+  /// `body`, which also gets the layer's migration plan for `source`.
+  Value overShards(OpBuilder &builder, Location loc, Value initial,
+                   PrunableMatmulOp op, int64_t width,
+                   llvm::function_ref<Value(OpBuilder &, Location, Value, Value,
+                                            MigrationPlanOp)>
+                       body) {
+    auto received =
+        RankedTensorType::get({ShapedType::kDynamic}, builder.getIndexType());
+    auto loop = scf::ForOp::create(
+        builder, loc, arith::ConstantIndexOp::create(builder, loc, 0),
+        arith::ConstantIndexOp::create(builder, loc, shards),
+        arith::ConstantIndexOp::create(builder, loc, 1), ValueRange{initial},
+        [&](OpBuilder &b, Location l, Value source, ValueRange carried) {
+          auto planned = MigrationPlanOp::create(
+              b, l, received, b.getI1Type(), op.getLayerAttr(),
+              b.getI64IntegerAttr(width), source);
+          scf::YieldOp::create(b, l, body(b, l, source, carried[0], planned));
+        });
+    return loop.getResult(0);
+  }
+
+  /// A gathered product with migration: while no rank of the group
+  /// migrates columns of the layer, the all-gather of the slices; else the
+  /// all-reduce of zero-padded global values holding this rank's slice and
+  /// its parts of the migrating shards' slices.
+  Value gatherOrSumMigrated(OpBuilder &builder, Location loc,
+                            PrunableMatmulOp op, const ShardPlan &plan,
+                            Value local, int64_t width, int64_t dim,
+                            Value shard) {
+    auto localType = cast<RankedTensorType>(local.getType());
+    RankedTensorType global = op.getResult().getType();
+    // The planner answers every rank of the group alike.
+    Value anyMigrates = overShards(
+        builder, loc, arith::ConstantIntOp::create(builder, loc, 0, 1), op,
+        width,
+        [](OpBuilder &b, Location l, Value, Value carried,
+           MigrationPlanOp planned) -> Value {
+          return arith::OrIOp::create(b, l, carried, planned.getMigrates());
+        });
+    int64_t extent = localType.getDimSize(dim);
+    auto offsetOf = [&](OpBuilder &b, Location l, Value source) -> Value {
+      return arith::MulIOp::create(
+          b, l, source, arith::ConstantIndexOp::create(b, l, extent));
+    };
+    auto ifOp = scf::IfOp::create(
+        builder, loc, anyMigrates,
+        [&](OpBuilder &t, Location tl) {
+          Value padded = zeros(t, tl, global);
+          auto [offsets, sizes, strides] =
+              windowOf(t, localType, dim, offsetOf(t, tl, shard));
+          padded = tensor::InsertSliceOp::create(t, tl, local, padded, offsets,
+                                                 sizes, strides);
+          padded = addMigrated(t, tl, op, plan, padded, width, offsetOf,
+                               localType, dim);
+          scf::YieldOp::create(
+              t, tl,
+              AllReduceOp::create(t, tl, padded, grid, {kShardAxis})
+                  .getResult());
+        },
+        [&](OpBuilder &e, Location el) {
+          scf::YieldOp::create(e, el, gather(e, el, local, dim, global));
+        });
+    return ifOp.getResult(0);
+  }
+
+  /// Offsets, sizes and strides of a `part`-shaped window of a larger
+  /// value, at `offset` along `dim`.
+  std::tuple<SmallVector<OpFoldResult>, SmallVector<OpFoldResult>,
+             SmallVector<OpFoldResult>>
+  windowOf(OpBuilder &b, RankedTensorType part, int64_t dim, Value offset) {
+    SmallVector<OpFoldResult> offsets(part.getRank(), b.getIndexAttr(0)), sizes,
+        strides(part.getRank(), b.getIndexAttr(1));
+    for (int64_t size : part.getShape())
+      sizes.push_back(b.getIndexAttr(size));
+    offsets[dim] = offset;
+    return {offsets, sizes, strides};
+  }
+
+  static Value zeros(OpBuilder &b, Location l, RankedTensorType type) {
+    Value init =
+        tensor::EmptyOp::create(b, l, type.getShape(), type.getElementType());
+    Value zero =
+        arith::ConstantOp::create(b, l, b.getZeroAttr(type.getElementType()));
+    return linalg::FillOp::create(b, l, zero, init).getResult(0);
+  }
+
+  /// `accumulator` + `part`, written into `accumulator`: a loop that
+  /// carries it then bufferizes in place.
+  static Value add(OpBuilder &b, Location l, Value accumulator, Value part) {
+    auto type = cast<RankedTensorType>(accumulator.getType());
+    AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+    SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                              utils::IteratorType::parallel);
+    return linalg::GenericOp::create(
+               b, l, TypeRange{type}, ValueRange{part}, ValueRange{accumulator},
+               ArrayRef<AffineMap>{identity, identity}, parallel,
+               [](OpBuilder &g, Location gl, ValueRange args) {
+                 Value sum =
+                     isa<FloatType>(args[0].getType())
+                         ? arith::AddFOp::create(g, gl, args[1], args[0])
+                               .getResult()
+                         : arith::AddIOp::create(g, gl, args[1], args[0])
+                               .getResult();
+                 linalg::YieldOp::create(g, gl, sum);
+               })
+        .getResult(0);
   }
 
   /// Concatenates the ranks' slices along `dim` in shard order. The runtime
@@ -201,6 +396,7 @@ private:
 
   FlatSymbolRefAttr grid;
   int64_t shards;
+  bool migration;
   llvm::DenseMap<Operation *, Value> indices;
 };
 
@@ -257,7 +453,7 @@ struct HeteroPartitionTensorParallelPass
             partitioners
                 .try_emplace(
                     tp, FlatSymbolRefAttr::get(grids.front().getSymNameAttr()),
-                    tp)
+                    tp, migration)
                 .first;
       }
       if (failed(found->second.run(op)))

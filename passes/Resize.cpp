@@ -46,13 +46,6 @@ using namespace hetero;
 
 namespace {
 
-/// `type` with dimension `axis` unknown: a pruned operand or product.
-RankedTensorType pruned(RankedTensorType type, int64_t axis) {
-  SmallVector<int64_t> shape(type.getShape());
-  shape[axis] = ShapedType::kDynamic;
-  return type.clone(shape);
-}
-
 class Expansion {
 public:
   explicit Expansion(PrunableMatmulOp op) : op(op) {}
@@ -90,42 +83,9 @@ public:
 private:
   RankedTensorType type() { return op.getResult().getType(); }
 
-  Value select(OpBuilder &b, Location l, Value source, Value kept,
-               int64_t axis) {
-    auto type = cast<RankedTensorType>(source.getType());
-    return SelectColsOp::create(b, l, pruned(type, axis), source, kept,
-                                b.getI64IntegerAttr(axis));
-  }
-
-  Value impute(OpBuilder &b, Location l, Value part, Value kept, int64_t axis) {
-    return ImputeColsOp::create(b, l, type(), op.getImputationAttr(), part,
-                                kept, b.getI64IntegerAttr(axis));
-  }
-
   Value prunedProduct(OpBuilder &b, Location l, Value kept) {
-    Value lhs = op.getLhs(), rhs = op.getRhs();
-    int64_t last = type().getRank() - 1;
-    switch (op.getProduct()) {
-    case MatmulProduct::forward: {
-      // Y = X[:, P] W[P, :]: the contraction shrinks, Y keeps its shape.
-      Value input = select(b, l, lhs, kept, last);
-      Value weight = select(b, l, rhs, kept, 0);
-      return *buildMatmul(b, l, input, weight, type());
-    }
-    case MatmulProduct::grad_input:
-      // dX[:, P] = G W^T[:, P]; the other columns are imputed.
-      return impute(b, l,
-                    *buildMatmul(b, l, lhs, select(b, l, rhs, kept, 1),
-                                 pruned(type(), last)),
-                    kept, last);
-    case MatmulProduct::grad_weight:
-      // dW[P, :] = X^T[P, :] G; the other rows are imputed.
-      return impute(b, l,
-                    *buildMatmul(b, l, select(b, l, lhs, kept, 0), rhs,
-                                 pruned(type(), 0)),
-                    kept, 0);
-    }
-    llvm_unreachable("unknown product");
+    return buildPrunedProduct(b, l, op.getProduct(), op.getLhs(), op.getRhs(),
+                              kept, type(), op.getImputation());
   }
 
   PrunableMatmulOp op;

@@ -20,12 +20,21 @@
 // (hetero.gemm_mark), and each prunes what Eq. 1 (lib/Resize/Ratio.h) gives
 // it from unpruned-equivalent times.
 //
+// With migration (hetero-partition-tp{migration=true}), a straggler also
+// hands columns of its shard to the other ranks of its group: the columns
+// of the same draw just before the pruned ones (lib/Resize/Priority.h
+// splitColumns), split over the receivers in virtual rank order
+// (lib/Resize/Migration.h), answered to hetero.migration_plan. Every rank
+// knows every rank's shares, so all of them compute the same split.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Runtime.h"
 
+#include "hetero/Resize/Migration.h"
 #include "hetero/Resize/Priority.h"
 #include "hetero/Resize/Ratio.h"
+#include "hetero/Resize/Semi.h"
 
 #include <chrono>
 #include <cmath>
@@ -41,17 +50,37 @@ namespace {
 struct Plan {
   long long iteration = -1;
   std::vector<int64_t> kept;
+  long long migrated = 0;
+};
+
+/// A layer's columns that one rank of the group migrates this iteration.
+struct Migrated {
+  long long iteration = -1;
+  std::vector<int64_t> columns;
+};
+
+/// The tensor-parallel group whose ranks migrate columns to each other:
+/// every rank's shares (group rank order), fixed or planned online.
+struct MigrationGroup {
+  hrt_comm group = nullptr;
+  int rank = 0;
+  std::vector<double> prune, migrate;
+  /// Per (layer, columns, source rank).
+  std::map<std::tuple<unsigned long long, long long, int>, Migrated> plans;
 };
 
 /// The online planner's group and what it decided last.
 struct OnlinePlanner {
   hrt_comm group = nullptr;
   hetero::resize::Target target = hetero::resize::Target::Min;
+  /// Pruning alone (ZERO) or migration alone (MIG) for the stragglers.
+  int policy = HRT_RESIZE_PRUNE;
   /// Watches this rank's unpruned-equivalent busy time since the last
   /// refresh of T_ref; none before the first.
   std::optional<hetero::resize::RefreshMonitor> monitor;
-  /// The ratio of each rank of the group, in force since the last refresh.
-  std::vector<double> ratios;
+  /// The pruned and migrated share of each rank of the group, in force
+  /// since the last refresh.
+  std::vector<double> ratios, migrated;
 };
 
 struct ResizeState {
@@ -63,11 +92,17 @@ struct ResizeState {
   long long iteration = 0;
   std::map<std::pair<unsigned long long, long long>, Plan> plans;
   std::optional<OnlinePlanner> online;
+  std::optional<MigrationGroup> migration;
   /// The iteration so far: its start, the communication time then, the
-  /// resized GEMMs' time and the columns asked for and kept.
+  /// resized GEMMs' time, the time of GEMMs run for other ranks' migrated
+  /// columns and the columns asked for and kept.
   double iterationStart = 0, communicationAtStart = 0;
   double gemmStart = -1, gemmSeconds = 0;
+  double migratedStart = -1, migratedSeconds = 0;
   long long columnsAsked = 0, columnsKept = 0;
+  /// Since the configuration: every hrt_mlir_prune_plan's columns asked,
+  /// kept and migrated, and the GEMMs run for other ranks' columns.
+  hrt_resize_stats totals{};
   /// HETERO_RT_SLOW_GEMM: the slowdown of each rank named; this rank's
   /// (once its rank is known) and the extra sleep not yet slept.
   std::map<long, double> slowdowns;
@@ -80,14 +115,33 @@ ResizeState &resize() {
   return state;
 }
 
-/// Whether this rank prunes under the configuration.
-bool prunes(const ResizeState &s) {
-  if (!(s.ratio > 0))
-    return false;
-  if (s.ranks == 0)
+/// Whether the configuration names this rank (an empty mask names all).
+bool named(unsigned long long ranks) {
+  if (ranks == 0)
     return true;
   int rank = hetero::rt::worldRank();
-  return rank < 64 && ((s.ranks >> rank) & 1);
+  return rank < 64 && ((ranks >> rank) & 1);
+}
+
+/// The share of its columns this rank prunes.
+double pruneShare(const ResizeState &s) {
+  return s.ratio > 0 && named(s.ranks) ? s.ratio : 0.0;
+}
+
+/// The share of its columns this rank migrates.
+double migrateShare(const ResizeState &s) {
+  if (!s.migration)
+    return 0;
+  return s.migration->migrate[size_t(s.migration->rank)];
+}
+
+/// ZERO-Rd's order of a layer's columns this epoch, the same on every rank.
+std::vector<int64_t> columnOrder(const ResizeState &s, unsigned long long layer,
+                                 long long columns) {
+  long long epoch = s.epochIterations > 0 ? s.iteration / s.epochIterations : 0;
+  return hetero::resize::randomOrder(
+      columns,
+      hetero::resize::randomSeed(s.seed, layer, (unsigned long long)epoch));
 }
 
 } // namespace
@@ -115,16 +169,75 @@ extern "C" hrt_status hrt_resize_configure(double ratio,
   s.seed = seed;
   s.plans.clear();
   s.online.reset();
+  s.migration.reset();
+  s.totals = hrt_resize_stats{};
+  return HRT_SUCCESS;
+}
+
+extern "C" hrt_status hrt_resize_configure_migration(hrt_comm group,
+                                                     double ratio,
+                                                     unsigned long long ranks) {
+  CallSite here{"hrt_resize_configure_migration", group, 2 * sizeof(double)};
+  if (!group || !std::isfinite(ratio) || ratio < 0 || ratio >= 1)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "needs a group and a migrated share in [0, 1), got " +
+                    std::to_string(ratio));
+  ResizeState &s = resize();
+  int size = 0, rank = 0;
+  if (hrt_status status = hrt_comm_size(group, &size))
+    return status;
+  if (hrt_status status = hrt_comm_rank(group, &rank))
+    return status;
+  double mine[2];
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.online)
+      return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                  "the online planner sets the migrated shares itself");
+    mine[0] = pruneShare(s);
+    mine[1] = ratio > 0 && named(ranks) ? ratio : 0.0;
+  }
+  std::vector<double> shares(size_t(size) * 2);
+  if (hrt_status status =
+          hrt_all_gather(mine, shares.data(), 2, HRT_FLOAT64, group))
+    return status;
+  MigrationGroup migration;
+  migration.group = group;
+  migration.rank = rank;
+  int receivers = 0;
+  for (int r = 0; r < size; ++r) {
+    migration.prune.push_back(shares[size_t(r) * 2]);
+    migration.migrate.push_back(shares[size_t(r) * 2 + 1]);
+    receivers += migration.migrate.back() > 0 ? 0 : 1;
+  }
+  if (receivers == 0 || (receivers < size && size < 2))
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "every rank of the group of " + std::to_string(size) +
+                    " would migrate; expected some rank to receive");
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.migration = std::move(migration);
   return HRT_SUCCESS;
 }
 
 extern "C" hrt_status hrt_resize_configure_online(hrt_comm group, int target,
+                                                  int policy,
                                                   long long epoch_iterations,
                                                   unsigned long long seed) {
   CallSite here{"hrt_resize_configure_online", group, 0};
-  if (!group || (target != 0 && target != 1))
+  if (!group || (target != 0 && target != 1) ||
+      (policy != HRT_RESIZE_PRUNE && policy != HRT_RESIZE_MIGRATE))
     return fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                "needs a group and target 0 (mean) or 1 (min)");
+                "needs a group, target 0 (mean) or 1 (min) and policy "
+                "HRT_RESIZE_PRUNE or HRT_RESIZE_MIGRATE");
+  if (policy == HRT_RESIZE_MIGRATE && target != 1)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "migration balances the stragglers against the fastest rank; "
+                "expected target 1 (min)");
+  int size = 0, rank = 0;
+  if (hrt_status status = hrt_comm_size(group, &size))
+    return status;
+  if (hrt_status status = hrt_comm_rank(group, &rank))
+    return status;
   if (hrt_status status = hrt_resize_configure(0, 0, epoch_iterations, seed))
     return status;
   ResizeState &s = resize();
@@ -133,6 +246,14 @@ extern "C" hrt_status hrt_resize_configure_online(hrt_comm group, int target,
   s.online->group = group;
   s.online->target =
       target ? hetero::resize::Target::Min : hetero::resize::Target::Mean;
+  s.online->policy = policy;
+  if (policy == HRT_RESIZE_MIGRATE) {
+    s.migration.emplace();
+    s.migration->group = group;
+    s.migration->rank = rank;
+    s.migration->prune.assign(size_t(size), 0.0);
+    s.migration->migrate.assign(size_t(size), 0.0);
+  }
   return HRT_SUCCESS;
 }
 
@@ -143,14 +264,15 @@ extern "C" void hrt_resize_begin_iteration(long long iteration) {
   s.iterationStart = hrt_wtime();
   s.communicationAtStart = communicationSeconds();
   s.gemmSeconds = 0;
+  s.migratedSeconds = 0;
   s.columnsAsked = s.columnsKept = 0;
 }
 
 /// What one rank tells its group at an iteration boundary.
 enum RecordField { kBusyMs, kGemmMs, kRefresh, kRecordFields };
 
-extern "C" hrt_status hrt_resize_end_iteration(double *ratios, int capacity,
-                                               int *changed) {
+extern "C" hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
+                                               int capacity, int *changed) {
   ResizeState &s = resize();
   std::unique_lock<std::mutex> lock(s.mutex);
   CallSite here{"hrt_resize_end_iteration",
@@ -166,9 +288,11 @@ extern "C" hrt_status hrt_resize_end_iteration(double *ratios, int capacity,
     return status;
   if (hrt_status status = hrt_comm_rank(planner.group, &rank))
     return status;
-  // This iteration's times, as if nothing had been pruned.
+  // This iteration's times, as if nothing had been pruned or migrated:
+  // the GEMMs run for other ranks' columns are not this rank's own work.
   double wallMs = (hrt_wtime() - s.iterationStart) * 1e3;
-  double blockedMs = (communicationSeconds() - s.communicationAtStart) * 1e3;
+  double blockedMs = (communicationSeconds() - s.communicationAtStart) * 1e3 +
+                     s.migratedSeconds * 1e3;
   double pruned = s.columnsAsked > 0
                       ? 1.0 - double(s.columnsKept) / double(s.columnsAsked)
                       : 0.0;
@@ -195,14 +319,36 @@ extern "C" hrt_status hrt_resize_end_iteration(double *ratios, int capacity,
   // every rank takes the new times as its reference.
   if (anyRefresh) {
     planner.monitor.emplace(times.busyMs, 0.10, /*symmetric=*/true);
-    std::vector<double> planned =
-        hetero::resize::pruningRatios(busy, gemm, planner.target);
-    *changed = planned != planner.ratios;
-    planner.ratios = std::move(planned);
+    std::vector<double> pruned, moved(size_t(size), 0.0);
+    if (planner.policy == HRT_RESIZE_MIGRATE) {
+      std::vector<hetero::resize::RankLoad> loads;
+      for (int r = 0; r < size; ++r)
+        loads.push_back({busy[size_t(r)], gemm[size_t(r)], 1.0});
+      std::vector<hetero::resize::RankPlan> plans =
+          hetero::resize::migrationPlan(loads);
+      for (const hetero::resize::RankPlan &plan : plans)
+        pruned.push_back(plan.prune);
+      for (int r = 0; r < size; ++r)
+        moved[size_t(r)] = plans[size_t(r)].migrate;
+    } else {
+      pruned = hetero::resize::pruningRatios(busy, gemm, planner.target);
+    }
+    *changed = pruned != planner.ratios || moved != planner.migrated;
+    planner.ratios = std::move(pruned);
+    planner.migrated = std::move(moved);
     s.ratio = planner.ratios[size_t(rank)];
+    if (s.migration) {
+      s.migration->prune = planner.ratios;
+      s.migration->migrate = planner.migrated;
+    }
   }
-  for (int r = 0; r < std::min(size, capacity); ++r)
-    ratios[r] = planner.ratios[size_t(r)];
+  for (int r = 0; r < std::min(size, capacity); ++r) {
+    if (ratios)
+      ratios[r] = planner.ratios[size_t(r)];
+    if (migrated)
+      migrated[r] =
+          planner.migrated.empty() ? 0.0 : planner.migrated[size_t(r)];
+  }
   return HRT_SUCCESS;
 }
 
@@ -210,11 +356,15 @@ extern "C" void hrt_mlir_gemm_mark(int event) {
   ResizeState &s = resize();
   std::lock_guard<std::mutex> lock(s.mutex);
   double now = hrt_wtime();
-  if (event == 0) {
-    s.gemmStart = now;
+  // Events 0 and 1 bracket the rank's own GEMMs, 2 and 3 those it runs for
+  // other ranks' migrated columns.
+  bool own = event < 2;
+  double &start = own ? s.gemmStart : s.migratedStart;
+  if (event == 0 || event == 2) {
+    start = now;
     return;
   }
-  if (s.gemmStart < 0)
+  if (start < 0)
     return;
   // A slower device runs the same GEMM `slowdown` times as long. Sleeps
   // shorter than a millisecond would overshoot, so they add up first.
@@ -222,15 +372,17 @@ extern "C" void hrt_mlir_gemm_mark(int event) {
     auto found = s.slowdowns.find(worldRank());
     s.slowdown = found == s.slowdowns.end() ? 1.0 : found->second;
   }
-  s.owedSeconds += (*s.slowdown - 1.0) * (now - s.gemmStart);
+  s.owedSeconds += (*s.slowdown - 1.0) * (now - start);
   if (s.owedSeconds >= 1e-3) {
     std::this_thread::sleep_for(std::chrono::duration<double>(s.owedSeconds));
     double after = hrt_wtime();
     s.owedSeconds -= after - now;
     now = after;
   }
-  s.gemmSeconds += now - s.gemmStart;
-  s.gemmStart = -1;
+  (own ? s.gemmSeconds : s.migratedSeconds) += now - start;
+  if (!own)
+    s.totals.migrated_gemm_seconds += now - start;
+  start = -1;
 }
 
 namespace hetero::rt {
@@ -279,27 +431,80 @@ extern "C" long long hrt_mlir_prune_plan(unsigned long long layer,
   std::lock_guard<std::mutex> lock(s.mutex);
   if (columns <= 0)
     return 0;
-  if (!prunes(s)) {
+  s.columnsAsked += columns;
+  s.totals.columns_asked += columns;
+  double prune = pruneShare(s), migrate = migrateShare(s);
+  if (!(prune > 0) && !(migrate > 0)) {
     for (long long j = 0; j < columns; ++j)
       kept[j] = j;
-    s.columnsAsked += columns;
     s.columnsKept += columns;
+    s.totals.columns_kept += columns;
     return columns;
   }
-  s.columnsAsked += columns;
   Plan &plan = s.plans[{layer, columns}];
   if (plan.iteration != s.iteration) {
-    long long epoch =
-        s.epochIterations > 0 ? s.iteration / s.epochIterations : 0;
     plan.iteration = s.iteration;
-    plan.kept = hetero::resize::keptColumns(
-        hetero::resize::randomOrder(
-            columns, hetero::resize::randomSeed(s.seed, layer,
-                                                (unsigned long long)epoch)),
-        s.ratio);
+    hetero::resize::ColumnSplit split = hetero::resize::splitColumns(
+        columnOrder(s, layer, columns), prune, migrate);
+    plan.kept = std::move(split.kept);
+    plan.migrated = (long long)split.migrated.size();
   }
   for (size_t j = 0; j < plan.kept.size(); ++j)
     kept[j] = plan.kept[j];
   s.columnsKept += (long long)plan.kept.size();
+  s.totals.columns_kept += (long long)plan.kept.size();
+  s.totals.columns_migrated += plan.migrated;
   return (long long)plan.kept.size();
+}
+
+extern "C" hrt_status hrt_resize_get_stats(hrt_resize_stats *stats) {
+  if (!stats)
+    return fail(HRT_ERROR_INVALID_ARGUMENT,
+                CallSite{"hrt_resize_get_stats", nullptr, 0},
+                "needs a place for the statistics");
+  ResizeState &s = resize();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  *stats = s.totals;
+  return HRT_SUCCESS;
+}
+
+extern "C" long long hrt_mlir_migration_plan(unsigned long long layer,
+                                             long long columns,
+                                             long long source,
+                                             long long *received) {
+  ResizeState &s = resize();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.migration || columns <= 0 || source < 0 ||
+      source >= (long long)s.migration->migrate.size())
+    return -1;
+  MigrationGroup &group = *s.migration;
+  double share = group.migrate[size_t(source)];
+  if (!(share > 0))
+    return -1;
+  // The source's split, as the source computes it for hrt_mlir_prune_plan.
+  Migrated &plan = group.plans[{layer, columns, int(source)}];
+  if (plan.iteration != s.iteration) {
+    plan.iteration = s.iteration;
+    plan.columns =
+        hetero::resize::splitColumns(columnOrder(s, layer, columns),
+                                     group.prune[size_t(source)], share)
+            .migrated;
+  }
+  if (plan.columns.empty())
+    return -1;
+  if (source == group.rank)
+    return 0;
+  std::vector<bool> migrating;
+  for (double other : group.migrate)
+    migrating.push_back(other > 0);
+  for (const hetero::resize::Block &block : hetero::resize::migrationBlocks(
+           (int64_t)group.migrate.size(), source, (int64_t)plan.columns.size(),
+           migrating)) {
+    if (block.rank != group.rank)
+      continue;
+    for (int64_t j = block.begin; j < block.end; ++j)
+      received[j - block.begin] = plan.columns[size_t(j)];
+    return block.size();
+  }
+  return 0;
 }

@@ -451,28 +451,61 @@ HRT_EXPORT hrt_status hrt_resize_configure(double ratio,
                                            unsigned long long ranks,
                                            long long epoch_iterations,
                                            unsigned long long seed);
+/* Lightweight migration (docs/resizing.md), for a module partitioned by
+ * hetero-partition-tp{migration=true}. Collective over `group` (the
+ * tensor-parallel ranks of one replica of one stage), after
+ * hrt_resize_configure: the ranks in `ranks` (world ranks, 0: every rank)
+ * hand `ratio` (in [0, 1)) of every prunable layer's contraction columns to
+ * the ranks of the group that do not migrate, which compute them and
+ * return them with the layer's collective. The migrated columns are the
+ * floor(ratio x columns) of the draw before the pruned ones; the receivers
+ * split them in blocks in virtual rank order (rank - migrating rank) mod n.
+ * Fails when every rank of the group would migrate. */
+HRT_EXPORT hrt_status hrt_resize_configure_migration(hrt_comm group,
+                                                     double ratio,
+                                                     unsigned long long ranks);
+/* What the online planner has a straggler do. */
+typedef HRT_ENUM(hrt_resize_policy) {
+  HRT_RESIZE_PRUNE = 0,   /* ZERO: prune Eq. 1's share */
+  HRT_RESIZE_MIGRATE = 1, /* MIG: migrate Eq. 1's share (against the
+                             fastest rank) to the others */
+} hrt_resize_policy;
 /* ZERO-resizing's online planner (Eq. 1): every rank of `group` (the
- * tensor-parallel ranks of one replica of one stage) prunes the share of
- * its contraction columns that makes its busy time meet T_ref, the mean
- * (target 0) or the minimum (target 1) of the group's. Columns as in
- * hrt_resize_configure; nothing is pruned before the first
+ * tensor-parallel ranks of one replica of one stage) prunes (or, with
+ * HRT_RESIZE_MIGRATE, migrates) the share of its contraction columns that
+ * makes its busy time meet T_ref, the mean (target 0) or the minimum
+ * (target 1; the only one for migration) of the group's. Columns as in
+ * hrt_resize_configure; nothing is pruned or migrated before the first
  * hrt_resize_end_iteration. */
 HRT_EXPORT hrt_status hrt_resize_configure_online(hrt_comm group, int target,
+                                                  int policy,
                                                   long long epoch_iterations,
                                                   unsigned long long seed);
+/* What hrt_mlir_prune_plan answered since the last configuration: the
+ * columns asked for, kept and migrated over all its calls, and the time of
+ * the GEMMs this rank ran for other ranks' migrated columns. */
+typedef struct hrt_resize_stats {
+  long long columns_asked;
+  long long columns_kept;
+  long long columns_migrated;
+  double migrated_gemm_seconds;
+} hrt_resize_stats;
+HRT_EXPORT hrt_status hrt_resize_get_stats(hrt_resize_stats *stats);
 /* Starts iteration `iteration`: a layer's columns stay fixed from the first
  * hrt_mlir_prune_plan of an iteration to the next call of this. */
 HRT_EXPORT void hrt_resize_begin_iteration(long long iteration);
 /* Collective over the online planner's group, after an iteration: the ranks
  * exchange their busy time (the iteration less the time compiled code was
- * blocked in communication) and the time of their resized GEMMs
- * (hrt_mlir_gemm_mark), both unpruned-equivalent. When some rank's busy time
- * moved by more than 10% since the last plan (or there is none), every
- * rank takes its ratio from Eq. 1 for the next iteration. Writes the
- * group's ratios in group rank order (up to `capacity`) and sets `changed`
- * when a ratio changed. */
-HRT_EXPORT hrt_status hrt_resize_end_iteration(double *ratios, int capacity,
-                                               int *changed);
+ * blocked in communication or ran GEMMs for other ranks' migrated columns)
+ * and the time of their resized GEMMs (hrt_mlir_gemm_mark), both as if
+ * nothing had been pruned or migrated. When some rank's busy time moved by
+ * more than 10% since the last plan (or there is none), every rank takes
+ * its shares from Eq. 1 for the next iteration. Writes the group's pruned
+ * shares to `ratios` and migrated shares to `migrated` (either may be
+ * NULL) in group rank order (up to `capacity`) and sets `changed` when a
+ * share changed. */
+HRT_EXPORT hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
+                                               int capacity, int *changed);
 
 /*===----------------------------------------------------------------------===*
  * Timelines of measured iterations. Between hrt_timeline_begin_iteration
@@ -688,8 +721,19 @@ HRT_EXPORT void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
  * `kept` (room for `columns`) and returns their count. */
 HRT_EXPORT long long hrt_mlir_prune_plan(unsigned long long layer,
                                          long long columns, long long *kept);
-/* hetero.gemm_mark begin (0) | end (1): brackets a resized layer's GEMM. The
- * time between counts as this rank's GEMM time; a rank named in
+/* hetero.migration_plan: writes the columns (ascending positions among the
+ * `columns` of the layer's shard on group rank `source`) that this rank
+ * computes for `source` this iteration to `received` (room for `columns`)
+ * and returns their count; -1 when `source` migrates none of the layer's
+ * columns (the same answer on every rank of the group). */
+HRT_EXPORT long long hrt_mlir_migration_plan(unsigned long long layer,
+                                             long long columns,
+                                             long long source,
+                                             long long *received);
+/* hetero.gemm_mark begin (0) | end (1): brackets a resized layer's GEMM;
+ * begin_migrated (2) | end_migrated (3): a GEMM of another rank's migrated
+ * columns. The time between counts as this rank's GEMM time (2-3: apart
+ * from its own work); a rank named in
  * HETERO_RT_SLOW_GEMM=<rank>:<slowdown>[,...] sleeps (slowdown - 1) times
  * each GEMM's time there (sleeps under a millisecond add up first). */
 HRT_EXPORT void hrt_mlir_gemm_mark(int event);

@@ -71,11 +71,27 @@ uint64_t hetero::resize::randomSeed(uint64_t globalSeed, uint64_t layer,
 
 std::vector<int64_t>
 hetero::resize::keptColumns(const std::vector<int64_t> &order, double ratio) {
+  return splitColumns(order, ratio, 0).kept;
+}
+
+ColumnSplit hetero::resize::splitColumns(const std::vector<int64_t> &order,
+                                         double pruneRatio,
+                                         double migrateRatio) {
   auto columns = int64_t(order.size());
-  std::vector<int64_t> kept(
-      order.begin(), order.begin() + (columns - prunedColumns(columns, ratio)));
-  std::sort(kept.begin(), kept.end());
-  return kept;
+  int64_t pruned = prunedColumns(columns, pruneRatio);
+  int64_t migrated = 0;
+  if (migrateRatio > 0)
+    migrated =
+        std::min(int64_t(std::floor(
+                     std::min(migrateRatio, 1.0) * double(columns) + 1e-9)),
+                 std::max<int64_t>(columns - pruned - 1, 0));
+  int64_t kept = columns - pruned - migrated;
+  ColumnSplit split;
+  split.kept.assign(order.begin(), order.begin() + kept);
+  split.migrated.assign(order.begin() + kept, order.begin() + kept + migrated);
+  std::sort(split.kept.begin(), split.kept.end());
+  std::sort(split.migrated.begin(), split.migrated.end());
+  return split;
 }
 
 std::vector<int64_t> hetero::resize::prunedSet(const std::vector<int64_t> &kept,

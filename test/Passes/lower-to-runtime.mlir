@@ -190,7 +190,8 @@ func.func @coordinates_only() -> index attributes {hetero.grid = @rows} {
 // CHECK-DAG:     %[[HASH:.*]] = arith.constant 3199128708861464181 : i64
 // CHECK-DAG:     %[[COLS:.*]] = arith.constant 256 : i64
 // CHECK:         %[[COUNT:.*]] = call @hrt_mlir_prune_plan(%[[HASH]], %[[COLS]], %{{.*}}) : (i64, i64, !llvm.ptr) -> i64
-// CHECK:         %[[N:.*]] = arith.index_cast %[[COUNT]] : i64 to index
+// CHECK:         %[[CLAMPED:.*]] = arith.maxsi %[[COUNT]], %{{.*}} : i64
+// CHECK:         %[[N:.*]] = arith.index_cast %[[CLAMPED]] : i64 to index
 // CHECK:         %[[ALL:.*]] = bufferization.to_tensor %[[BUF]]
 // CHECK:         %[[KEPT:.*]] = tensor.extract_slice %[[ALL]][0] [%[[N]]] [1] : tensor<256xi64> to tensor<?xi64>
 // CHECK:         %[[IDX:.*]] = arith.index_cast %[[KEPT]] : tensor<?xi64> to tensor<?xindex>
@@ -198,4 +199,24 @@ func.func @coordinates_only() -> index attributes {hetero.grid = @rows} {
 func.func @prune_plan() -> tensor<?xindex> {
   %kept = hetero.prune_plan layer "l0.fc1" columns = 256 : tensor<?xindex>
   return %kept : tensor<?xindex>
+}
+
+// -----
+
+// hetero.migration_plan: the same buffer protocol with the source shard;
+// a negative answer says the source migrates nothing (and receives none).
+// CHECK-LABEL: func.func @migration_plan
+// CHECK-SAME:    %[[SRC:[a-z0-9]+]]: index
+// CHECK:         %[[S:.*]] = arith.index_cast %[[SRC]] : index to i64
+// CHECK:         %[[ANSWER:.*]] = call @hrt_mlir_migration_plan(%{{.*}}, %{{.*}}, %[[S]], %{{.*}}) : (i64, i64, i64, !llvm.ptr) -> i64
+// CHECK:         %[[CLAMPED:.*]] = arith.maxsi %[[ANSWER]], %{{.*}} : i64
+// CHECK:         %[[N:.*]] = arith.index_cast %[[CLAMPED]] : i64 to index
+// CHECK:         %[[RECEIVED:.*]] = tensor.extract_slice %{{.*}}[0] [%[[N]]] [1] : tensor<128xi64> to tensor<?xi64>
+// CHECK:         %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK:         %[[MIGRATES:.*]] = arith.cmpi sge, %[[ANSWER]], %[[ZERO]] : i64
+// CHECK:         %[[IDX:.*]] = arith.index_cast %[[RECEIVED]] : tensor<?xi64> to tensor<?xindex>
+// CHECK:         return %[[IDX]], %[[MIGRATES]] : tensor<?xindex>, i1
+func.func @migration_plan(%source: index) -> (tensor<?xindex>, i1) {
+  %received, %migrates = hetero.migration_plan layer "l0.fc1" columns = 128 from %source : tensor<?xindex>
+  return %received, %migrates : tensor<?xindex>, i1
 }

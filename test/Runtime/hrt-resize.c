@@ -31,7 +31,7 @@
  * CHECK-DAG: rank 1: iteration 2 re-plans rank 1 to under 0.2
  *
  * CHECK-DAG: no planner: invalid argument: hrt_resize_end_iteration (24 bytes): needs hrt_resize_configure_online first and a flag to set
- * CHECK-DAG: bad target: invalid argument: hrt_resize_configure_online on rank 0 (0 bytes): needs a group and target 0 (mean) or 1 (min)
+ * CHECK-DAG: bad target: invalid argument: hrt_resize_configure_online on rank 0 (0 bytes): needs a group, target 0 (mean) or 1 (min) and policy HRT_RESIZE_PRUNE or HRT_RESIZE_MIGRATE
  */
 
 #include "Inputs/hrt-test.h"
@@ -64,19 +64,19 @@ int main(int argc, char **argv) {
   double ratios[2] = {0, 0};
   int changed = 0;
 
-  hrt_status status = hrt_resize_end_iteration(ratios, 2, &changed);
+  hrt_status status = hrt_resize_end_iteration(ratios, NULL, 2, &changed);
   if (rank == 0)
     printf("no planner: %s: %s\n", hrt_status_string(status),
            hrt_last_error());
-  status = hrt_resize_configure_online(world, 5, 0, 1);
+  status = hrt_resize_configure_online(world, 5, HRT_RESIZE_PRUNE, 0, 1);
   if (rank == 0)
     printf("bad target: %s: %s\n", hrt_status_string(status),
            hrt_last_error());
 
-  CHECK_OK(hrt_resize_configure_online(world, /*min*/ 1, 0, 1));
+  CHECK_OK(hrt_resize_configure_online(world, /*min*/ 1, HRT_RESIZE_PRUNE, 0, 1));
   long long count = iteration(0, 40.0);
   printf("rank %d: iteration 0 keeps %lld of 32\n", rank, count);
-  CHECK_OK(hrt_resize_end_iteration(ratios, 2, &changed));
+  CHECK_OK(hrt_resize_end_iteration(ratios, NULL, 2, &changed));
   if (changed && ratios[0] == 0.0 && ratios[1] > 0.6 && ratios[1] < 0.85)
     printf("rank %d: iteration 0 plans alpha 0 for %s, about 3/4 for %s\n",
            rank, rank == 0 ? "itself" : "rank 0",
@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
     printf("rank %d: iteration 1 keeps 5 to 12 of 32\n", rank);
   else
     printf("rank %d: iteration 1 keeps %lld of 32\n", rank, count);
-  CHECK_OK(hrt_resize_end_iteration(ratios, 2, &changed));
+  CHECK_OK(hrt_resize_end_iteration(ratios, NULL, 2, &changed));
   if (ratios[0] == 0.0 && ratios[1] > 0.6 && ratios[1] < 0.85)
     printf("rank %d: iteration 1 still plans about 3/4 for rank 1\n", rank);
   else
@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
            ratios[1]);
 
   iteration(2, rank == 1 ? 10.0 : 40.0);
-  CHECK_OK(hrt_resize_end_iteration(ratios, 2, &changed));
+  CHECK_OK(hrt_resize_end_iteration(ratios, NULL, 2, &changed));
   if (changed && ratios[1] < 0.2)
     printf("rank %d: iteration 2 re-plans rank 1 to under 0.2\n", rank);
   else

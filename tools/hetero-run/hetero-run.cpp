@@ -10,7 +10,9 @@
 //                          [--corpus FILE] [--prompt TEXT]
 //                          [--temperature T]
 //                          [--checkpoint replicas=m,every=n,...]
-//                          [--prune ratio=a[,ranks=r+r...][,epoch=n]]
+//                          [--prune ratio=a[,ranks=r+r...][,migrate=m]
+//                                   [,epoch=n] |
+//                                   target=min|mean[,policy=prune|migrate]]
 //
 // Compiles the module with the CPU pipeline (hetero-lower-to-cpu), JITs it
 // with the MLIR ExecutionEngine and calls the entry function once per
@@ -26,9 +28,10 @@
 // --corpus text; after the iterations, rank 0 prints the streams that
 // hetero.sample_next generated from --prompt. --checkpoint keeps Gemini's
 // in-memory checkpoints of the step (Checkpointing.h) and resumes from the
-// newest one a failed run left. --prune answers the hetero.prune_plan ops
-// that hetero-resize left with a fixed ratio of each layer's columns
-// (docs/resizing.md).
+// newest one a failed run left. --prune answers the hetero.prune_plan and
+// hetero.migration_plan ops that hetero-resize and hetero-partition-tp
+// left, with fixed shares of each layer's columns or shares the online
+// planner sets (docs/resizing.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -181,7 +184,11 @@ static cl::opt<std::string> pruneOption(
     cl::desc("ZERO-resizing of a module that hetero-resize expanded: "
              "ratio=a (a fixed share in [0, 1))[,ranks=r+r...] (the pruning "
              "world ranks, 0..63; default all), or target=min|mean (each "
-             "tensor-parallel rank's share planned online, Eq. 1); "
+             "tensor-parallel rank's share planned online, Eq. 1) "
+             "[,policy=prune|migrate] (what a straggler does with it; "
+             "migrate: target=min only); migrate=m (a fixed share the ranks "
+             "of ranks= hand to the others of their tensor-parallel group; "
+             "needs hetero-partition-tp{migration=true}); "
              "[,epoch=n] (new columns every n iterations; default never) "
              "(docs/resizing.md)"),
     cl::init(""), cl::cat(category));
@@ -195,6 +202,17 @@ struct PruneConfig {
   long long epoch = 0;
   /// target=: planned online towards the group's mean (0) or min (1).
   std::optional<int> target;
+  /// policy=: what the online planner has a straggler do.
+  int policy = HRT_RESIZE_PRUNE;
+  bool policySet = false;
+  /// migrate=: the fixed share the ranks of `ranks` migrate.
+  double migrate = 0;
+  bool migrates = false;
+  /// Whether the module's ranks talk to the others of their tensor-parallel
+  /// group about it.
+  bool needsGroup() const {
+    return target.has_value() || migrates || policy == HRT_RESIZE_MIGRATE;
+  }
 };
 
 /// Parses --prune; returns what is wrong, or "".
@@ -223,6 +241,17 @@ std::string parsePruneConfig(StringRef text, PruneConfig &config) {
                  value.str() + "'";
         config.ranks |= 1ULL << number;
       }
+    } else if (key == "migrate") {
+      if (value.getAsDouble(config.migrate) || !(config.migrate > 0) ||
+          !(config.migrate < 1))
+        return "migrate must be a number in (0, 1), got '" + value.str() + "'";
+      config.migrates = true;
+    } else if (key == "policy") {
+      if (value != "prune" && value != "migrate")
+        return "policy must be prune or migrate, got '" + value.str() + "'";
+      config.policy =
+          value == "migrate" ? HRT_RESIZE_MIGRATE : HRT_RESIZE_PRUNE;
+      config.policySet = true;
     } else if (key == "target") {
       if (value != "min" && value != "mean")
         return "target must be min or mean, got '" + value.str() + "'";
@@ -233,14 +262,23 @@ std::string parsePruneConfig(StringRef text, PruneConfig &config) {
                value.str() + "'";
     } else {
       return "unknown key '" + key.str() +
-             "', expected ratio, ranks, target or epoch";
+             "', expected ratio, ranks, migrate, target, policy or epoch";
     }
   }
-  if (config.target && (ratio || config.ranks))
-    return "target= plans every rank's ratio online; it excludes ratio= and "
-           "ranks=";
-  if (!ratio && !config.target)
-    return "missing ratio=a or target=min|mean";
+  if (config.target && (ratio || config.ranks || config.migrates))
+    return "target= plans every rank's shares online; it excludes ratio=, "
+           "migrate= and ranks=";
+  if (config.policySet && !config.target)
+    return "policy= chooses what the online planner does; it needs "
+           "target=min|mean";
+  if (config.policy == HRT_RESIZE_MIGRATE && config.target != 1)
+    return "policy=migrate balances against the fastest rank; expected "
+           "target=min";
+  if (config.migrates && !config.ranks)
+    return "migrate= needs ranks=: the ranks that keep their columns "
+           "receive the migrated ones";
+  if (!ratio && !config.target && !config.migrates)
+    return "missing ratio=a, migrate=m or target=min|mean";
   return "";
 }
 
@@ -555,12 +593,20 @@ int run() {
       llvm::errs() << "hetero-run: --prune: " << problem << "\n";
       return 1;
     }
-    bool resized = false;
+    bool resized = false, migrating = false;
     module->walk([&](hetero::PrunePlanOp) { resized = true; });
+    module->walk([&](hetero::MigrationPlanOp) { migrating = true; });
     if (!resized) {
       llvm::errs() << "hetero-run: --prune: the module has no "
                       "hetero.prune_plan; expand its prunable matmuls with "
                       "hetero-resize first\n";
+      return 1;
+    }
+    if ((prune->migrates || prune->policy == HRT_RESIZE_MIGRATE) &&
+        !migrating) {
+      llvm::errs() << "hetero-run: --prune: the module has no "
+                      "hetero.migration_plan; partition it with "
+                      "hetero-partition-tp{migration=true} to migrate\n";
       return 1;
     }
   }
@@ -578,32 +624,42 @@ int run() {
   // The online planner's group: the tensor-parallel ranks of one replica of
   // one stage; without a pipeline, every rank.
   hrt_comm resizeGroup = nullptr;
-  if (prune && prune->target) {
+  if (prune && prune->needsGroup()) {
     int ranks = 1;
     hrt_comm_size(world, &ranks);
     int64_t shards = *pipeline ? (*pipeline)->shards : ranks;
+    StringRef what = prune->target ? "target=" : "migrate=";
     if (shards < 2) {
       if (*pipeline)
-        llvm::errs() << "hetero-run: --prune target=: pipeline @"
+        llvm::errs() << "hetero-run: --prune " << what << ": pipeline @"
                      << (*pipeline)->name
                      << " has no tensor-parallel shards to balance; expected "
                         "a grid with axis 2 (hetero-gen --tp)\n";
       else
-        llvm::errs() << "hetero-run: --prune target=: a job of one rank has "
-                        "no other rank to balance against; expected 2 or "
-                        "more\n";
+        llvm::errs() << "hetero-run: --prune " << what
+                     << ": a job of one rank has no other rank to balance "
+                        "against; expected 2 or more\n";
       return 1;
     }
+    // Group rank = shard index, the source hetero.migration_plan names.
     if (hrt_comm_split(world, int(rank / shards), int(rank % shards),
-                       &resizeGroup) != HRT_SUCCESS ||
-        hrt_resize_configure_online(resizeGroup, *prune->target, prune->epoch,
-                                    (unsigned long long)seed) != HRT_SUCCESS) {
+                       &resizeGroup) != HRT_SUCCESS) {
       llvm::errs() << "hetero-run: --prune: " << hrt_last_error() << "\n";
       return 1;
     }
-  } else if (prune &&
-             hrt_resize_configure(prune->ratio, prune->ranks, prune->epoch,
-                                  (unsigned long long)seed) != HRT_SUCCESS) {
+  }
+  bool configured =
+      !prune ||
+      (prune->target
+           ? hrt_resize_configure_online(
+                 resizeGroup, *prune->target, prune->policy, prune->epoch,
+                 (unsigned long long)seed) == HRT_SUCCESS
+           : hrt_resize_configure(prune->ratio, prune->ranks, prune->epoch,
+                                  (unsigned long long)seed) == HRT_SUCCESS &&
+                 (!prune->migrates ||
+                  hrt_resize_configure_migration(resizeGroup, prune->migrate,
+                                                 prune->ranks) == HRT_SUCCESS));
+  if (!configured) {
     llvm::errs() << "hetero-run: --prune: " << hrt_last_error() << "\n";
     return 1;
   }
@@ -882,14 +938,15 @@ int run() {
         return 1;
     }
     // The online resize planner reads each iteration but the warm-up.
-    std::vector<double> ratios;
+    std::vector<double> ratios, migrated;
     int resized = 0;
-    if (resizeGroup && !(i == firstStep && iterations > 1)) {
+    if (prune && prune->target && !(i == firstStep && iterations > 1)) {
       int groupSize = 1;
       hrt_comm_size(resizeGroup, &groupSize);
       ratios.resize(size_t(groupSize));
-      if (hrt_resize_end_iteration(ratios.data(), groupSize, &resized) !=
-          HRT_SUCCESS) {
+      migrated.resize(size_t(groupSize));
+      if (hrt_resize_end_iteration(ratios.data(), migrated.data(), groupSize,
+                                   &resized) != HRT_SUCCESS) {
         llvm::errs() << "hetero-run: --prune: " << hrt_last_error() << "\n";
         return 1;
       }
@@ -907,8 +964,10 @@ int run() {
         std::printf("re-planned after iteration %lld: %s\n", (long long)i,
                     planning->describe().substr(2).c_str());
       if (resized) {
-        std::printf("re-sized after iteration %lld: alpha =", (long long)i);
-        for (double ratio : ratios)
+        bool migrating = prune->policy == HRT_RESIZE_MIGRATE;
+        std::printf("re-sized after iteration %lld: %s =", (long long)i,
+                    migrating ? "migrated" : "alpha");
+        for (double ratio : migrating ? migrated : ratios)
           std::printf(" %.4f", ratio);
         std::printf("\n");
       }
@@ -949,6 +1008,17 @@ int run() {
       std::fflush(stdout);
     }
   }
+  if (prune && printer) {
+    hrt_resize_stats resized{};
+    hrt_resize_get_stats(&resized);
+    std::printf("%scolumns: kept %lld of %lld, migrated %lld\n",
+                allRanks ? ("rank " + std::to_string(rank) + ": ").c_str() : "",
+                resized.columns_kept, resized.columns_asked,
+                resized.columns_migrated);
+    std::fflush(stdout);
+  }
+  if (resizeGroup)
+    hrt_comm_free(resizeGroup);
   if (synced && !printSyncGroups(world, printer, syncStats))
     return 1;
   if (checkpointing && !checkpointing->finish(printer))

@@ -122,3 +122,26 @@ TEST(Priority, ColumnChangeIsTheMeanOverRows) {
 }
 
 } // namespace
+
+// Pruning and migration drop disjoint suffixes of one order: the very tail
+// is pruned, the columns before it migrate, and one column stays kept.
+TEST(Priority, SplitColumnsPrunesTheTailAndMigratesBeforeIt) {
+  Columns order = {5, 0, 7, 2, 6, 1, 3, 4};
+  ColumnSplit split = splitColumns(order, 0.25, 0.5);
+  EXPECT_EQ(split.kept, (Columns{0, 5}));
+  EXPECT_EQ(split.migrated, (Columns{1, 2, 6, 7}));
+  EXPECT_EQ(prunedSet(split.kept, 8), (Columns{1, 2, 3, 4, 6, 7}));
+
+  ColumnSplit none = splitColumns(order, 0, 0);
+  EXPECT_EQ(none.kept, (Columns{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_TRUE(none.migrated.empty());
+  EXPECT_EQ(splitColumns(order, 0.5, 0).kept, keptColumns(order, 0.5));
+
+  // Migrating all but one column leaves the first of the order.
+  ColumnSplit most = splitColumns(order, 0, 31.0 / 32.0);
+  EXPECT_EQ(most.kept, (Columns{5}));
+  EXPECT_EQ(most.migrated.size(), 7u);
+  ColumnSplit both = splitColumns(order, 0.5, 0.9);
+  EXPECT_EQ(both.kept, (Columns{5}));
+  EXPECT_EQ(both.migrated, (Columns{0, 2, 7}));
+}

@@ -96,9 +96,12 @@ def Hetero_Payload : Hetero_I32EnumAttr<"Payload",
 ]>;
 
 def Hetero_GemmEvent : Hetero_I32EnumAttr<"GemmEvent",
-    "the start or the end of a resized layer's GEMM", [
+    "the start or the end of a resized layer's GEMM, or of a GEMM this "
+    "rank runs for another's migrated columns", [
   I32EnumAttrCase<"begin", 0>,
-  I32EnumAttrCase<"end", 1>
+  I32EnumAttrCase<"end", 1>,
+  I32EnumAttrCase<"begin_migrated", 2>,
+  I32EnumAttrCase<"end_migrated", 3>
 ]>;
 
 def Hetero_TaskKind : Hetero_I32EnumAttr<"TaskKind",

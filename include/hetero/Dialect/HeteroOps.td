@@ -481,6 +481,37 @@ def Hetero_PrunePlanOp : Hetero_Op<"prune_plan", [
   let hasVerifier = 1;
 }
 
+def Hetero_MigrationPlanOp : Hetero_Op<"migration_plan", [
+    MemoryEffects<[MemRead]>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "The columns of another shard's layer this rank computes";
+  let description = [{
+    Lightweight workload migration: a straggling tensor-parallel rank hands
+    some of the `columns` contraction columns of its shard of layer `layer`
+    to the other ranks of its tensor-parallel group. Asks the runtime's
+    planner which of them this rank computes for shard `source` in the
+    current iteration (`received`: sorted positions in that shard's
+    columns, empty when none) and whether `source` migrates any columns of
+    the layer at all (`migrates`: the same on every rank of the group, so
+    that all of them choose the same collective).
+
+    Example:
+
+    ```mlir
+    %cols, %migrates = hetero.migration_plan layer "l0.fc2" columns = 128
+        from %shard : tensor<?xindex>
+    ```
+  }];
+  let arguments = (ins StrAttr:$layer, Hetero_PositiveI64:$columns,
+                       Index:$source);
+  let results = (outs 1DTensorOf<[Index]>:$received, I1:$migrates);
+  let assemblyFormat = [{
+    `layer` $layer `columns` `=` $columns `from` $source attr-dict
+    `:` type($received)
+  }];
+  let hasVerifier = 1;
+}
+
 def Hetero_GemmMarkOp : Hetero_Op<"gemm_mark", [
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Marks where a resized layer's GEMM starts or ends";
@@ -490,7 +521,10 @@ def Hetero_GemmMarkOp : Hetero_Op<"gemm_mark", [
     of the iteration (C_i of ZERO-resizing's Eq. 1, which the online
     planner of `hetero-run --prune target=min|mean` reads), and a rank whose
     GEMMs are emulated as slower (`HETERO_RT_SLOW_GEMM`) sleeps there in
-    proportion to the GEMM it ran.
+    proportion to the GEMM it ran. `hetero-partition-tp{migration=true}`
+    brackets the GEMMs a rank runs for another rank's migrated columns with
+    `begin_migrated` and `end_migrated`: they are slowed the same way but
+    counted apart, so that the planner sees each rank's own work.
 
     Example:
 

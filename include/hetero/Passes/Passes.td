@@ -51,13 +51,39 @@ def HeteroPartitionTensorParallel
     prunes the columns of the rank's own shard) is unchanged. Parameters
     and optimizer state stay replicated over the tensor-parallel ranks.
 
+    With `migration=true` a straggling rank can hand contraction columns of
+    its shard to the other ranks of its group (SEMI-migration's
+    lightweight migration; docs/resizing.md). Every product then also asks
+    the runtime, for each shard `s`, which of `s`'s columns this rank
+    computes (`hetero.migration_plan`), computes them from the replicated
+    operands with `s`'s weight slice (bracketed by `hetero.gemm_mark
+    begin_migrated|end_migrated`), and returns them with the product's
+    collective:
+
+    - a summed product adds them into the rank's own partial before the
+      all-reduce: no collective is added;
+    - a gathered product, when some rank of the group migrates columns of
+      the layer, sums zero-padded global values instead of gathering
+      slices: an all-reduce in place of the all-gather.
+
+    The straggler leaves its migrated columns out of its own product through
+    `hetero.prune_plan`, so `hetero-resize` must run after this pass, and
+    the layer's imputation must be `zero`: a migrated column of a gradient
+    is the sum of what the receivers computed.
+
     ```
     hetero-opt --hetero-lower-pipeline --hetero-partition-tp \
                --hetero-resize model.mlir
     ```
   }];
+  let options = [
+    Option<"migration", "migration", "bool", /*default=*/"false",
+           "Let straggling ranks migrate contraction columns to the other "
+           "ranks of their tensor-parallel group">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::shard::ShardDialect",
                            "::mlir::tensor::TensorDialect"];
 }

@@ -54,6 +54,20 @@ uint64_t randomSeed(uint64_t globalSeed, uint64_t layer, uint64_t epoch);
 std::vector<int64_t> keptColumns(const std::vector<int64_t> &order,
                                  double ratio);
 
+/// What one rank does with its columns in an iteration, each ascending.
+struct ColumnSplit {
+  std::vector<int64_t> kept;     // computed by the rank itself
+  std::vector<int64_t> migrated; // computed by the other ranks for it
+};
+
+/// `order` read as [kept | migrated | pruned]: the last
+/// prunedColumns(K, pruneRatio) columns are pruned, the floor(migrateRatio
+/// x K) before them migrate (at most as many as leave one column kept),
+/// the rest are kept. Pruning and migration thus drop the tail of one
+/// priority order, pruning its very end.
+ColumnSplit splitColumns(const std::vector<int64_t> &order, double pruneRatio,
+                         double migrateRatio);
+
 /// The complement of sorted `kept` in [0, columns), ascending.
 std::vector<int64_t> prunedSet(const std::vector<int64_t> &kept,
                                int64_t columns);
