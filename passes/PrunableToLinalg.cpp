@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace hetero {
 #define GEN_PASS_DEF_HETEROPRUNABLETOLINALG
@@ -50,6 +51,22 @@ struct HeteroPrunableToLinalgPass
   using Base::Base;
 
   void runOnOperation() override {
+    // A straggler leaves its migrated columns out of its own product only
+    // where hetero-resize expanded it; in full it would count them twice.
+    llvm::StringSet<> migrating;
+    getOperation()->walk(
+        [&](MigrationPlanOp plan) { migrating.insert(plan.getLayer()); });
+    WalkResult walked = getOperation()->walk([&](PrunableMatmulOp op) {
+      if (!migrating.contains(op.getLayer()))
+        return WalkResult::advance();
+      op.emitOpError() << "of layer '" << op.getLayer()
+                       << "' would compute every column, but the layer "
+                          "migrates columns (hetero.migration_plan); "
+                          "expected hetero-resize to expand it first";
+      return WalkResult::interrupt();
+    });
+    if (walked.wasInterrupted())
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     patterns.add<LowerPrunableMatmul>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

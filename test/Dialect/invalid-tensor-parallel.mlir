@@ -176,3 +176,19 @@ func.func @impute_average_needs_floats(%p: tensor<16x4xi32>, %k: tensor<4xindex>
   %s = hetero.impute_cols average %p[%k] axis = 1 : tensor<16x4xi32>, tensor<4xindex> -> tensor<16x256xi32>
   return
 }
+
+// -----
+
+func.func @migration_plan_receives_too_many(%source: index) {
+  // expected-error @+1 {{'hetero.migration_plan' op receives 9 of only 8 columns}}
+  %r, %m = hetero.migration_plan layer "fc" columns = 8 from %source : tensor<9xindex>
+  return
+}
+
+// -----
+
+func.func @migration_plan_columns_zero(%source: index) {
+  // expected-error @+1 {{'hetero.migration_plan' op attribute 'columns' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
+  %r, %m = hetero.migration_plan layer "fc" columns = 0 from %source : tensor<?xindex>
+  return
+}
