@@ -8,10 +8,15 @@
 #   ZERO-min   hetero-run --prune target=min: the online planner (Eq. 1)
 #              gives each rank the share that meets the fastest
 #   ZERO-mean  --prune target=mean: the share that meets the mean
+#   MIG        --prune target=min,policy=migrate on the module partitioned
+#              with hetero-partition-tp{migration=true}: the straggler hands
+#              Eq. 1's share of its columns to the other rank, losslessly
 #
 # Each line gives the median iteration time after the first WARM
 # iterations, its ratio to the baseline at delta 1, and the straggler's
-# final ratio beside 1 - 1/delta (what pruning a linear GEMM would need).
+# final share (pruned or migrated) beside 1 - 1/delta (what pruning a
+# linear GEMM would need) and (delta - 1) / (delta + 1) (what balances two
+# ranks when the straggler migrates).
 # The last line fits the baseline to a line in delta (R^2).
 #
 # usage: bench/resize-real.sh [build dir]
@@ -35,16 +40,20 @@ if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
   -o "$WORK/gpt.mlir"
 "$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
   --hetero-partition-tp --hetero-resize -o "$WORK/resized.mlir"
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+  --hetero-partition-tp=migration=true --hetero-resize -o "$WORK/migrated.mlir"
 
 run() { # delta, policy -> output file
   local delta=$1 policy=$2 out="$WORK/$1-$2-$3.txt"
-  local prune=()
+  local prune=() module="$WORK/resized.mlir"
   case "$policy" in
     zero-min) prune=(--prune target=min) ;;
     zero-mean) prune=(--prune target=mean) ;;
+    mig) prune=(--prune target=min,policy=migrate)
+         module="$WORK/migrated.mlir" ;;
   esac
   HETERO_RT_SLOW_GEMM="1:$delta" "${LAUNCH[@]}" -x HETERO_RT_SLOW_GEMM -np 2 \
-    "$BUILD/bin/hetero-run" "$WORK/resized.mlir" --iterations "$ITERATIONS" \
+    "$BUILD/bin/hetero-run" "$module" --iterations "$ITERATIONS" \
     "${prune[@]}" > "$out"
 }
 
@@ -52,7 +61,7 @@ run() { # delta, policy -> output file
 # falls on all of them alike.
 for round in $(seq 1 "$ROUNDS"); do
   for delta in $DELTAS; do
-    for policy in baseline zero-min zero-mean; do
+    for policy in baseline zero-min zero-mean mig; do
       run "$delta" "$policy" "$round"
     done
   done
@@ -71,7 +80,7 @@ def measure(delta, policy):
             m = re.match(r"iteration (\d+): .*, ([0-9.]+) ms", line)
             if m and int(m.group(1)) >= warm:
                 times.append(float(m.group(2)))
-            m = re.match(r"re-sized after iteration \d+: alpha = (.*)", line)
+            m = re.match(r"re-sized after iteration \d+: \w+ = (.*)", line)
             if m:
                 alpha = float(m.group(1).split()[1])
     return statistics.median(times), alpha
@@ -80,11 +89,12 @@ base = {d: measure(d, "baseline")[0] for d in deltas}
 t1 = base[deltas[0]]
 for d in deltas:
     line = f"delta {d:g} baseline {base[d]:.1f} ms ratio {base[d] / t1:.3f}"
-    for policy in ("zero-min", "zero-mean"):
+    for policy in ("zero-min", "zero-mean", "mig"):
         t, alpha = measure(d, policy)
         shown = "none" if alpha is None else f"{alpha:.3f}"
         line += f"; {policy} {t:.1f} ms ratio {t / t1:.3f} alpha {shown}"
-    print(line + f" (1 - 1/delta {1 - 1 / d:.3f})")
+    print(line + f" (1 - 1/delta {1 - 1 / d:.3f}, "
+                 f"(delta - 1)/(delta + 1) {(d - 1) / (d + 1):.3f})")
 n = len(deltas)
 if n >= 2:
     mx, my = sum(deltas) / n, sum(base.values()) / n

@@ -30,6 +30,24 @@
  * CHECK-DAG: rank 0: iteration 2 re-plans rank 1 to under 0.2
  * CHECK-DAG: rank 1: iteration 2 re-plans rank 1 to under 0.2
  *
+ * Migration with fixed shares: rank 1 hands half of the layer's columns to
+ * rank 0, which receives exactly the ones rank 1 does not keep; rank 0
+ * migrates nothing, and every rank says so alike.
+ * CHECK-DAG: rank 0: keeps 32, receives the 16 columns rank 1 leaves out
+ * CHECK-DAG: rank 1: keeps 16, receives 0
+ * CHECK-DAG: rank 0: rank 0 migrates -1, rank 1 migrates 1
+ * CHECK-DAG: rank 1: rank 0 migrates -1, rank 1 migrates 1
+ *
+ * The online planner with policy migrate gives rank 1 Eq. 1's share
+ * against the fastest rank to migrate. Rank 0 then runs rank 1's columns
+ * too, but that time is not its own work: the plan stays.
+ * CHECK-DAG: rank 0: migrate plans 0 for rank 0, about 3/4 for rank 1
+ * CHECK-DAG: rank 1: migrate plans 0 for rank 0, about 3/4 for rank 1
+ * CHECK-DAG: rank 0: migrating, keeps 32 and receives 20 to 27
+ * CHECK-DAG: rank 1: migrating, keeps 5 to 12 and receives 0
+ * CHECK-DAG: rank 0: migrating, the plan stays
+ * CHECK-DAG: rank 1: migrating, the plan stays
+ *
  * CHECK-DAG: no planner: invalid argument: hrt_resize_end_iteration (24 bytes): needs hrt_resize_configure_online first and a flag to set
  * CHECK-DAG: bad target: invalid argument: hrt_resize_configure_online on rank 0 (0 bytes): needs a group, target 0 (mean) or 1 (min) and policy HRT_RESIZE_PRUNE or HRT_RESIZE_MIGRATE
  */
@@ -106,6 +124,74 @@ int main(int argc, char **argv) {
   else
     printf("rank %d: iteration 2 plans %g and %g (changed %d)\n", rank,
            ratios[0], ratios[1], changed);
+
+  /* Fixed migration: rank 1 migrates half. */
+  CHECK_OK(hrt_resize_configure(0, 0, 0, 1));
+  CHECK_OK(hrt_resize_configure_migration(world, 0.5, 1ULL << 1));
+  hrt_resize_begin_iteration(0);
+  long long kept[32], received[32], keptBy[2][32];
+  for (int j = 0; j < 32; ++j)
+    kept[j] = -1;
+  count = hrt_mlir_prune_plan(/*layer=*/42, 32, kept);
+  long long fromZero = hrt_mlir_migration_plan(42, 32, 0, received);
+  long long fromOne = hrt_mlir_migration_plan(42, 32, 1, received);
+  CHECK_OK(hrt_all_gather(kept, keptBy, 32, HRT_INT64, world));
+  int covered = 1, seen[32] = {0};
+  for (int j = 0; j < 32; ++j)
+    if (keptBy[1][j] >= 0)
+      ++seen[keptBy[1][j]];
+  for (long long j = 0; j < (fromOne > 0 ? fromOne : 0); ++j)
+    ++seen[received[j]];
+  for (int j = 0; j < 32; ++j)
+    covered &= seen[j] == 1;
+  if (rank == 0 && covered && fromOne == 16)
+    printf("rank 0: keeps %lld, receives the 16 columns rank 1 leaves out\n",
+           count);
+  else
+    printf("rank %d: keeps %lld, receives %lld\n", rank, count, fromOne);
+  printf("rank %d: rank 0 migrates %lld, rank 1 migrates %d\n", rank,
+         fromZero, fromOne >= 0);
+
+  /* Online migration against the fastest rank. */
+  CHECK_OK(hrt_resize_configure_online(world, /*min*/ 1, HRT_RESIZE_MIGRATE, 0,
+                                       1));
+  double migrated[2] = {0, 0};
+  iteration(0, 40.0);
+  CHECK_OK(hrt_resize_end_iteration(ratios, migrated, 2, &changed));
+  if (changed && ratios[0] == 0.0 && ratios[1] == 0.0 && migrated[0] == 0.0 &&
+      migrated[1] > 0.6 && migrated[1] < 0.85)
+    printf("rank %d: migrate plans 0 for rank 0, about 3/4 for rank 1\n", rank);
+  else
+    printf("rank %d: migrate plans %g and %g (pruned %g and %g)\n", rank,
+           migrated[0], migrated[1], ratios[0], ratios[1]);
+  hrt_resize_begin_iteration(1);
+  count = hrt_mlir_prune_plan(42, 32, kept);
+  hrt_mlir_gemm_mark(0);
+  sleepMs(40.0 * (double)count / 32.0);
+  hrt_mlir_gemm_mark(1);
+  long long total = 0;
+  for (long long source = 0; source < 2; ++source) {
+    long long got = hrt_mlir_migration_plan(42, 32, source, received);
+    if (got <= 0)
+      continue;
+    hrt_mlir_gemm_mark(2);
+    sleepMs(40.0 * (double)got / 32.0);
+    hrt_mlir_gemm_mark(3);
+    total += got;
+  }
+  if (rank == 0 && count == 32 && total >= 20 && total <= 27)
+    printf("rank 0: migrating, keeps 32 and receives 20 to 27\n");
+  else if (rank == 1 && count >= 5 && count <= 12 && total == 0)
+    printf("rank 1: migrating, keeps 5 to 12 and receives 0\n");
+  else
+    printf("rank %d: migrating, keeps %lld and receives %lld\n", rank, count,
+           total);
+  CHECK_OK(hrt_resize_end_iteration(ratios, migrated, 2, &changed));
+  if (!changed)
+    printf("rank %d: migrating, the plan stays\n", rank);
+  else
+    printf("rank %d: migrating, re-planned to %g and %g\n", rank, migrated[0],
+           migrated[1]);
 
   CHECK_OK(hrt_finalize());
   return 0;
