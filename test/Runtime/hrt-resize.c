@@ -40,13 +40,14 @@
  *
  * The online planner with policy migrate gives rank 1 Eq. 1's share
  * against the fastest rank to migrate. Rank 0 then runs rank 1's columns
- * too, but that time is not its own work: the plan stays.
+ * too (here at 80 ms per 32), but that time is not its own work: the plan
+ * stays (counted, it would cut rank 1's share to about 0.4).
  * CHECK-DAG: rank 0: migrate plans 0 for rank 0, about 3/4 for rank 1
  * CHECK-DAG: rank 1: migrate plans 0 for rank 0, about 3/4 for rank 1
  * CHECK-DAG: rank 0: migrating, keeps 32 and receives 20 to 27
  * CHECK-DAG: rank 1: migrating, keeps 5 to 12 and receives 0
- * CHECK-DAG: rank 0: migrating, the plan stays
- * CHECK-DAG: rank 1: migrating, the plan stays
+ * CHECK-DAG: rank 0: migrating, still about 3/4 for rank 1
+ * CHECK-DAG: rank 1: migrating, still about 3/4 for rank 1
  *
  * CHECK-DAG: no planner: invalid argument: hrt_resize_end_iteration (24 bytes): needs hrt_resize_configure_online first and a flag to set
  * CHECK-DAG: bad target: invalid argument: hrt_resize_configure_online on rank 0 (0 bytes): needs a group, target 0 (mean) or 1 (min) and policy HRT_RESIZE_PRUNE or HRT_RESIZE_MIGRATE
@@ -175,7 +176,7 @@ int main(int argc, char **argv) {
     if (got <= 0)
       continue;
     hrt_mlir_gemm_mark(2);
-    sleepMs(40.0 * (double)got / 32.0);
+    sleepMs(80.0 * (double)got / 32.0);
     hrt_mlir_gemm_mark(3);
     total += got;
   }
@@ -187,11 +188,11 @@ int main(int argc, char **argv) {
     printf("rank %d: migrating, keeps %lld and receives %lld\n", rank, count,
            total);
   CHECK_OK(hrt_resize_end_iteration(ratios, migrated, 2, &changed));
-  if (!changed)
-    printf("rank %d: migrating, the plan stays\n", rank);
+  if (migrated[0] == 0.0 && migrated[1] > 0.6 && migrated[1] < 0.85)
+    printf("rank %d: migrating, still about 3/4 for rank 1\n", rank);
   else
-    printf("rank %d: migrating, re-planned to %g and %g\n", rank, migrated[0],
-           migrated[1]);
+    printf("rank %d: migrating, plans %g and %g (changed %d)\n", rank,
+           migrated[0], migrated[1], changed);
 
   CHECK_OK(hrt_finalize());
   return 0;
