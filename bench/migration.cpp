@@ -62,10 +62,27 @@ void sleepMs(double ms) {
 
 enum class Method { BroadcastReduce, ScatterGather };
 
+/// Straggler s's group (its receivers and itself, s first) for each of
+/// `stragglers` stragglers 0..x-1; MPI_COMM_NULL where this rank is not in
+/// it. Collective over the world.
+std::vector<MPI_Comm> migrationGroups(int rank, int ranks, int stragglers) {
+  std::vector<MPI_Comm> groups;
+  for (int s = 0; s < stragglers; ++s) {
+    bool member = rank == s || rank >= stragglers;
+    MPI_Comm group;
+    MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED,
+                   rank == s ? 0 : rank + 1, &group);
+    groups.push_back(group);
+  }
+  return groups;
+}
+
 /// One iteration with `stragglers` (ranks 0..x-1) migrating `share` of
-/// their columns; returns the slowest rank's seconds.
+/// their columns to the other ranks over `groups`; returns the slowest
+/// rank's seconds.
 double iteration(const Setup &setup, int rank, int ranks, int stragglers,
-                 double share, Method method) {
+                 const std::vector<MPI_Comm> &groups, double share,
+                 Method method) {
   int64_t migrated = int64_t(share * setup.columns + 1e-9);
   std::vector<bool> migrating(size_t(ranks), false);
   for (int s = 0; s < stragglers && share > 0; ++s)
@@ -84,16 +101,8 @@ double iteration(const Setup &setup, int rank, int ranks, int stragglers,
   for (int s = 0; s < stragglers && migrated > 0; ++s) {
     std::vector<hetero::resize::Block> blocks = hetero::resize::migrationBlocks(
         ranks, s, migrated, migrating);
-    // The straggler and its receivers, the straggler first.
-    std::vector<int> members = {s};
-    for (const hetero::resize::Block &block : blocks)
-      members.push_back(int(block.rank));
-    bool member = std::find(members.begin(), members.end(), rank) !=
-                  members.end();
-    MPI_Comm group;
-    MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED,
-                   rank == s ? 0 : rank + 1, &group);
-    if (!member)
+    MPI_Comm group = groups[size_t(s)];
+    if (group == MPI_COMM_NULL)
       continue;
     int64_t mine = 0;
     for (const hetero::resize::Block &block : blocks)
@@ -127,7 +136,6 @@ double iteration(const Setup &setup, int rank, int ranks, int stragglers,
           for (size_t j = 0; j < partialFloats; ++j)
             sum[j] += gathered[size_t(r) * partialFloats + j];
     }
-    MPI_Comm_free(&group);
   }
   double elapsed = MPI_Wtime() - start, slowest = 0;
   MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -173,6 +181,7 @@ int main(int argc, char **argv) {
   if (ranks / 2 > 1)
     counts.push_back(ranks / 2);
   for (int stragglers : counts) {
+    std::vector<MPI_Comm> groups = migrationGroups(rank, ranks, stragglers);
     double base = 0;
     for (double share : shares) {
       double best[2] = {1e30, 1e30};
@@ -180,7 +189,8 @@ int main(int argc, char **argv) {
         for (Method method : {Method::BroadcastReduce, Method::ScatterGather})
           best[int(method)] = std::min(
               best[int(method)],
-              iteration(setup, rank, ranks, stragglers, share, method));
+              iteration(setup, rank, ranks, stragglers, groups, share,
+                        method));
       if (share == 0)
         base = best[0];
       if (rank == 0)
@@ -190,6 +200,9 @@ int main(int argc, char **argv) {
                     stragglers, share, best[0] * 1e3, best[0] / base,
                     best[1] * 1e3, best[1] / base, best[1] / best[0]);
     }
+    for (MPI_Comm &group : groups)
+      if (group != MPI_COMM_NULL)
+        MPI_Comm_free(&group);
   }
   MPI_Finalize();
   return 0;
