@@ -88,6 +88,8 @@ const char *const kPipelines[] = {
     "hetero-columns-to-linalg",
     "hetero-lower-pipeline,hetero-partition-tp,hetero-resize,"
     "hetero-lower-to-cpu",
+    "hetero-lower-pipeline,hetero-partition-tp{migration=true},"
+    "hetero-resize,hetero-lower-to-cpu",
 };
 constexpr size_t kNumPipelines = sizeof(kPipelines) / sizeof(kPipelines[0]);
 
