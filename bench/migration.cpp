@@ -99,8 +99,8 @@ double iteration(const Setup &setup, int rank, int ranks, int stragglers,
   bool straggling = rank < stragglers && share > 0;
   sleepMs(msPerColumn * double(setup.columns - (straggling ? migrated : 0)));
   for (int s = 0; s < stragglers && migrated > 0; ++s) {
-    std::vector<hetero::resize::Block> blocks = hetero::resize::migrationBlocks(
-        ranks, s, migrated, migrating);
+    std::vector<hetero::resize::Block> blocks =
+        hetero::resize::migrationBlocks(ranks, s, migrated, migrating);
     MPI_Comm group = groups[size_t(s)];
     if (group == MPI_COMM_NULL)
       continue;
@@ -122,15 +122,14 @@ double iteration(const Setup &setup, int rank, int ranks, int stragglers,
       }
       std::vector<float> block(size_t(mine) * rowFloats);
       MPI_Scatterv(rows.data(), counts.data(), offsets.data(), MPI_FLOAT,
-                   rank == s ? MPI_IN_PLACE : block.data(),
-                   int(block.size()), MPI_FLOAT, 0, group);
+                   rank == s ? MPI_IN_PLACE : block.data(), int(block.size()),
+                   MPI_FLOAT, 0, group);
       sleepMs(msPerColumn * double(mine));
       int size = 0;
       MPI_Comm_size(group, &size);
-      std::vector<float> gathered(rank == s ? size_t(size) * partialFloats
-                                            : 0);
-      MPI_Gather(partial.data(), int(partialFloats), MPI_FLOAT,
-                 gathered.data(), int(partialFloats), MPI_FLOAT, 0, group);
+      std::vector<float> gathered(rank == s ? size_t(size) * partialFloats : 0);
+      MPI_Gather(partial.data(), int(partialFloats), MPI_FLOAT, gathered.data(),
+                 int(partialFloats), MPI_FLOAT, 0, group);
       if (rank == s)
         for (int r = 1; r < size; ++r)
           for (size_t j = 0; j < partialFloats; ++j)
@@ -189,8 +188,7 @@ int main(int argc, char **argv) {
         for (Method method : {Method::BroadcastReduce, Method::ScatterGather})
           best[int(method)] = std::min(
               best[int(method)],
-              iteration(setup, rank, ranks, stragglers, groups, share,
-                        method));
+              iteration(setup, rank, ranks, stragglers, groups, share, method));
       if (share == 0)
         base = best[0];
       if (rank == 0)

@@ -282,6 +282,21 @@ std::string parsePruneConfig(StringRef text, PruneConfig &config) {
   return "";
 }
 
+/// Hands --prune's settings to the runtime: the online planner, or fixed
+/// shares (and fixed migration over `group`).
+bool configureResize(const PruneConfig &config, hrt_comm group,
+                     unsigned long long drawSeed) {
+  if (config.target)
+    return hrt_resize_configure_online(group, *config.target, config.policy,
+                                       config.epoch, drawSeed) == HRT_SUCCESS;
+  if (hrt_resize_configure(config.ratio, config.ranks, config.epoch,
+                           drawSeed) != HRT_SUCCESS)
+    return false;
+  return !config.migrates ||
+         hrt_resize_configure_migration(group, config.migrate, config.ranks) ==
+             HRT_SUCCESS;
+}
+
 /// What the entry function takes and returns.
 enum class ResultKind { None, F32, F64, I32, I64 };
 
@@ -649,16 +664,7 @@ int run() {
     }
   }
   bool configured =
-      !prune ||
-      (prune->target
-           ? hrt_resize_configure_online(
-                 resizeGroup, *prune->target, prune->policy, prune->epoch,
-                 (unsigned long long)seed) == HRT_SUCCESS
-           : hrt_resize_configure(prune->ratio, prune->ranks, prune->epoch,
-                                  (unsigned long long)seed) == HRT_SUCCESS &&
-                 (!prune->migrates ||
-                  hrt_resize_configure_migration(resizeGroup, prune->migrate,
-                                                 prune->ranks) == HRT_SUCCESS));
+      !prune || configureResize(*prune, resizeGroup, (unsigned long long)seed);
   if (!configured) {
     llvm::errs() << "hetero-run: --prune: " << hrt_last_error() << "\n";
     return 1;
