@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Accuracy directions of ZERO-resizing and migration (the spec's 5.6,
+# reported, not asserted): the generated GPT (2 layers, hidden 64, 2
+# tensor-parallel ranks, Adam) trains on the runtime's corpus for ITERATIONS
+# steps per seed under
+#
+#   baseline        nothing pruned
+#   homogeneous a   every rank prunes a of its columns (ZERO-Rd, new
+#                   columns every EPOCH iterations)
+#   heterogeneous a rank 1 alone prunes a
+#   average 0.5     homogeneous 0.5 with average imputation instead of zero
+#   MIG 0.5         rank 1 migrates half of its columns (lossless)
+#
+# and prints, per configuration, the mean over seeds of the mean loss of the
+# last TAIL steps and its difference to the baseline's.
+#
+# usage: bench/resize-accuracy.sh [build dir]
+#   ITERATIONS=150  TAIL=30  EPOCH=10  SEEDS="1 2 3"  RATIOS="0.25 0.5 0.75"
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="${1:-$ROOT/build}"
+ITERATIONS="${ITERATIONS:-150}"
+TAIL="${TAIL:-30}"
+EPOCH="${EPOCH:-10}"
+SEEDS="${SEEDS:-1 2 3}"
+RATIOS="${RATIOS:-0.25 0.5 0.75}"
+PYTHON="${PYTHON:-/usr/bin/python3}"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
+LAUNCH=(mpirun --oversubscribe --bind-to none -np 2)
+if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
+
+"$BUILD/bin/hetero-gen" gpt --layers 2 --hidden 64 --heads 4 --seq 32 \
+  --batch 4 --stages 1 --microbatches 2 --tp 2 -o "$WORK/gpt.mlir"
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+  --hetero-partition-tp=migration=true --hetero-resize -o "$WORK/zero.mlir"
+# Average imputation: the two gradient products of every layer.
+sed -e 's/product = grad_input/product = grad_input impute average/' \
+    -e 's/product = grad_weight/product = grad_weight impute average/' \
+    "$WORK/gpt.mlir" > "$WORK/gpt-average.mlir"
+"$BUILD/bin/hetero-opt" "$WORK/gpt-average.mlir" --hetero-lower-pipeline \
+  --hetero-partition-tp --hetero-resize -o "$WORK/average.mlir"
+
+run() { # name, module, seed, prune options...
+  local name=$1 module=$2 seed=$3
+  shift 3
+  "${LAUNCH[@]}" "$BUILD/bin/hetero-run" "$WORK/$module.mlir" \
+    --iterations "$ITERATIONS" --seed "$seed" "$@" > "$WORK/$name-$seed.txt"
+}
+
+CONFIGS=(baseline)
+for seed in $SEEDS; do
+  run baseline zero "$seed"
+  for a in $RATIOS; do
+    run "homogeneous-$a" zero "$seed" --prune "ratio=$a,epoch=$EPOCH"
+    run "heterogeneous-$a" zero "$seed" --prune "ratio=$a,ranks=1,epoch=$EPOCH"
+  done
+  run average-0.5 average "$seed" --prune "ratio=0.5,epoch=$EPOCH"
+  run mig-0.5 zero "$seed" --prune "migrate=0.5,ranks=1,epoch=$EPOCH"
+done
+for a in $RATIOS; do CONFIGS+=("homogeneous-$a" "heterogeneous-$a"); done
+CONFIGS+=(average-0.5 mig-0.5)
+
+"$PYTHON" - "$WORK" "$TAIL" "$SEEDS" "${CONFIGS[@]}" <<'PY'
+import re, statistics, sys
+work, tail, seeds = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
+configs = sys.argv[4:]
+
+def final_loss(name, seed):
+    losses = [float(m.group(1)) for line in open(f"{work}/{name}-{seed}.txt")
+              if (m := re.match(r"iteration \d+: loss ([-0-9.e]+)", line))]
+    return statistics.mean(losses[-tail:])
+
+base = statistics.mean(final_loss("baseline", s) for s in seeds)
+for name in configs:
+    per_seed = [final_loss(name, s) for s in seeds]
+    mean = statistics.mean(per_seed)
+    print(f"{name:18s} loss {mean:.4f} ({mean - base:+.4f} vs baseline; "
+          f"seeds {' '.join(f'{x:.4f}' for x in per_seed)})")
+PY
