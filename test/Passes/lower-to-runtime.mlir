@@ -220,3 +220,23 @@ func.func @migration_plan(%source: index) -> (tensor<?xindex>, i1) {
   %received, %migrates = hetero.migration_plan layer "l0.fc1" columns = 128 from %source : tensor<?xindex>
   return %received, %migrates : tensor<?xindex>, i1
 }
+
+// -----
+
+// hetero.gemm_mark: the event's number.
+// CHECK-LABEL: func.func @gemm_marks
+// CHECK:         %[[BEGIN:.*]] = arith.constant 0 : i32
+// CHECK:         call @hrt_mlir_gemm_mark(%[[BEGIN]]) : (i32) -> ()
+// CHECK:         %[[END:.*]] = arith.constant 1 : i32
+// CHECK:         call @hrt_mlir_gemm_mark(%[[END]]) : (i32) -> ()
+// CHECK:         %[[MBEGIN:.*]] = arith.constant 2 : i32
+// CHECK:         call @hrt_mlir_gemm_mark(%[[MBEGIN]]) : (i32) -> ()
+// CHECK:         %[[MEND:.*]] = arith.constant 3 : i32
+// CHECK:         call @hrt_mlir_gemm_mark(%[[MEND]]) : (i32) -> ()
+func.func @gemm_marks() {
+  hetero.gemm_mark begin
+  hetero.gemm_mark end
+  hetero.gemm_mark begin_migrated
+  hetero.gemm_mark end_migrated
+  return
+}

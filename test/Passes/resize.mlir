@@ -14,8 +14,10 @@
 // CHECK-NEXT:    %[[K:.*]] = arith.constant 64 : index
 // CHECK-NEXT:    %[[ALL:.*]] = arith.cmpi eq, %[[N]], %[[K]] : index
 // CHECK-NOT:     hetero.prune_plan
-// Forward: Y = X[:, P] W[P, :], full size.
-// CHECK:         %[[Y:.*]] = scf.if %[[ALL]] -> (tensor<16x32xf32>) {
+// Forward: Y = X[:, P] W[P, :], full size; the runtime times the GEMM
+// the rank ran between the marks.
+// CHECK:         hetero.gemm_mark begin
+// CHECK-NEXT:    %[[Y:.*]] = scf.if %[[ALL]] -> (tensor<16x32xf32>) {
 // CHECK:           %[[FULL:.*]] = linalg.matmul ins(%[[X]], %[[W]] : tensor<16x64xf32>, tensor<64x32xf32>)
 // CHECK:           scf.yield %[[FULL]]
 // CHECK:         } else {
@@ -23,6 +25,8 @@
 // CHECK:           %[[WS:.*]] = hetero.select_cols %[[W]][%[[KEPT]]] axis = 0 : tensor<64x32xf32>, tensor<?xindex> -> tensor<?x32xf32>
 // CHECK:           %[[PART:.*]] = linalg.matmul ins(%[[XS]], %[[WS]] : tensor<16x?xf32>, tensor<?x32xf32>)
 // CHECK:           scf.yield %[[PART]] : tensor<16x32xf32>
+// CHECK:         }
+// CHECK-NEXT:    hetero.gemm_mark end
 // grad_input: dX[:, P] = G W^T[:, P], the rest imputed (zero).
 // CHECK:         scf.if %[[ALL]]
 // CHECK:           linalg.matmul ins(%[[G]], %[[WT]] : tensor<16x32xf32>, tensor<32x64xf32>)
