@@ -210,7 +210,7 @@ extern "C" hrt_status hrt_resize_configure_migration(hrt_comm group,
     migration.migrate.push_back(shares[size_t(r) * 2 + 1]);
     receivers += migration.migrate.back() > 0 ? 0 : 1;
   }
-  if (receivers == 0 || (receivers < size && size < 2))
+  if (receivers == 0)
     return fail(HRT_ERROR_INVALID_ARGUMENT, here,
                 "every rank of the group of " + std::to_string(size) +
                     " would migrate; expected some rank to receive");
