@@ -10,12 +10,17 @@
 #   heterogeneous a rank 1 alone prunes a
 #   average 0.5     homogeneous 0.5 with average imputation instead of zero
 #   MIG 0.5         rank 1 migrates half of its columns (lossless)
+#   Pri a           homogeneous a, the columns that changed least over the
+#                   last epoch pruned (ZERO-Pri) instead of random ones
+#   PriDiff 0.5     ZERO-Pri 0.5, layers whose columns hardly moved (below
+#                   EPOCH x EPSILON) pruned more
 #
 # and prints, per configuration, the mean over seeds of the mean loss of the
 # last TAIL steps and its difference to the baseline's.
 #
 # usage: bench/resize-accuracy.sh [build dir]
 #   ITERATIONS=150  TAIL=30  EPOCH=10  SEEDS="1 2 3"  RATIOS="0.25 0.5 0.75"
+#   EPSILON=2e-4
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
@@ -24,6 +29,7 @@ TAIL="${TAIL:-30}"
 EPOCH="${EPOCH:-10}"
 SEEDS="${SEEDS:-1 2 3}"
 RATIOS="${RATIOS:-0.25 0.5 0.75}"
+EPSILON="${EPSILON:-2e-4}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -35,6 +41,9 @@ if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
   --batch 4 --stages 1 --microbatches 2 --tp 2 -o "$WORK/gpt.mlir"
 "$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
   --hetero-partition-tp=migration=true --hetero-resize -o "$WORK/zero.mlir"
+# ZERO-Pri: the forward weights shown to the runtime.
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+  --hetero-partition-tp --hetero-resize=priority=true -o "$WORK/pri.mlir"
 # Average imputation: the two gradient products of every layer.
 sed -e 's/product = grad_input/product = grad_input impute average/' \
     -e 's/product = grad_weight/product = grad_weight impute average/' \
@@ -55,12 +64,16 @@ for seed in $SEEDS; do
   for a in $RATIOS; do
     run "homogeneous-$a" zero "$seed" --prune "ratio=$a,epoch=$EPOCH"
     run "heterogeneous-$a" zero "$seed" --prune "ratio=$a,ranks=1,epoch=$EPOCH"
+    run "pri-$a" pri "$seed" --prune "ratio=$a,epoch=$EPOCH,order=priority"
   done
+  run pridiff-0.5 pri "$seed" \
+    --prune "ratio=0.5,epoch=$EPOCH,order=priority,epsilon=$EPSILON"
   run average-0.5 average "$seed" --prune "ratio=0.5,epoch=$EPOCH"
   run mig-0.5 zero "$seed" --prune "migrate=0.5,ranks=1,epoch=$EPOCH"
 done
 for a in $RATIOS; do CONFIGS+=("homogeneous-$a" "heterogeneous-$a"); done
-CONFIGS+=(average-0.5 mig-0.5)
+for a in $RATIOS; do CONFIGS+=("pri-$a"); done
+CONFIGS+=(pridiff-0.5 average-0.5 mig-0.5)
 
 "$PYTHON" - "$WORK" "$TAIL" "$SEEDS" "${CONFIGS[@]}" <<'PY'
 import re, statistics, sys
@@ -76,6 +89,9 @@ base = statistics.mean(final_loss("baseline", s) for s in seeds)
 for name in configs:
     per_seed = [final_loss(name, s) for s in seeds]
     mean = statistics.mean(per_seed)
+    kept = [m.group(1, 2) for line in open(f"{work}/{name}-{seeds[0]}.txt")
+            if (m := re.match(r"columns: kept (\d+) of (\d+)", line))]
+    share = f", kept {int(kept[0][0]) / int(kept[0][1]):.3f}" if kept else ""
     print(f"{name:18s} loss {mean:.4f} ({mean - base:+.4f} vs baseline; "
-          f"seeds {' '.join(f'{x:.4f}' for x in per_seed)})")
+          f"seeds {' '.join(f'{x:.4f}' for x in per_seed)}{share})")
 PY

@@ -945,6 +945,31 @@ LogicalResult PrunePlanOp::verify() {
   return success();
 }
 
+LogicalResult ObserveWeightOp::verify() {
+  int64_t rows = getWeight().getType().getDimSize(0);
+  if (ShapedType::isDynamic(rows))
+    return emitOpError() << "observes a weight with a dynamic number of rows; "
+                            "expected one static row per contraction column";
+  // The runtime keys the statistics by layer and columns: a plan of the
+  // layer with another width would never read them.
+  Operation *scope =
+      (*this)->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
+  if (!scope)
+    return success();
+  WalkResult result = scope->walk([&](PrunePlanOp plan) {
+    if (plan.getLayer() != getLayer() || plan.getColumns() == rows)
+      return WalkResult::advance();
+    InFlightDiagnostic diag =
+        emitOpError() << "observes " << rows << " rows of layer '" << getLayer()
+                      << "', whose hetero.prune_plan plans "
+                      << plan.getColumns()
+                      << " columns; expected one row per column";
+    diag.attachNote(plan.getLoc()) << "the plan";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 LogicalResult MigrationPlanOp::verify() {
   int64_t received = getReceived().getType().getDimSize(0);
   if (!ShapedType::isDynamic(received) && received > getColumns())

@@ -165,6 +165,14 @@ public:
   Value constant64(int64_t value) {
     return arith::ConstantIntOp::create(rewriter, loc, i64, value);
   }
+  /// An index as the runtime's i64.
+  Value toI64(Value index) {
+    return arith::IndexCastOp::create(rewriter, loc, i64, index);
+  }
+  /// The runtime's key of a resized layer: the FNV-1a hash of its name.
+  Value layerKey(StringRef layer) {
+    return constant64(int64_t(hashLayerKey(layer.data(), layer.size())));
+  }
   Value constant32(int64_t value) {
     return arith::ConstantIntOp::create(rewriter, loc, i32, value);
   }
@@ -817,6 +825,27 @@ struct GemmMarkLowering : OpConversionPattern<GemmMarkOp> {
   }
 };
 
+/// hetero.observe_weight -> hrt_mlir_observe_weight(layer key, rows,
+/// columns, data): the runtime reads the weight in place.
+struct ObserveWeightLowering : OpConversionPattern<ObserveWeightOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ObserveWeightOp observe, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(observe, rewriter);
+    Value weight = adaptor.getWeight();
+    calls.call("hrt_mlir_observe_weight",
+               {calls.layerKey(observe.getLayer()),
+                calls.constant64(observe.getWeight().getType().getDimSize(0)),
+                calls.toI64(tensor::DimOp::create(rewriter, observe.getLoc(),
+                                                  weight, 1)),
+                calls.pointerOf(calls.readOnlyBuffer(weight))});
+    rewriter.eraseOp(observe);
+    return success();
+  }
+};
+
 /// Calls `function`(layer key, columns, extra..., buffer) of the runtime,
 /// which writes up to `columns` column indices into the buffer and returns
 /// how many (a negative count: none), and reads them as a tensor<?xi64>.
@@ -828,9 +857,8 @@ std::pair<Value, Value> readColumns(RuntimeCalls &calls,
                                     ArrayRef<Value> extra) {
   auto bufferType = RankedTensorType::get({columns}, calls.i64);
   Value buffer = calls.buffer(bufferType);
-  SmallVector<Value> arguments = {
-      calls.constant64(int64_t(hashLayerKey(layer.data(), layer.size()))),
-      calls.constant64(columns)};
+  SmallVector<Value> arguments = {calls.layerKey(layer),
+                                  calls.constant64(columns)};
   llvm::append_range(arguments, extra);
   arguments.push_back(calls.pointerOf(buffer));
   Value answer = calls.call(function, arguments, calls.i64);
@@ -892,11 +920,9 @@ struct MigrationPlanLowering : OpConversionPattern<MigrationPlanOp> {
                   ConversionPatternRewriter &rewriter) const override {
     RuntimeCalls calls(plan, rewriter);
     Location loc = plan.getLoc();
-    Value source =
-        arith::IndexCastOp::create(rewriter, loc, calls.i64, plan.getSource());
-    auto [received, answer] =
-        readColumns(calls, rewriter, loc, "hrt_mlir_migration_plan",
-                    plan.getLayer(), plan.getColumns(), {source});
+    auto [received, answer] = readColumns(
+        calls, rewriter, loc, "hrt_mlir_migration_plan", plan.getLayer(),
+        plan.getColumns(), {calls.toI64(plan.getSource())});
     Value migrates = arith::CmpIOp::create(
         rewriter, loc, arith::CmpIPredicate::sge, answer, calls.constant64(0));
     rewriter.replaceOp(plan, {castIndices(rewriter, loc, received,
@@ -1133,9 +1159,9 @@ void hetero::populateHeteroToRuntimeConversionPatterns(
            ReduceScatterLowering, AllToAllLowering, SendLowering, RecvLowering,
            TaskMarkLowering, ProcessMultiIndexLowering,
            ProcessLinearIndexLowering, PrunePlanLowering, MigrationPlanLowering,
-           GemmMarkLowering, CorpusBatchLowering, SampleContextLowering,
-           SampleNextLowering, GroupSyncLowering, CheckpointLowering,
-           CkptChunkLowering, CkptCommitLowering>(context);
+           GemmMarkLowering, ObserveWeightLowering, CorpusBatchLowering,
+           SampleContextLowering, SampleNextLowering, GroupSyncLowering,
+           CheckpointLowering, CkptChunkLowering, CkptCommitLowering>(context);
 }
 
 void hetero::configureHeteroToRuntimeTarget(ConversionTarget &target) {

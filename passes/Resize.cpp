@@ -17,6 +17,10 @@
 //   }
 //   (the scf.if bracketed by hetero.gemm_mark begin and end)
 //
+// With priority=true, the layer's first forward product in a function is
+// preceded by hetero.observe_weight of its weight W, whose per-row change
+// over an epoch ranks the columns (ZERO-Pri).
+//
 // The lineage (layer, pruned columns) is the runtime's plan for the
 // iteration: every prune_plan of one layer returns the same columns until
 // the next iteration, so the backward products prune what the forward did.
@@ -33,6 +37,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -105,6 +110,8 @@ struct HeteroResizePass
     // whether it keeps every column.
     llvm::MapVector<std::pair<Operation *, StringAttr>, std::pair<Value, Value>>
         plans;
+    // The layers whose weight each function already shows the runtime.
+    llvm::DenseSet<std::pair<Operation *, StringAttr>> observed;
     for (PrunableMatmulOp op : ops) {
       auto function = op->getParentOfType<FunctionOpInterface>();
       if (!function || function.isExternal()) {
@@ -131,9 +138,27 @@ struct HeteroResizePass
             arith::ConstantIndexOp::create(builder, loc, width));
         lastPlan[function] = whole.getDefiningOp();
       }
+      if (priority && op.getProduct() == MatmulProduct::forward &&
+          observed.insert({function, op.getLayerAttr()}).second &&
+          failed(observe(op)))
+        return signalPassFailure();
       if (failed(Expansion(op).run(kept, whole)))
         return signalPassFailure();
     }
+  }
+
+  /// Shows the forward product's weight (K x N: one row per contraction
+  /// column) to the runtime's priority statistics.
+  static LogicalResult observe(PrunableMatmulOp op) {
+    Type element = op.getRhs().getType().getElementType();
+    if (!element.isF32())
+      return op.emitOpError()
+             << "has a forward weight of element type " << element
+             << "; the priority statistics (priority=true) read f32 weights";
+    OpBuilder builder(op);
+    ObserveWeightOp::create(builder, op.getLoc(), op.getRhs(),
+                            op.getLayerAttr());
+    return success();
   }
 
   /// Every product of a layer prunes the same static width of an unsharded

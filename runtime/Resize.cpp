@@ -83,6 +83,26 @@ struct OnlinePlanner {
   std::vector<double> ratios, migrated;
 };
 
+/// ZERO-Pri's statistics of one layer on this rank: the copies of its
+/// forward weight (transposed to N x K, one column per contraction column)
+/// at the last epoch boundary and at the last iteration of the epoch since,
+/// and the iterations they were taken in.
+struct LayerStatistics {
+  explicit LayerStatistics(int64_t columns) : priority(columns) {}
+  hetero::resize::ColumnPriority priority;
+  std::vector<float> snapshot, latest;
+  long long snapshotIteration = -1, latestIteration = -1;
+  /// Whether an epoch's change has ranked the columns yet.
+  bool ranked = false;
+};
+
+/// ZERO-Pri and PriDiff: per (layer, columns), and PriDiff's epsilon (0:
+/// ZERO-Pri alone).
+struct PriorityState {
+  double epsilon = 0;
+  std::map<std::pair<unsigned long long, long long>, LayerStatistics> layers;
+};
+
 struct ResizeState {
   std::mutex mutex;
   double ratio = 0;
@@ -93,6 +113,7 @@ struct ResizeState {
   std::map<std::pair<unsigned long long, long long>, Plan> plans;
   std::optional<OnlinePlanner> online;
   std::optional<MigrationGroup> migration;
+  std::optional<PriorityState> priority;
   /// The iteration so far: its start, the communication time then, the
   /// resized GEMMs' time, the time of GEMMs run for other ranks' migrated
   /// columns and the columns asked for and kept.
@@ -135,13 +156,35 @@ double migrateShare(const ResizeState &s) {
   return s.migration->migrate[size_t(s.migration->rank)];
 }
 
+/// The epoch of `iteration`.
+long long epochOf(const ResizeState &s, long long iteration) {
+  return s.epochIterations > 0 ? iteration / s.epochIterations : 0;
+}
+
 /// ZERO-Rd's order of a layer's columns this epoch, the same on every rank.
 std::vector<int64_t> columnOrder(const ResizeState &s, unsigned long long layer,
                                  long long columns) {
-  long long epoch = s.epochIterations > 0 ? s.iteration / s.epochIterations : 0;
   return hetero::resize::randomOrder(
-      columns,
-      hetero::resize::randomSeed(s.seed, layer, (unsigned long long)epoch));
+      columns, hetero::resize::randomSeed(
+                   s.seed, layer, (unsigned long long)epochOf(s, s.iteration)));
+}
+
+/// Ranks a layer's columns anew when an epoch ended since the last ranking:
+/// the change of each weight row between the copies taken at the two
+/// epochs' last iterations (lib/Resize/Priority.h keeps the statistics of
+/// the columns this rank pruned).
+void rankAtEpochBoundary(ResizeState &s, LayerStatistics &layer) {
+  if (layer.latestIteration <= layer.snapshotIteration ||
+      epochOf(s, layer.latestIteration) >= epochOf(s, s.iteration))
+    return;
+  int64_t columns = layer.priority.columns();
+  int64_t rows = columns > 0 ? int64_t(layer.latest.size()) / columns : 0;
+  layer.priority.endEpoch(hetero::resize::columnChange(
+      layer.latest, layer.snapshot, rows, columns));
+  layer.snapshot.swap(layer.latest);
+  layer.snapshotIteration = layer.latestIteration;
+  layer.ranked = true;
+  ++s.totals.rankings;
 }
 
 } // namespace
@@ -170,6 +213,7 @@ extern "C" hrt_status hrt_resize_configure(double ratio,
   s.plans.clear();
   s.online.reset();
   s.migration.reset();
+  s.priority.reset();
   s.totals = hrt_resize_stats{};
   return HRT_SUCCESS;
 }
@@ -194,6 +238,10 @@ extern "C" hrt_status hrt_resize_configure_migration(hrt_comm group,
     if (s.online)
       return fail(HRT_ERROR_INVALID_ARGUMENT, here,
                   "the online planner sets the migrated shares itself");
+    if (s.priority)
+      return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                  "priority pruning ranks each rank's columns by its own "
+                  "statistics; a receiver needs the order of the source");
     mine[0] = pruneShare(s);
     mine[1] = ratio > 0 && named(ranks) ? ratio : 0.0;
   }
@@ -255,6 +303,57 @@ extern "C" hrt_status hrt_resize_configure_online(hrt_comm group, int target,
     s.migration->migrate.assign(size_t(size), 0.0);
   }
   return HRT_SUCCESS;
+}
+
+extern "C" hrt_status hrt_resize_configure_priority(double epsilon) {
+  CallSite here{"hrt_resize_configure_priority", nullptr, 0};
+  ResizeState &s = resize();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!std::isfinite(epsilon) || epsilon < 0)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "epsilon must be a finite number >= 0, got " +
+                    std::to_string(epsilon));
+  if (s.migration)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "priority pruning ranks each rank's columns by its own "
+                "statistics; a receiver needs the order of the source");
+  if (s.epochIterations < 1)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "the columns are ranked by their change over an epoch; "
+                "configure epoch_iterations >= 1 first");
+  s.priority.emplace();
+  s.priority->epsilon = epsilon;
+  return HRT_SUCCESS;
+}
+
+extern "C" void hrt_mlir_observe_weight(unsigned long long layer,
+                                        long long rows, long long columns,
+                                        const float *data) {
+  ResizeState &s = resize();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.priority || rows <= 0 || columns <= 0 || !data)
+    return;
+  LayerStatistics &statistics =
+      s.priority->layers.try_emplace({layer, rows}, rows).first->second;
+  // The copy at the first observation starts the first epoch; later, a
+  // copy at the last iteration of each epoch (once per iteration).
+  std::vector<float> *copy = nullptr;
+  if (statistics.snapshotIteration < 0) {
+    copy = &statistics.snapshot;
+    statistics.snapshotIteration = s.iteration;
+  } else if ((s.iteration + 1) % s.epochIterations == 0 &&
+             statistics.latestIteration != s.iteration &&
+             statistics.snapshotIteration != s.iteration) {
+    copy = &statistics.latest;
+    statistics.latestIteration = s.iteration;
+  }
+  if (!copy)
+    return;
+  // W is K x N (a row per contraction column); the statistics read N x K.
+  copy->resize(size_t(rows * columns));
+  for (long long k = 0; k < rows; ++k)
+    for (long long n = 0; n < columns; ++n)
+      (*copy)[size_t(n * rows + k)] = data[k * columns + n];
 }
 
 extern "C" void hrt_resize_begin_iteration(long long iteration) {
@@ -440,7 +539,8 @@ extern "C" long long hrt_mlir_prune_plan(unsigned long long layer,
   s.columnsAsked += columns;
   s.totals.columns_asked += columns;
   double prune = pruneShare(s), migrate = migrateShare(s);
-  if (!(prune > 0) && !(migrate > 0)) {
+  // Priority statistics count every iteration, pruned or not.
+  if (!(prune > 0) && !(migrate > 0) && !s.priority) {
     for (long long j = 0; j < columns; ++j)
       kept[j] = j;
     s.columnsKept += columns;
@@ -450,8 +550,28 @@ extern "C" long long hrt_mlir_prune_plan(unsigned long long layer,
   Plan &plan = s.plans[{layer, columns}];
   if (plan.iteration != s.iteration) {
     plan.iteration = s.iteration;
+    LayerStatistics *statistics = nullptr;
+    if (s.priority) {
+      auto found = s.priority->layers.find({layer, columns});
+      if (found != s.priority->layers.end())
+        statistics = &found->second;
+    }
+    if (statistics)
+      rankAtEpochBoundary(s, *statistics);
+    // ZERO-Pri once the layer's columns are ranked (ZERO-Rd before); with
+    // PriDiff, a pruning rank prunes more of a layer whose columns hardly
+    // moved over the last epoch.
+    bool ranked = statistics && statistics->ranked;
+    if (ranked && prune > 0 && s.priority->epsilon > 0)
+      prune = hetero::resize::layerRatio(
+          statistics->priority.variation(), prune,
+          double(s.epochIterations) * s.priority->epsilon);
     hetero::resize::ColumnSplit split = hetero::resize::splitColumns(
-        columnOrder(s, layer, columns), prune, migrate);
+        ranked ? statistics->priority.order() : columnOrder(s, layer, columns),
+        prune, migrate);
+    if (statistics)
+      statistics->priority.recordIteration(
+          hetero::resize::prunedSet(split.kept, columns));
     plan.kept = std::move(split.kept);
     plan.migrated = (long long)split.migrated.size();
   }

@@ -481,14 +481,28 @@ HRT_EXPORT hrt_status hrt_resize_configure_online(hrt_comm group, int target,
                                                   int policy,
                                                   long long epoch_iterations,
                                                   unsigned long long seed);
+/* ZERO-Pri and ZERO-PriDiff (docs/resizing.md), after hrt_resize_configure
+ * or hrt_resize_configure_online with epoch_iterations >= 1: a layer's
+ * pruned columns are those whose weight rows (hrt_mlir_observe_weight)
+ * changed least over the last epoch, the change measured between copies
+ * taken at the last iteration of each epoch; a column this rank pruned in
+ * at least half of an epoch's iterations keeps its previous statistic.
+ * Until a layer's first epoch is measured its columns are drawn as
+ * ZERO-Rd's. With `epsilon` > 0 (PriDiff) a pruning rank prunes
+ * min(31/32, max(ratio, 0.8 x the share of the layer's columns whose change
+ * is below epoch_iterations x epsilon)) of each layer. Each rank ranks its
+ * own shard's columns, so this excludes migration. */
+HRT_EXPORT hrt_status hrt_resize_configure_priority(double epsilon);
 /* What hrt_mlir_prune_plan answered since the last configuration: the
- * columns asked for, kept and migrated over all its calls, and the time of
- * the GEMMs this rank ran for other ranks' migrated columns. */
+ * columns asked for, kept and migrated over all its calls, the time of
+ * the GEMMs this rank ran for other ranks' migrated columns, and how often
+ * an epoch's change ranked a layer's columns (ZERO-Pri). */
 typedef struct hrt_resize_stats {
   long long columns_asked;
   long long columns_kept;
   long long columns_migrated;
   double migrated_gemm_seconds;
+  long long rankings;
 } hrt_resize_stats;
 HRT_EXPORT hrt_status hrt_resize_get_stats(hrt_resize_stats *stats);
 /* Starts iteration `iteration`: a layer's columns stay fixed from the first
@@ -721,6 +735,13 @@ HRT_EXPORT void hrt_mlir_recv(hrt_comm comm, void *data, long long count,
  * `kept` (room for `columns`) and returns their count. */
 HRT_EXPORT long long hrt_mlir_prune_plan(unsigned long long layer,
                                          long long columns, long long *kept);
+/* hetero.observe_weight: the forward weight (`rows` x `columns`, row-major
+ * f32, a row per contraction column) of the layer whose key hashes to
+ * `layer`, read for ZERO-Pri's statistics (hrt_resize_configure_priority;
+ * otherwise ignored). */
+HRT_EXPORT void hrt_mlir_observe_weight(unsigned long long layer,
+                                        long long rows, long long columns,
+                                        const float *data);
 /* hetero.migration_plan: writes the columns (ascending positions among the
  * `columns` of the layer's shard on group rank `source`) that this rank
  * computes for `source` this iteration to `received` (room for `columns`)

@@ -115,6 +115,32 @@ func.func @prune_plan_keeps_too_many() {
 
 // -----
 
+func.func @observe_weight_dynamic_rows(%w: tensor<?x16xf32>) {
+  // expected-error @+1 {{'hetero.observe_weight' op observes a weight with a dynamic number of rows; expected one static row per contraction column}}
+  hetero.observe_weight %w layer "fc" : tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @observe_weight_rows_differ(%w: tensor<32x16xf32>) {
+  // expected-note @+1 {{the plan}}
+  %k = hetero.prune_plan layer "fc" columns = 64 : tensor<?xindex>
+  // expected-error @+1 {{'hetero.observe_weight' op observes 32 rows of layer 'fc', whose hetero.prune_plan plans 64 columns; expected one row per column}}
+  hetero.observe_weight %w layer "fc" : tensor<32x16xf32>
+  return
+}
+
+// -----
+
+func.func @observe_weight_not_f32(%w: tensor<32x16xf16>) {
+  // expected-error @+1 {{'hetero.observe_weight' op operand #0 must be 2D tensor of 32-bit float values, but got 'tensor<32x16xf16>'}}
+  hetero.observe_weight %w layer "fc" : tensor<32x16xf16>
+  return
+}
+
+// -----
+
 func.func @select_cols_axis_out_of_range(%w: tensor<64x256xf32>, %k: tensor<?xindex>) {
   // expected-error @+1 {{'hetero.select_cols' op axis 2 is not a dimension of 'tensor<64x256xf32>'}}
   %s = hetero.select_cols %w[%k] axis = 2 : tensor<64x256xf32>, tensor<?xindex> -> tensor<64x?xf32>

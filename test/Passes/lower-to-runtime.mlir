@@ -223,6 +223,27 @@ func.func @migration_plan(%source: index) -> (tensor<?xindex>, i1) {
 
 // -----
 
+// hetero.observe_weight: the runtime reads the weight in place, with its
+// rows (the layer's columns) and width.
+// CHECK-LABEL: func.func @observe_weight
+// CHECK-SAME:    %[[W:[a-z0-9]+]]: tensor<64x?xf32>
+// CHECK-DAG:     %[[HASH:.*]] = arith.constant 3199128708861464181 : i64
+// CHECK-DAG:     %[[ROWS:.*]] = arith.constant 64 : i64
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : index
+// CHECK:         %[[DIM:.*]] = tensor.dim %[[W]], %[[ONE]] : tensor<64x?xf32>
+// CHECK:         %[[WIDTH:.*]] = arith.index_cast %[[DIM]] : index to i64
+// CHECK:         %[[BUF:.*]] = bufferization.to_buffer %[[W]] read_only : tensor<64x?xf32> to memref<64x?xf32>
+// CHECK:         %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[BUF]]
+// CHECK:         %[[I:.*]] = arith.index_cast %[[ADDR]] : index to i64
+// CHECK:         %[[PTR:.*]] = llvm.inttoptr %[[I]] : i64 to !llvm.ptr
+// CHECK:         call @hrt_mlir_observe_weight(%[[HASH]], %[[ROWS]], %[[WIDTH]], %[[PTR]]) : (i64, i64, i64, !llvm.ptr) -> ()
+func.func @observe_weight(%w: tensor<64x?xf32>) {
+  hetero.observe_weight %w layer "l0.fc1" : tensor<64x?xf32>
+  return
+}
+
+// -----
+
 // hetero.gemm_mark: the event's number.
 // CHECK-LABEL: func.func @gemm_marks
 // CHECK:         %[[BEGIN:.*]] = arith.constant 0 : i32

@@ -49,6 +49,24 @@
  * CHECK-DAG: rank 0: migrating, still about 3/4 for rank 1
  * CHECK-DAG: rank 1: migrating, still about 3/4 for rank 1
  *
+ * ZERO-Pri (both ranks prune half of a layer of 8 columns, epochs of 2
+ * iterations): the columns a rank pruned in the first epoch keep their
+ * statistic (1) when the epoch's change ranks the others (all far below
+ * 1), so the second epoch keeps exactly the columns the first pruned; the
+ * third keeps the two columns that changed most in the second epoch and the
+ * two kept ones of the first epoch that changed most then. A full refresh
+ * would prune the first epoch's pruned columns forever.
+ * CHECK-DAG: priority: epoch 1 keeps the 4 columns epoch 0 pruned
+ * CHECK-DAG: priority: epoch 2 keeps the 2 that moved most in epoch 1 and the 2 that moved most in epoch 0
+ * CHECK-DAG: priority: 2 rankings of the layer
+ *
+ * PriDiff (a quarter pruned, epochs of 1 iteration): after an epoch in
+ * which 6 of the 8 columns changed by less than epsilon, the layer prunes
+ * 0.8 x 6/8 = 0.6 of its columns instead of a quarter.
+ * CHECK-DAG: pridiff: epsilon 1e-4 keeps 4 of 8, without it 6
+ * CHECK-DAG: priority with migration: invalid argument: hrt_resize_configure_priority (0 bytes): priority pruning ranks each rank's columns by its own statistics; a receiver needs the order of the source
+ * CHECK-DAG: priority without epochs: invalid argument: hrt_resize_configure_priority (0 bytes): the columns are ranked by their change over an epoch; configure epoch_iterations >= 1 first
+ *
  * CHECK-DAG: no planner: invalid argument: hrt_resize_end_iteration (24 bytes): needs hrt_resize_configure_online first and a flag to set
  * CHECK-DAG: bad target: invalid argument: hrt_resize_configure_online on rank 0 (0 bytes): needs a group, target 0 (mean) or 1 (min) and policy HRT_RESIZE_PRUNE or HRT_RESIZE_MIGRATE
  */
@@ -67,6 +85,102 @@ static void sleepMs(double ms) {
 
 /* One iteration of the layer; returns the columns kept. `gemmMs` is the
  * unslowed time of the whole GEMM. */
+/* One iteration of layer 7 (8 columns) under priority pruning: the plan,
+ * then the forward weight (8 x 2, every element of row k equal to
+ * weight[k]) shown to the runtime. Returns the columns kept. */
+static long long priorityStep(long long i, const float *rows, long long *kept) {
+  float weight[16];
+  for (int k = 0; k < 8; ++k)
+    weight[2 * k] = weight[2 * k + 1] = rows[k];
+  hrt_resize_begin_iteration(i);
+  long long count = hrt_mlir_prune_plan(/*layer=*/7, 8, kept);
+  hrt_mlir_observe_weight(7, 8, 2, weight);
+  return count;
+}
+
+/* Whether sorted `set` (of `count`) holds column j. */
+static int holds(const long long *set, long long count, long long j) {
+  for (long long i = 0; i < count; ++i)
+    if (set[i] == j)
+      return 1;
+  return 0;
+}
+
+/* ZERO-Pri and PriDiff on one rank's statistics. */
+static void priority(int rank) {
+  long long kept[8], epoch0[8], epoch1[8];
+  float w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  CHECK_OK(hrt_resize_configure(0.5, 0, /*epoch_iterations=*/2, 3));
+  CHECK_OK(hrt_resize_configure_priority(0));
+  /* Epoch 0: iteration 0's copy starts it, iteration 1's ends it; column k
+   * moves by 0.001 (k + 1) in between. */
+  priorityStep(0, w, kept);
+  for (int k = 0; k < 8; ++k)
+    w[k] += 0.001f * (float)(k + 1);
+  long long count0 = priorityStep(1, w, epoch0);
+  /* Epoch 1: ranked by epoch 0's change. The two lowest columns of those
+   * epoch 0 pruned move by 0.5, the others hardly or not at all. */
+  long long count1 = priorityStep(2, w, epoch1);
+  int big = 0;
+  for (int k = 0; k < 8; ++k) {
+    if (holds(epoch0, count0, k))
+      continue;
+    w[k] += big < 2 ? 0.5f : 1e-5f;
+    ++big;
+  }
+  priorityStep(3, w, kept);
+  long long count2 = priorityStep(4, w, kept);
+  int swapped = count0 == 4 && count1 == 4;
+  for (int k = 0; k < 8; ++k)
+    swapped &= holds(epoch0, count0, k) != holds(epoch1, count1, k);
+  if (rank == 0 && swapped)
+    printf("priority: epoch 1 keeps the 4 columns epoch 0 pruned\n");
+  else if (rank == 0)
+    printf("priority: epoch 1 keeps %lld columns\n", count1);
+  /* Expected in epoch 2: the two lowest columns pruned in epoch 0 and the
+   * two highest kept in epoch 0. */
+  long long expected[4], found = 0;
+  for (int k = 0; k < 8 && found < 2; ++k)
+    if (!holds(epoch0, count0, k))
+      expected[found++] = k;
+  for (int k = 7; k >= 0 && found < 4; --k)
+    if (holds(epoch0, count0, k))
+      expected[found++] = k;
+  int ranked = count2 == 4;
+  for (int j = 0; j < 4; ++j)
+    ranked &= holds(kept, count2, expected[j]);
+  if (rank == 0) {
+    if (ranked)
+      printf("priority: epoch 2 keeps the 2 that moved most in epoch 1 and "
+             "the 2 that moved most in epoch 0\n");
+    else
+      printf("priority: epoch 2 keeps %lld columns, first %lld\n", count2,
+             kept[0]);
+  }
+  hrt_resize_stats stats;
+  CHECK_OK(hrt_resize_get_stats(&stats));
+  if (rank == 0)
+    printf("priority: %lld rankings of the layer\n", stats.rankings);
+
+  /* PriDiff: iteration 1's plan is recorded (the layer is known), and
+   * every column moves by 1e-6 until iteration 2 ranks them. */
+  long long pruned[2];
+  for (int differentiated = 1; differentiated >= 0; --differentiated) {
+    for (int k = 0; k < 8; ++k)
+      w[k] = 0;
+    CHECK_OK(hrt_resize_configure(0.25, 0, /*epoch_iterations=*/1, 3));
+    CHECK_OK(hrt_resize_configure_priority(differentiated ? 1e-4 : 0));
+    priorityStep(0, w, kept);
+    priorityStep(1, w, kept);
+    for (int k = 0; k < 8; ++k)
+      w[k] += 1e-6f;
+    pruned[differentiated] = priorityStep(2, w, kept);
+  }
+  if (rank == 0)
+    printf("pridiff: epsilon 1e-4 keeps %lld of 8, without it %lld\n",
+           pruned[1], pruned[0]);
+}
+
 static long long iteration(long long i, double gemmMs) {
   long long kept[32];
   hrt_resize_begin_iteration(i);
@@ -86,6 +200,11 @@ int main(int argc, char **argv) {
   hrt_status status = hrt_resize_end_iteration(ratios, NULL, 2, &changed);
   if (rank == 0)
     printf("no planner: %s: %s\n", hrt_status_string(status),
+           hrt_last_error());
+  CHECK_OK(hrt_resize_configure(0.5, 0, 0, 1));
+  status = hrt_resize_configure_priority(0);
+  if (rank == 0)
+    printf("priority without epochs: %s: %s\n", hrt_status_string(status),
            hrt_last_error());
   status = hrt_resize_configure_online(world, 5, HRT_RESIZE_PRUNE, 0, 1);
   if (rank == 0)
@@ -126,9 +245,14 @@ int main(int argc, char **argv) {
     printf("rank %d: iteration 2 plans %g and %g (changed %d)\n", rank,
            ratios[0], ratios[1], changed);
 
+  priority(rank);
+
   /* Fixed migration: rank 1 migrates half. */
   CHECK_OK(hrt_resize_configure(0, 0, 0, 1));
   CHECK_OK(hrt_resize_configure_migration(world, 0.5, 1ULL << 1));
+  if (hrt_resize_configure_priority(0) != HRT_SUCCESS && rank == 0)
+    printf("priority with migration: %s: %s\n",
+           hrt_status_string(HRT_ERROR_INVALID_ARGUMENT), hrt_last_error());
   hrt_resize_begin_iteration(0);
   long long kept[32], received[32], keptBy[2][32];
   for (int j = 0; j < 32; ++j)

@@ -140,8 +140,10 @@ static int busy(hrt_comm world, int rank) {
   options.window_max_ms = 200.0;
   hrt_sync sync;
   CHECK_OK(hrt_sync_create(world, 1, 4, 0, rank, &options, &sync));
+  /* Long beside the window, so that ranks slowed by other jobs on the
+   * machine still finish their group before rank 3 wakes. */
   if (rank == 3)
-    sleep_ms(1000.0);
+    sleep_ms(3000.0);
   double start = hrt_wtime();
   int size = 0;
   CHECK_OK(hrt_sync_ready(sync, 1, &size, NULL));
@@ -151,7 +153,7 @@ static int busy(hrt_comm world, int rank) {
   hrt_sync_stats stats;
   CHECK_OK(hrt_sync_get_stats(sync, &stats));
   if (rank == 0)
-    printf(size == 3 && value == 1.0f && took < 0.8
+    printf(size == 3 && value == 1.0f && took < 2.5
                ? "rank 0: group of 3 averaged while rank 3 slept\n"
                : "rank 0: FAILED: size %d, value %g, %.3f s\n",
            size, value, took);

@@ -86,7 +86,7 @@ const char *const kPipelines[] = {
     "hetero-resize,hetero-lower-pipeline,hetero-lower-to-cpu",
     "hetero-partition-tp,hetero-resize,hetero-prunable-to-linalg,"
     "hetero-columns-to-linalg",
-    "hetero-lower-pipeline,hetero-partition-tp,hetero-resize,"
+    "hetero-lower-pipeline,hetero-partition-tp,hetero-resize{priority=true},"
     "hetero-lower-to-cpu",
     "hetero-lower-pipeline,hetero-partition-tp{migration=true},"
     "hetero-resize,hetero-lower-to-cpu",

@@ -12,7 +12,8 @@
 //                          [--checkpoint replicas=m,every=n,...]
 //                          [--prune ratio=a[,ranks=r+r...][,migrate=m]
 //                                   [,epoch=n] |
-//                                   target=min|mean[,policy=prune|migrate]]
+//                                   target=min|mean[,policy=prune|migrate]
+//                                   [,order=random|priority][,epsilon=e]]
 //
 // Compiles the module with the CPU pipeline (hetero-lower-to-cpu), JITs it
 // with the MLIR ExecutionEngine and calls the entry function once per
@@ -64,6 +65,7 @@
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace cl = llvm::cl;
@@ -190,7 +192,11 @@ static cl::opt<std::string> pruneOption(
              "of ranks= hand to the others of their tensor-parallel group; "
              "needs hetero-partition-tp{migration=true}); "
              "[,epoch=n] (new columns every n iterations; default never) "
-             "(docs/resizing.md)"),
+             "[,order=random|priority] (ZERO-Rd's draw, or ZERO-Pri's "
+             "columns that changed least over the last epoch; needs epoch= "
+             "and hetero-resize{priority=true}) [,epsilon=e] (PriDiff: "
+             "prune more of layers whose columns changed less than "
+             "epoch x e) (docs/resizing.md)"),
     cl::init(""), cl::cat(category));
 
 namespace {
@@ -208,6 +214,10 @@ struct PruneConfig {
   /// migrate=: the fixed share the ranks of `ranks` migrate.
   double migrate = 0;
   bool migrates = false;
+  /// order=priority: ZERO-Pri; epsilon=: PriDiff's micro-threshold.
+  bool priority = false;
+  double epsilon = 0;
+  bool epsilonSet = false;
   /// Whether the module's ranks talk to the others of their tensor-parallel
   /// group about it.
   bool needsGroup() const {
@@ -260,9 +270,19 @@ std::string parsePruneConfig(StringRef text, PruneConfig &config) {
       if (value.getAsInteger(10, config.epoch) || config.epoch < 1)
         return "epoch must be a whole number of iterations >= 1, got '" +
                value.str() + "'";
+    } else if (key == "order") {
+      if (value != "random" && value != "priority")
+        return "order must be random or priority, got '" + value.str() + "'";
+      config.priority = value == "priority";
+    } else if (key == "epsilon") {
+      if (value.getAsDouble(config.epsilon) || !(config.epsilon > 0) ||
+          !std::isfinite(config.epsilon))
+        return "epsilon must be a number > 0, got '" + value.str() + "'";
+      config.epsilonSet = true;
     } else {
       return "unknown key '" + key.str() +
-             "', expected ratio, ranks, migrate, target, policy or epoch";
+             "', expected ratio, ranks, migrate, target, policy, epoch, "
+             "order or epsilon";
     }
   }
   if (config.target && (ratio || config.ranks || config.migrates))
@@ -279,6 +299,16 @@ std::string parsePruneConfig(StringRef text, PruneConfig &config) {
            "receive the migrated ones";
   if (!ratio && !config.target && !config.migrates)
     return "missing ratio=a, migrate=m or target=min|mean";
+  if (config.epsilonSet && !config.priority)
+    return "epsilon= differentiates the layers' ratios by their priority "
+           "statistics; it needs order=priority";
+  if (config.priority && config.epoch < 1)
+    return "order=priority ranks the columns by their change over an epoch; "
+           "it needs epoch=n";
+  if (config.priority &&
+      (config.migrates || config.policy == HRT_RESIZE_MIGRATE))
+    return "order=priority ranks each rank's own columns; migration needs "
+           "an order every rank knows (order=random)";
   return "";
 }
 
@@ -286,15 +316,17 @@ std::string parsePruneConfig(StringRef text, PruneConfig &config) {
 /// shares (and fixed migration over `group`).
 bool configureResize(const PruneConfig &config, hrt_comm group,
                      unsigned long long drawSeed) {
-  if (config.target)
-    return hrt_resize_configure_online(group, *config.target, config.policy,
-                                       config.epoch, drawSeed) == HRT_SUCCESS;
-  if (hrt_resize_configure(config.ratio, config.ranks, config.epoch,
-                           drawSeed) != HRT_SUCCESS)
-    return false;
-  return !config.migrates ||
-         hrt_resize_configure_migration(group, config.migrate, config.ranks) ==
-             HRT_SUCCESS;
+  bool configured =
+      config.target
+          ? hrt_resize_configure_online(group, *config.target, config.policy,
+                                        config.epoch, drawSeed) == HRT_SUCCESS
+          : hrt_resize_configure(config.ratio, config.ranks, config.epoch,
+                                 drawSeed) == HRT_SUCCESS &&
+                (!config.migrates ||
+                 hrt_resize_configure_migration(group, config.migrate,
+                                                config.ranks) == HRT_SUCCESS);
+  return configured && (!config.priority || hrt_resize_configure_priority(
+                                                config.epsilon) == HRT_SUCCESS);
 }
 
 /// What the entry function takes and returns.
@@ -608,13 +640,20 @@ int run() {
       llvm::errs() << "hetero-run: --prune: " << problem << "\n";
       return 1;
     }
-    bool resized = false, migrating = false;
+    bool resized = false, migrating = false, observed = false;
     module->walk([&](hetero::PrunePlanOp) { resized = true; });
     module->walk([&](hetero::MigrationPlanOp) { migrating = true; });
+    module->walk([&](hetero::ObserveWeightOp) { observed = true; });
     if (!resized) {
       llvm::errs() << "hetero-run: --prune: the module has no "
                       "hetero.prune_plan; expand its prunable matmuls with "
                       "hetero-resize first\n";
+      return 1;
+    }
+    if (prune->priority && !observed) {
+      llvm::errs() << "hetero-run: --prune: order=priority: the module "
+                      "shows the runtime no weights; expand it with "
+                      "hetero-resize{priority=true}\n";
       return 1;
     }
     if ((prune->migrates || prune->policy == HRT_RESIZE_MIGRATE) &&
@@ -1021,6 +1060,11 @@ int run() {
                 allRanks ? ("rank " + std::to_string(rank) + ": ").c_str() : "",
                 resized.columns_kept, resized.columns_asked,
                 resized.columns_migrated);
+    if (prune->priority)
+      std::printf("%spriority: %lld rankings of a layer's columns\n",
+                  allRanks ? ("rank " + std::to_string(rank) + ": ").c_str()
+                           : "",
+                  resized.rankings);
     std::fflush(stdout);
   }
   if (resizeGroup)

@@ -538,6 +538,30 @@ def Hetero_GemmMarkOp : Hetero_Op<"gemm_mark", [
   let assemblyFormat = "$event attr-dict";
 }
 
+def Hetero_ObserveWeightOp : Hetero_Op<"observe_weight", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Shows a resized layer's weight to the priority statistics";
+  let description = [{
+    ZERO-Pri ranks the contraction columns of a layer by how much the
+    weight rows that multiply them changed over an epoch, and prunes those
+    that changed least first (`hetero-run --prune order=priority`).
+    `hetero-resize{priority=true}` reads each layer's forward weight `W`
+    (K x N, one row per contraction column) once per iteration; at the first
+    iteration of an epoch the runtime measures each row's mean absolute
+    change since the previous epoch's copy and takes a new copy. The rows
+    of `weight` are the `columns` of the layer's `hetero.prune_plan`.
+
+    Example:
+
+    ```mlir
+    hetero.observe_weight %w layer "l0.fc" : tensor<64x16xf32>
+    ```
+  }];
+  let arguments = (ins 2DTensorOf<[F32]>:$weight, StrAttr:$layer);
+  let assemblyFormat = "$weight `layer` $layer attr-dict `:` type($weight)";
+  let hasVerifier = 1;
+}
+
 def Hetero_SelectColsOp : Hetero_Op<"select_cols", [
     Pure, AllElementTypesMatch<["source", "result"]>,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {

@@ -112,10 +112,21 @@ def HeteroResize : Pass<"hetero-resize", "::mlir::ModuleOp"> {
     contracts it away or the `hetero.impute_cols` that restores it. All
     products of a layer must agree on its contraction width.
 
+    With `priority=true`, each function also shows each layer's forward
+    weight to the runtime once per iteration (`hetero.observe_weight`,
+    before the layer's first forward product), whose per-row change over an
+    epoch ranks the columns for ZERO-Pri and ZERO-PriDiff
+    (`hetero-run --prune order=priority`).
+
     ```
     hetero-opt --hetero-resize --hetero-prunable-to-linalg model.mlir
     ```
   }];
+  let options = [
+    Option<"priority", "priority", "bool", /*default=*/"false",
+           "Show each layer's forward weight to the runtime's priority "
+           "statistics (ZERO-Pri)">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::scf::SCFDialect",
