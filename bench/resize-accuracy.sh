@@ -20,7 +20,7 @@
 #
 # usage: bench/resize-accuracy.sh [build dir]
 #   ITERATIONS=150  TAIL=30  EPOCH=10  SEEDS="1 2 3"  RATIOS="0.25 0.5 0.75"
-#   EPSILON=2e-4
+#   EPSILON=5e-4
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
@@ -29,7 +29,7 @@ TAIL="${TAIL:-30}"
 EPOCH="${EPOCH:-10}"
 SEEDS="${SEEDS:-1 2 3}"
 RATIOS="${RATIOS:-0.25 0.5 0.75}"
-EPSILON="${EPSILON:-2e-4}"
+EPSILON="${EPSILON:-5e-4}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT

@@ -8,6 +8,9 @@
 #   ZERO-min   hetero-run --prune target=min: the online planner (Eq. 1)
 #              gives each rank the share that meets the fastest
 #   ZERO-mean  --prune target=mean: the share that meets the mean
+#   ZERO-Pri   ZERO-min with the columns that changed least over the last
+#              epoch (EPOCH iterations) pruned (hetero-resize{priority=true},
+#              order=priority): the weights' copies and the ranking cost
 #   MIG        --prune target=min,policy=migrate on the module partitioned
 #              with hetero-partition-tp{migration=true}: the straggler hands
 #              Eq. 1's share of its columns to the other rank, losslessly
@@ -20,7 +23,7 @@
 # The last line fits the baseline to a line in delta (R^2).
 #
 # usage: bench/resize-real.sh [build dir]
-#   DELTAS="1 2 4 8"   ITERATIONS=12   WARM=4   ROUNDS=1
+#   DELTAS="1 2 4 8"   ITERATIONS=12   WARM=4   ROUNDS=1   EPOCH=4
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
@@ -28,6 +31,7 @@ DELTAS="${DELTAS:-1 2 4 8}"
 ITERATIONS="${ITERATIONS:-12}"
 WARM="${WARM:-4}"
 ROUNDS="${ROUNDS:-1}"
+EPOCH="${EPOCH:-4}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -42,6 +46,8 @@ if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
   --hetero-partition-tp --hetero-resize -o "$WORK/resized.mlir"
 "$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
   --hetero-partition-tp=migration=true --hetero-resize -o "$WORK/migrated.mlir"
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+  --hetero-partition-tp --hetero-resize=priority=true -o "$WORK/priority.mlir"
 
 run() { # delta, policy -> output file
   local delta=$1 policy=$2 out="$WORK/$1-$2-$3.txt"
@@ -49,6 +55,8 @@ run() { # delta, policy -> output file
   case "$policy" in
     zero-min) prune=(--prune target=min) ;;
     zero-mean) prune=(--prune target=mean) ;;
+    zero-pri) prune=(--prune "target=min,epoch=$EPOCH,order=priority")
+              module="$WORK/priority.mlir" ;;
     mig) prune=(--prune target=min,policy=migrate)
          module="$WORK/migrated.mlir" ;;
   esac
@@ -61,7 +69,7 @@ run() { # delta, policy -> output file
 # falls on all of them alike.
 for round in $(seq 1 "$ROUNDS"); do
   for delta in $DELTAS; do
-    for policy in baseline zero-min zero-mean mig; do
+    for policy in baseline zero-min zero-mean zero-pri mig; do
       run "$delta" "$policy" "$round"
     done
   done
@@ -89,7 +97,7 @@ base = {d: measure(d, "baseline")[0] for d in deltas}
 t1 = base[deltas[0]]
 for d in deltas:
     line = f"delta {d:g} baseline {base[d]:.1f} ms ratio {base[d] / t1:.3f}"
-    for policy in ("zero-min", "zero-mean", "mig"):
+    for policy in ("zero-min", "zero-mean", "zero-pri", "mig"):
         t, alpha = measure(d, policy)
         shown = "none" if alpha is None else f"{alpha:.3f}"
         line += f"; {policy} {t:.1f} ms ratio {t / t1:.3f} alpha {shown}"

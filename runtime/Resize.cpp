@@ -367,11 +367,10 @@ extern "C" void hrt_resize_begin_iteration(long long iteration) {
   s.columnsAsked = s.columnsKept = 0;
 }
 
-/// Under migration, a rank straggles when its busy time exceeds the
-/// fastest's by more than this share: measured times jitter by a few
-/// percent, and migrating that jitter back and forth costs more than it
-/// balances.
-constexpr double kMigrationNoiseGuard = 0.05;
+/// A rank straggles when its busy time exceeds T_ref by more than this
+/// share: measured times jitter by a few percent, and pruning that jitter
+/// costs accuracy, migrating it back and forth more than it balances.
+constexpr double kNoiseGuard = 0.05;
 
 /// What one rank tells its group at an iteration boundary.
 enum RecordField { kBusyMs, kGemmMs, kRefresh, kRecordFields };
@@ -430,13 +429,15 @@ extern "C" hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
       for (int r = 0; r < size; ++r)
         loads.push_back({busy[size_t(r)], gemm[size_t(r)], 1.0});
       std::vector<hetero::resize::RankPlan> plans =
-          hetero::resize::migrationPlan(loads, kMigrationNoiseGuard);
+          hetero::resize::migrationPlan(loads, kNoiseGuard);
       for (const hetero::resize::RankPlan &plan : plans)
         pruned.push_back(plan.prune);
       for (int r = 0; r < size; ++r)
         moved[size_t(r)] = plans[size_t(r)].migrate;
     } else {
-      pruned = hetero::resize::pruningRatios(busy, gemm, planner.target);
+      pruned = hetero::resize::pruningRatios(busy, gemm, planner.target,
+                                             hetero::resize::kDefaultMaxRatio,
+                                             kNoiseGuard);
     }
     *changed = pruned != planner.ratios || moved != planner.migrated;
     planner.ratios = std::move(pruned);

@@ -474,7 +474,8 @@ typedef HRT_ENUM(hrt_resize_policy) {
  * tensor-parallel ranks of one replica of one stage) prunes (or, with
  * HRT_RESIZE_MIGRATE, migrates) the share of its contraction columns that
  * makes its busy time meet T_ref, the mean (target 0) or the minimum
- * (target 1; the only one for migration) of the group's. Columns as in
+ * (target 1; the only one for migration) of the group's; a rank within 5%
+ * of T_ref prunes and migrates nothing. Columns as in
  * hrt_resize_configure; nothing is pruned or migrated before the first
  * hrt_resize_end_iteration. */
 HRT_EXPORT hrt_status hrt_resize_configure_online(hrt_comm group, int target,

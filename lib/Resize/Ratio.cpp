@@ -60,11 +60,14 @@ std::string hetero::resize::checkTimes(const std::vector<double> &busyMs,
 std::vector<double>
 hetero::resize::pruningRatios(const std::vector<double> &busyMs,
                               const std::vector<double> &gemmMs, Target target,
-                              double maxRatio) {
+                              double maxRatio, double noiseGuard) {
   double reference = referenceTime(busyMs, target);
   std::vector<double> ratios;
   for (size_t i = 0; i < busyMs.size(); ++i)
-    ratios.push_back(pruningRatio(busyMs[i], reference, gemmMs[i], maxRatio));
+    ratios.push_back(
+        busyMs[i] <= (1.0 + noiseGuard) * reference
+            ? 0.0
+            : pruningRatio(busyMs[i], reference, gemmMs[i], maxRatio));
   return ratios;
 }
 

@@ -44,6 +44,20 @@ TEST(Ratio, ClampsAndSkipsRanksWithoutGemms) {
   EXPECT_EQ(pruningRatio(0.5, 1, 1), 0.0);
 }
 
+// Within the noise guard of T_ref a rank prunes nothing; beyond it, Eq. 1
+// as without the guard.
+TEST(Ratio, NoiseGuardSparesRanksNearTheReference) {
+  std::vector<double> busy = {10.0, 10.4, 12.0}, gemm = {5.0, 5.0, 5.0};
+  std::vector<double> plain = pruningRatios(busy, gemm, Target::Min);
+  EXPECT_NEAR(plain[1], 0.08, 1e-12);
+  std::vector<double> guarded =
+      pruningRatios(busy, gemm, Target::Min, kDefaultMaxRatio, 0.05);
+  EXPECT_EQ(guarded[0], 0.0);
+  EXPECT_EQ(guarded[1], 0.0);
+  EXPECT_NEAR(guarded[2], plain[2], 1e-12);
+  EXPECT_NEAR(guarded[2], 0.4, 1e-12);
+}
+
 // Fed back raw, pruned times would undo the pruning; the unpruned
 // equivalent gives the same ratio again (no oscillation).
 TEST(Ratio, UnprunedEquivalentIsAFixedPoint) {

@@ -60,13 +60,17 @@ double pruningRatio(double busyMs, double referenceMs, double gemmMs,
                     double maxRatio = kDefaultMaxRatio);
 
 /// Eq. 1 for every rank. The times must be finite and >= 0 and the two
-/// lists of one length >= 1; a message says what is wrong otherwise.
+/// lists of one length >= 1; a message says what is wrong otherwise. A rank
+/// whose busy time is within `noiseGuard` of T_ref (T_i <= (1 + noiseGuard)
+/// T_ref) prunes nothing: measured times jitter by a few percent, and
+/// pruning that jitter costs accuracy for no balance (0: the paper).
 std::string checkTimes(const std::vector<double> &busyMs,
                        const std::vector<double> &gemmMs);
 std::vector<double> pruningRatios(const std::vector<double> &busyMs,
                                   const std::vector<double> &gemmMs,
                                   Target target,
-                                  double maxRatio = kDefaultMaxRatio);
+                                  double maxRatio = kDefaultMaxRatio,
+                                  double noiseGuard = 0);
 
 /// The columns a rank prunes of a contraction of `columns` at `ratio`:
 /// floor(ratio x columns), at most columns - 1.
