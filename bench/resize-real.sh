@@ -14,6 +14,9 @@
 #   MIG        --prune target=min,policy=migrate on the module partitioned
 #              with hetero-partition-tp{migration=true}: the straggler hands
 #              Eq. 1's share of its columns to the other rank, losslessly
+#   SEMI       --prune target=min,policy=semi on that module: a tolerable
+#              share is pruned, a heavier one split by Eq. 2 between
+#              pruning and migration (the share shown is their sum)
 #
 # Each line gives the median iteration time after the first WARM
 # iterations, its ratio to the baseline at delta 1, and the straggler's
@@ -59,6 +62,8 @@ run() { # delta, policy -> output file
               module="$WORK/priority.mlir" ;;
     mig) prune=(--prune target=min,policy=migrate)
          module="$WORK/migrated.mlir" ;;
+    semi) prune=(--prune target=min,policy=semi)
+          module="$WORK/migrated.mlir" ;;
   esac
   HETERO_RT_SLOW_GEMM="1:$delta" "${LAUNCH[@]}" -x HETERO_RT_SLOW_GEMM -np 2 \
     "$BUILD/bin/hetero-run" "$module" --iterations "$ITERATIONS" \
@@ -69,7 +74,7 @@ run() { # delta, policy -> output file
 # falls on all of them alike.
 for round in $(seq 1 "$ROUNDS"); do
   for delta in $DELTAS; do
-    for policy in baseline zero-min zero-mean zero-pri mig; do
+    for policy in baseline zero-min zero-mean zero-pri mig semi; do
       run "$delta" "$policy" "$round"
     done
   done
@@ -88,16 +93,17 @@ def measure(delta, policy):
             m = re.match(r"iteration (\d+): .*, ([0-9.]+) ms", line)
             if m and int(m.group(1)) >= warm:
                 times.append(float(m.group(2)))
-            m = re.match(r"re-sized after iteration \d+: \w+ = (.*)", line)
-            if m:
-                alpha = float(m.group(1).split()[1])
+            if line.startswith("re-sized after iteration"):
+                # Rank 1's share: pruned, migrated, or (SEMI) both.
+                alpha = sum(float(part.split()[1]) for part in
+                            re.findall(r"\w+ = ([0-9. ]+)", line))
     return statistics.median(times), alpha
 
 base = {d: measure(d, "baseline")[0] for d in deltas}
 t1 = base[deltas[0]]
 for d in deltas:
     line = f"delta {d:g} baseline {base[d]:.1f} ms ratio {base[d] / t1:.3f}"
-    for policy in ("zero-min", "zero-mean", "zero-pri", "mig"):
+    for policy in ("zero-min", "zero-mean", "zero-pri", "mig", "semi"):
         t, alpha = measure(d, policy)
         shown = "none" if alpha is None else f"{alpha:.3f}"
         line += f"; {policy} {t:.1f} ms ratio {t / t1:.3f} alpha {shown}"

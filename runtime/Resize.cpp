@@ -39,6 +39,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -73,8 +74,15 @@ struct MigrationGroup {
 struct OnlinePlanner {
   hrt_comm group = nullptr;
   hetero::resize::Target target = hetero::resize::Target::Min;
-  /// Pruning alone (ZERO) or migration alone (MIG) for the stragglers.
+  /// Pruning alone (ZERO), migration alone (MIG) or both (SEMI) for the
+  /// stragglers.
   int policy = HRT_RESIZE_PRUNE;
+  /// SEMI's history of the extraction cost of pruning, from every rank of
+  /// the group alike: (pruned share, GEMM time beyond the kept share of the
+  /// unpruned GEMM), the last kExtractionSamples.
+  std::deque<std::pair<double, double>> extraction;
+  /// This rank's GEMM time of its last iteration that pruned nothing.
+  double unprunedGemmMs = 0;
   /// Watches this rank's unpruned-equivalent busy time since the last
   /// refresh of T_ref; none before the first.
   std::optional<hetero::resize::RefreshMonitor> monitor;
@@ -273,11 +281,12 @@ extern "C" hrt_status hrt_resize_configure_online(hrt_comm group, int target,
                                                   unsigned long long seed) {
   CallSite here{"hrt_resize_configure_online", group, 0};
   if (!group || (target != 0 && target != 1) ||
-      (policy != HRT_RESIZE_PRUNE && policy != HRT_RESIZE_MIGRATE))
+      (policy != HRT_RESIZE_PRUNE && policy != HRT_RESIZE_MIGRATE &&
+       policy != HRT_RESIZE_SEMI))
     return fail(HRT_ERROR_INVALID_ARGUMENT, here,
                 "needs a group, target 0 (mean) or 1 (min) and policy "
-                "HRT_RESIZE_PRUNE or HRT_RESIZE_MIGRATE");
-  if (policy == HRT_RESIZE_MIGRATE && target != 1)
+                "HRT_RESIZE_PRUNE, HRT_RESIZE_MIGRATE or HRT_RESIZE_SEMI");
+  if (policy != HRT_RESIZE_PRUNE && target != 1)
     return fail(HRT_ERROR_INVALID_ARGUMENT, here,
                 "migration balances the stragglers against the fastest rank; "
                 "expected target 1 (min)");
@@ -295,7 +304,7 @@ extern "C" hrt_status hrt_resize_configure_online(hrt_comm group, int target,
   s.online->target =
       target ? hetero::resize::Target::Min : hetero::resize::Target::Mean;
   s.online->policy = policy;
-  if (policy == HRT_RESIZE_MIGRATE) {
+  if (policy != HRT_RESIZE_PRUNE) {
     s.migration.emplace();
     s.migration->group = group;
     s.migration->rank = rank;
@@ -372,8 +381,48 @@ extern "C" void hrt_resize_begin_iteration(long long iteration) {
 /// costs accuracy, migrating it back and forth more than it balances.
 constexpr double kNoiseGuard = 0.05;
 
-/// What one rank tells its group at an iteration boundary.
-enum RecordField { kBusyMs, kGemmMs, kRefresh, kRecordFields };
+/// What one rank tells its group at an iteration boundary: its
+/// unpruned-equivalent busy and GEMM times, whether its busy time moved,
+/// and (NaN when it pruned nothing) its pruned share and the extraction
+/// cost it measured at that share.
+enum RecordField {
+  kBusyMs,
+  kGemmMs,
+  kRefresh,
+  kPrunedShare,
+  kExtractMs,
+  kRecordFields
+};
+
+/// SEMI fits Eq. 2's extraction cost to at most this many recent samples
+/// (shared/seeds/000-zero-resizing.md 2.9).
+constexpr size_t kExtractionSamples = 50;
+
+/// SEMI's cost curves from the group's history (spec 2.9): the extraction
+/// cost E of a pruned share, a least-squares line through the samples and
+/// the origin (nothing pruned, nothing extracted; 0 until a rank has
+/// pruned). Comm is 0: the receivers' partial products return through the
+/// layer's own collective (summed products) or an all-reduce in place of
+/// its all-gather (gathered products), which this planner does not price.
+hetero::resize::CostFunction
+extractionCost(const std::deque<std::pair<double, double>> &samples) {
+  std::vector<double> x = {0.0}, y = {0.0};
+  for (const auto &[share, ms] : samples) {
+    x.push_back(share);
+    y.push_back(ms);
+  }
+  if (!hetero::resize::CostFit::check(x, y, 1).empty())
+    return [](double) { return 0.0; };
+  hetero::resize::CostFit fit = hetero::resize::CostFit::fit(x, y, 1);
+  return [fit](double share) { return fit(share); };
+}
+
+hetero::resize::SemiCosts semiCosts(const OnlinePlanner &planner) {
+  hetero::resize::SemiCosts costs;
+  costs.communicate = [](double) { return 0.0; };
+  costs.extract = extractionCost(planner.extraction);
+  return costs;
+}
 
 extern "C" hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
                                                int capacity, int *changed) {
@@ -400,11 +449,22 @@ extern "C" hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
   double pruned = s.columnsAsked > 0
                       ? 1.0 - double(s.columnsKept) / double(s.columnsAsked)
                       : 0.0;
-  hetero::resize::RankTimes times = hetero::resize::unprunedEquivalent(
-      {std::max(0.0, wallMs - blockedMs), s.gemmSeconds * 1e3}, pruned);
+  double busyMs = std::max(0.0, wallMs - blockedMs);
+  double gemmMs = s.gemmSeconds * 1e3;
+  // The extraction cost: the GEMM time beyond the kept share of the last
+  // unpruned GEMM time.
+  double prunedShare = std::nan(""), extractMs = std::nan("");
+  if (pruned > 0 && planner.unprunedGemmMs > 0) {
+    prunedShare = pruned;
+    extractMs = gemmMs - (1.0 - pruned) * planner.unprunedGemmMs;
+  } else if (!(pruned > 0) && gemmMs > 0) {
+    planner.unprunedGemmMs = gemmMs;
+  }
+  hetero::resize::RankTimes times =
+      hetero::resize::unprunedEquivalent({busyMs, gemmMs}, pruned);
   bool refresh = !planner.monitor || planner.monitor->observe(times.busyMs);
   double record[kRecordFields] = {times.busyMs, times.gemmMs,
-                                  refresh ? 1.0 : 0.0};
+                                  refresh ? 1.0 : 0.0, prunedShare, extractMs};
   std::vector<double> records(static_cast<size_t>(size) * kRecordFields);
   lock.unlock();
   if (hrt_status status = hrt_all_gather(record, records.data(), kRecordFields,
@@ -413,23 +473,39 @@ extern "C" hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
   lock.lock();
   std::vector<double> busy(static_cast<size_t>(size)),
       gemm(static_cast<size_t>(size));
-  bool anyRefresh = false;
+  bool anyRefresh = false, firstCosts = planner.extraction.empty();
   for (int r = 0; r < size; ++r) {
-    busy[size_t(r)] = records[size_t(r) * kRecordFields + kBusyMs];
-    gemm[size_t(r)] = records[size_t(r) * kRecordFields + kGemmMs];
-    anyRefresh |= records[size_t(r) * kRecordFields + kRefresh] != 0.0;
+    const double *from = &records[size_t(r) * kRecordFields];
+    busy[size_t(r)] = from[kBusyMs];
+    gemm[size_t(r)] = from[kGemmMs];
+    anyRefresh |= from[kRefresh] != 0.0;
+    if (std::isfinite(from[kPrunedShare]) && std::isfinite(from[kExtractMs]))
+      planner.extraction.emplace_back(from[kPrunedShare], from[kExtractMs]);
   }
+  while (planner.extraction.size() > kExtractionSamples)
+    planner.extraction.pop_front();
   // T_ref stays until some rank's busy time moved by more than 10%; then
-  // every rank takes the new times as its reference.
-  if (anyRefresh) {
-    planner.monitor.emplace(times.busyMs, 0.10, /*symmetric=*/true);
+  // every rank takes the new times as its reference. SEMI also re-plans
+  // when its first extraction costs arrive and at epoch boundaries, where
+  // the history has grown.
+  bool epochEnds =
+      s.epochIterations > 0 && (s.iteration + 1) % s.epochIterations == 0;
+  bool newCosts = planner.policy == HRT_RESIZE_SEMI &&
+                  ((firstCosts && !planner.extraction.empty()) || epochEnds);
+  if (anyRefresh || newCosts) {
+    if (anyRefresh)
+      planner.monitor.emplace(times.busyMs, 0.10, /*symmetric=*/true);
     std::vector<double> pruned, moved(size_t(size), 0.0);
-    if (planner.policy == HRT_RESIZE_MIGRATE) {
+    if (planner.policy != HRT_RESIZE_PRUNE) {
       std::vector<hetero::resize::RankLoad> loads;
       for (int r = 0; r < size; ++r)
         loads.push_back({busy[size_t(r)], gemm[size_t(r)], 1.0});
+      hetero::resize::SemiOptions options;
+      options.noiseGuard = kNoiseGuard;
       std::vector<hetero::resize::RankPlan> plans =
-          hetero::resize::migrationPlan(loads, kNoiseGuard);
+          planner.policy == HRT_RESIZE_MIGRATE
+              ? hetero::resize::migrationPlan(loads, kNoiseGuard)
+              : hetero::resize::semiPlan(loads, semiCosts(planner), options);
       for (const hetero::resize::RankPlan &plan : plans)
         pruned.push_back(plan.prune);
       for (int r = 0; r < size; ++r)

@@ -469,13 +469,22 @@ typedef HRT_ENUM(hrt_resize_policy) {
   HRT_RESIZE_PRUNE = 0,   /* ZERO: prune Eq. 1's share */
   HRT_RESIZE_MIGRATE = 1, /* MIG: migrate Eq. 1's share (against the
                              fastest rank) to the others */
+  HRT_RESIZE_SEMI = 2,    /* SEMI (Algorithm 2'): a single straggler
+                             prunes a tolerable share (<= 0.5) and splits a
+                             heavier one between pruning and migration by
+                             Eq. 2, with the extraction cost fitted to the
+                             group's history; of several, the slowest that
+                             gain more than migrating costs (Eq. 3)
+                             migrate and the rest prune */
 } hrt_resize_policy;
 /* ZERO-resizing's online planner (Eq. 1): every rank of `group` (the
  * tensor-parallel ranks of one replica of one stage) prunes (or, with
- * HRT_RESIZE_MIGRATE, migrates) the share of its contraction columns that
- * makes its busy time meet T_ref, the mean (target 0) or the minimum
- * (target 1; the only one for migration) of the group's; a rank within 5%
- * of T_ref prunes and migrates nothing. Columns as in
+ * HRT_RESIZE_MIGRATE, migrates; with HRT_RESIZE_SEMI, both) the share of
+ * its contraction columns that makes its busy time meet T_ref, the mean
+ * (target 0) or the minimum (target 1; the only one for migration) of the
+ * group's; a rank within 5% of T_ref prunes and migrates nothing. SEMI
+ * also re-plans when its first extraction costs arrive and at every epoch
+ * boundary. Columns as in
  * hrt_resize_configure; nothing is pruned or migrated before the first
  * hrt_resize_end_iteration. */
 HRT_EXPORT hrt_status hrt_resize_configure_online(hrt_comm group, int target,

@@ -67,8 +67,22 @@
  * CHECK-DAG: priority with migration: invalid argument: hrt_resize_configure_priority (0 bytes): priority pruning ranks each rank's columns by its own statistics; a receiver needs the order of the source
  * CHECK-DAG: priority without epochs: invalid argument: hrt_resize_configure_priority (0 bytes): the columns are ranked by their change over an epoch; configure epoch_iterations >= 1 first
  *
- * CHECK-DAG: no planner: invalid argument: hrt_resize_end_iteration (24 bytes): needs hrt_resize_configure_online first and a flag to set
- * CHECK-DAG: bad target: invalid argument: hrt_resize_configure_online on rank 0 (0 bytes): needs a group, target 0 (mean) or 1 (min) and policy HRT_RESIZE_PRUNE or HRT_RESIZE_MIGRATE
+ * SEMI (policy HRT_RESIZE_SEMI): a layer of 32 columns whose GEMM takes
+ * 80 ms and, when it prunes, 16 ms more gathering its kept columns (the
+ * extraction; all slowed 4 times on rank 1). Before any extraction was
+ * measured, Eq. 2 sees pruning as free and rank 1 prunes all of its 3/4.
+ * Its first pruned iteration measures E(3/4) = 144 - 320 / 4 = 64 ms and
+ * an unpruned-equivalent GEMM of 144 x 4 = 576 ms, so alpha = (576 - 80) /
+ * 576 = 0.86, and Eq. 2 splits it where E(beta alpha) = Comp((1 - beta)
+ * alpha), Comp(m) = m x 80 ms on rank 0: beta = 80 / (80 + 85.3) = 0.48,
+ * pruning 0.42 and migrating 0.44. In the next iteration rank 0 computes
+ * the columns rank 1 migrates.
+ * CHECK-DAG: semi: iteration 0 prunes about 3/4, migrates 0
+ * CHECK-DAG: semi: iteration 1 prunes about 0.42 and migrates about 0.44
+ * CHECK-DAG: semi: iteration 2: rank 0 computes the columns rank 1 migrates
+ *
+ * CHECK-DAG: no planner: invalid argument: hrt_resize_end_iteration (40 bytes): needs hrt_resize_configure_online first and a flag to set
+ * CHECK-DAG: bad target: invalid argument: hrt_resize_configure_online on rank 0 (0 bytes): needs a group, target 0 (mean) or 1 (min) and policy HRT_RESIZE_PRUNE, HRT_RESIZE_MIGRATE or HRT_RESIZE_SEMI
  */
 
 #include "Inputs/hrt-test.h"
@@ -104,6 +118,66 @@ static int holds(const long long *set, long long count, long long j) {
     if (set[i] == j)
       return 1;
   return 0;
+}
+
+/* The columns of `layer` (32) this rank computes for the other rank, 80
+ * ms per 32 (between the migrated GEMM marks); returns how many. */
+static long long receiveMigrated(unsigned long long layer) {
+  long long received[32], total = 0;
+  for (long long source = 0; source < 2; ++source) {
+    long long got = hrt_mlir_migration_plan(layer, 32, source, received);
+    if (got <= 0)
+      continue;
+    hrt_mlir_gemm_mark(2);
+    sleepMs(80.0 * (double)got / 32.0);
+    hrt_mlir_gemm_mark(3);
+    total += got;
+  }
+  return total;
+}
+
+/* One SEMI iteration of layer 43 (32 columns, 80 ms per 32 kept, 16 ms to
+ * gather the kept ones when some are not): this rank's own GEMM, then the
+ * columns it computes for the other. Returns the columns received. */
+static long long semiIteration(long long i, double *ratios, double *migrated,
+                               int *changed) {
+  long long kept[32];
+  hrt_resize_begin_iteration(i);
+  long long count = hrt_mlir_prune_plan(/*layer=*/43, 32, kept);
+  hrt_mlir_gemm_mark(0);
+  sleepMs(80.0 * (double)count / 32.0 + (count < 32 ? 16.0 : 0.0));
+  hrt_mlir_gemm_mark(1);
+  long long total = receiveMigrated(43);
+  CHECK_OK(hrt_resize_end_iteration(ratios, migrated, 2, changed));
+  return total;
+}
+
+static void semi(hrt_comm world, int rank) {
+  double ratios[2], migrated[2];
+  int changed = 0;
+  CHECK_OK(hrt_resize_configure_online(world, /*min*/ 1, HRT_RESIZE_SEMI, 0,
+                                       1));
+  semiIteration(0, ratios, migrated, &changed);
+  if (rank == 0 && changed && ratios[1] > 0.6 && ratios[1] < 0.85 &&
+      migrated[1] == 0.0 && ratios[0] == 0.0)
+    printf("semi: iteration 0 prunes about 3/4, migrates 0\n");
+  else if (rank == 0)
+    printf("semi: iteration 0 prunes %g, migrates %g\n", ratios[1],
+           migrated[1]);
+  semiIteration(1, ratios, migrated, &changed);
+  if (rank == 0 && changed && ratios[1] > 0.3 && ratios[1] < 0.55 &&
+      migrated[1] > 0.3 && migrated[1] < 0.58)
+    printf("semi: iteration 1 prunes about 0.42 and migrates about 0.44\n");
+  else if (rank == 0)
+    printf("semi: iteration 1 prunes %g, migrates %g (changed %d)\n",
+           ratios[1], migrated[1], changed);
+  long long expected = (long long)(migrated[1] * 32 + 1e-9);
+  long long received = semiIteration(2, ratios, migrated, &changed);
+  if (rank == 0 && expected > 0 && received == expected)
+    printf("semi: iteration 2: rank 0 computes the columns rank 1 migrates\n");
+  else if (rank == 0)
+    printf("semi: iteration 2: rank 0 received %lld of %lld\n", received,
+           expected);
 }
 
 /* ZERO-Pri and PriDiff on one rank's statistics. */
@@ -246,6 +320,7 @@ int main(int argc, char **argv) {
            ratios[0], ratios[1], changed);
 
   priority(rank);
+  semi(world, rank);
 
   /* Fixed migration: rank 1 migrates half. */
   CHECK_OK(hrt_resize_configure(0, 0, 0, 1));
@@ -294,16 +369,7 @@ int main(int argc, char **argv) {
   hrt_mlir_gemm_mark(0);
   sleepMs(40.0 * (double)count / 32.0);
   hrt_mlir_gemm_mark(1);
-  long long total = 0;
-  for (long long source = 0; source < 2; ++source) {
-    long long got = hrt_mlir_migration_plan(42, 32, source, received);
-    if (got <= 0)
-      continue;
-    hrt_mlir_gemm_mark(2);
-    sleepMs(80.0 * (double)got / 32.0);
-    hrt_mlir_gemm_mark(3);
-    total += got;
-  }
+  long long total = receiveMigrated(42);
   if (rank == 0 && count == 32 && total >= 20 && total <= 27)
     printf("rank 0: migrating, keeps 32 and receives 20 to 27\n");
   else if (rank == 1 && count >= 5 && count <= 12 && total == 0)

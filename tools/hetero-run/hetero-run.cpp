@@ -12,7 +12,8 @@
 //                          [--checkpoint replicas=m,every=n,...]
 //                          [--prune ratio=a[,ranks=r+r...][,migrate=m]
 //                                   [,epoch=n] |
-//                                   target=min|mean[,policy=prune|migrate]
+//                                   target=min|mean
+//                                   [,policy=prune|migrate|semi]
 //                                   [,order=random|priority][,epsilon=e]]
 //
 // Compiles the module with the CPU pipeline (hetero-lower-to-cpu), JITs it
@@ -187,8 +188,9 @@ static cl::opt<std::string> pruneOption(
              "ratio=a (a fixed share in [0, 1))[,ranks=r+r...] (the pruning "
              "world ranks, 0..63; default all), or target=min|mean (each "
              "tensor-parallel rank's share planned online, Eq. 1) "
-             "[,policy=prune|migrate] (what a straggler does with it; "
-             "migrate: target=min only); migrate=m (a fixed share the ranks "
+             "[,policy=prune|migrate|semi] (what a straggler does with "
+             "it; migrate and semi: target=min only); migrate=m (a fixed "
+             "share the ranks "
              "of ranks= hand to the others of their tensor-parallel group; "
              "needs hetero-partition-tp{migration=true}); "
              "[,epoch=n] (new columns every n iterations; default never) "
@@ -221,7 +223,7 @@ struct PruneConfig {
   /// Whether the module's ranks talk to the others of their tensor-parallel
   /// group about it.
   bool needsGroup() const {
-    return target.has_value() || migrates || policy == HRT_RESIZE_MIGRATE;
+    return target.has_value() || migrates || policy != HRT_RESIZE_PRUNE;
   }
 };
 
@@ -257,10 +259,12 @@ std::string parsePruneConfig(StringRef text, PruneConfig &config) {
         return "migrate must be a number in (0, 1), got '" + value.str() + "'";
       config.migrates = true;
     } else if (key == "policy") {
-      if (value != "prune" && value != "migrate")
-        return "policy must be prune or migrate, got '" + value.str() + "'";
-      config.policy =
-          value == "migrate" ? HRT_RESIZE_MIGRATE : HRT_RESIZE_PRUNE;
+      if (value != "prune" && value != "migrate" && value != "semi")
+        return "policy must be prune, migrate or semi, got '" + value.str() +
+               "'";
+      config.policy = value == "migrate" ? HRT_RESIZE_MIGRATE
+                      : value == "semi"  ? HRT_RESIZE_SEMI
+                                         : HRT_RESIZE_PRUNE;
       config.policySet = true;
     } else if (key == "target") {
       if (value != "min" && value != "mean")
@@ -291,9 +295,10 @@ std::string parsePruneConfig(StringRef text, PruneConfig &config) {
   if (config.policySet && !config.target)
     return "policy= chooses what the online planner does; it needs "
            "target=min|mean";
-  if (config.policy == HRT_RESIZE_MIGRATE && config.target != 1)
-    return "policy=migrate balances against the fastest rank; expected "
-           "target=min";
+  if (config.policy != HRT_RESIZE_PRUNE && config.target != 1)
+    return std::string("policy=") +
+           (config.policy == HRT_RESIZE_SEMI ? "semi" : "migrate") +
+           " balances against the fastest rank; expected target=min";
   if (config.migrates && !config.ranks)
     return "migrate= needs ranks=: the ranks that keep their columns "
            "receive the migrated ones";
@@ -305,8 +310,7 @@ std::string parsePruneConfig(StringRef text, PruneConfig &config) {
   if (config.priority && config.epoch < 1)
     return "order=priority ranks the columns by their change over an epoch; "
            "it needs epoch=n";
-  if (config.priority &&
-      (config.migrates || config.policy == HRT_RESIZE_MIGRATE))
+  if (config.priority && (config.migrates || config.policy != HRT_RESIZE_PRUNE))
     return "order=priority ranks each rank's own columns; migration needs "
            "an order every rank knows (order=random)";
   return "";
@@ -656,8 +660,7 @@ int run() {
                       "hetero-resize{priority=true}\n";
       return 1;
     }
-    if ((prune->migrates || prune->policy == HRT_RESIZE_MIGRATE) &&
-        !migrating) {
+    if ((prune->migrates || prune->policy != HRT_RESIZE_PRUNE) && !migrating) {
       llvm::errs() << "hetero-run: --prune: the module has no "
                       "hetero.migration_plan; partition it with "
                       "hetero-partition-tp{migration=true} to migrate\n";
@@ -1009,11 +1012,19 @@ int run() {
         std::printf("re-planned after iteration %lld: %s\n", (long long)i,
                     planning->describe().substr(2).c_str());
       if (resized) {
-        bool migrating = prune->policy == HRT_RESIZE_MIGRATE;
-        std::printf("re-sized after iteration %lld: %s =", (long long)i,
-                    migrating ? "migrated" : "alpha");
-        for (double ratio : migrating ? migrated : ratios)
-          std::printf(" %.4f", ratio);
+        // ZERO prints the pruned shares, MIG the migrated ones, SEMI both.
+        std::printf("re-sized after iteration %lld:", (long long)i);
+        if (prune->policy != HRT_RESIZE_MIGRATE) {
+          std::printf(" alpha =");
+          for (double ratio : ratios)
+            std::printf(" %.4f", ratio);
+        }
+        if (prune->policy != HRT_RESIZE_PRUNE) {
+          std::printf("%s migrated =",
+                      prune->policy == HRT_RESIZE_SEMI ? ";" : "");
+          for (double ratio : migrated)
+            std::printf(" %.4f", ratio);
+        }
         std::printf("\n");
       }
       std::fflush(stdout);
