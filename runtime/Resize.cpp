@@ -20,12 +20,19 @@
 // (hetero.gemm_mark), and each prunes what Eq. 1 (lib/Resize/Ratio.h) gives
 // it from unpruned-equivalent times.
 //
+// ZERO-Pri ranks a layer's columns instead by how much the weight rows
+// that multiply them changed over the last epoch (hetero.observe_weight
+// shows the weight), keeping the statistics of the columns this rank
+// pruned; PriDiff prunes more of layers whose columns hardly moved.
+//
 // With migration (hetero-partition-tp{migration=true}), a straggler also
 // hands columns of its shard to the other ranks of its group: the columns
 // of the same draw just before the pruned ones (lib/Resize/Priority.h
 // splitColumns), split over the receivers in virtual rank order
 // (lib/Resize/Migration.h), answered to hetero.migration_plan. Every rank
-// knows every rank's shares, so all of them compute the same split.
+// knows every rank's shares, so all of them compute the same split. SEMI
+// plans both shares by Algorithm 2' (lib/Resize/Semi.h), with Eq. 2's
+// extraction cost fitted to samples the ranks exchange with their times.
 //
 //===----------------------------------------------------------------------===//
 
@@ -404,7 +411,7 @@ constexpr size_t kExtractionSamples = 50;
 /// pruned). Comm is 0: the receivers' partial products return through the
 /// layer's own collective (summed products) or an all-reduce in place of
 /// its all-gather (gathered products), which this planner does not price.
-hetero::resize::CostFunction
+static hetero::resize::CostFunction
 extractionCost(const std::deque<std::pair<double, double>> &samples) {
   std::vector<double> x = {0.0}, y = {0.0};
   for (const auto &[share, ms] : samples) {
@@ -417,7 +424,7 @@ extractionCost(const std::deque<std::pair<double, double>> &samples) {
   return [fit](double share) { return fit(share); };
 }
 
-hetero::resize::SemiCosts semiCosts(const OnlinePlanner &planner) {
+static hetero::resize::SemiCosts semiCosts(const OnlinePlanner &planner) {
   hetero::resize::SemiCosts costs;
   costs.communicate = [](double) { return 0.0; };
   costs.extract = extractionCost(planner.extraction);
