@@ -28,16 +28,15 @@
  * must wait for its stage's other replica. (0, a) and (1, b) sync first;
  * (0, b) syncs only after a message (1, b) sends after its sync, and (1, a)
  * only after one from (0, a). Without the lock both stages wait: the job
- * times out. With it, stage 1's candidate is dispatched anyway (ignored),
- * and every worker completes.
+ * times out. With it, the candidate that closes second is dispatched anyway
+ * (ignored), and every worker completes: the stage whose candidate closed
+ * first holds the token and syncs whole, the other's replicas sync alone.
+ * Which stage closes first is a race between ranks 0 and 3.
  * RUN: not %mpirun -np 4 hrt-sync-groups fig3 off 2>&1 | FileCheck %s --check-prefix=DEADLOCK
  * RUN: %mpirun -np 4 hrt-sync-groups fig3 on | FileCheck %s --check-prefix=LOCK
  * DEADLOCK: hrt_sync_ready{{.*}}no sync group within 3{{.*}} s: the coordinator on rank 0 is waiting for other replicas of stage
- * LOCK-DAG: rank 0: synced in a group of 2
- * LOCK-DAG: rank 1: synced in a group of 2
- * LOCK-DAG: rank 2: synced in a group of 1
- * LOCK-DAG: rank 3: synced in a group of 1
- * LOCK-DAG: coordinator: enforced 1, ignored 1
+ * LOCK: coordinator: enforced 1, ignored 1
+ * LOCK-NEXT: group sizes by rank: {{2 2 1 1|1 1 2 2}}
  */
 
 #include "Inputs/hrt-test.h"
@@ -192,18 +191,32 @@ static int fig3(hrt_comm world, int rank, int lock) {
   CHECK_OK(hrt_sync_average(sync, &value, 1, HRT_FLOAT32));
   if (rank == 0 || rank == 3)
     CHECK_OK(hrt_send(&token, 1, HRT_FLOAT32, rank == 0 ? 2 : 1, 7, world));
-  printf("rank %d: synced in a group of %d\n", rank, size);
-  fflush(stdout);
-  /* Stage 1's candidate was ignored before (0, b) could sync, and stage
-   * 0's group was the enforced one. */
+  /* The counters are read once the enforced group has been dispatched and
+   * before the loser stage's waiting replica can sync: that sync ends the
+   * enforcement waiting for its departed partner (rank 3 when stage 0 won,
+   * rank 0 when stage 1 did), and would count as a second one. */
+  if (rank == 2 && size == 2)
+    CHECK_OK(hrt_send(&token, 1, HRT_FLOAT32, 0, 8, world));
+  if (rank == 0 && size == 1)
+    CHECK_OK(hrt_recv(&token, 1, HRT_FLOAT32, 2, 8, world));
   if (rank == 0) {
     hrt_sync_stats stats;
     CHECK_OK(hrt_sync_get_stats(sync, &stats));
     printf("coordinator: enforced %ld, ignored %ld\n", stats.enforced,
            stats.ignored);
+    if (size == 2)
+      CHECK_OK(hrt_send(&token, 1, HRT_FLOAT32, 3, 9, world));
   }
+  if (rank == 3 && size == 1)
+    CHECK_OK(hrt_recv(&token, 1, HRT_FLOAT32, 0, 9, world));
   /* A departure ends the enforcement that waits for a finished worker. */
   CHECK_OK(hrt_sync_destroy(sync));
+  double sizes[4] = {0, 0, 0, 0};
+  sizes[rank] = size;
+  CHECK_OK(hrt_all_reduce(sizes, sizes, 4, HRT_FLOAT64, HRT_SUM, world));
+  if (rank == 0)
+    printf("group sizes by rank: %g %g %g %g\n", sizes[0], sizes[1], sizes[2],
+           sizes[3]);
   return 0;
 }
 
