@@ -9,6 +9,8 @@
 #                   columns every EPOCH iterations)
 #   heterogeneous a rank 1 alone prunes a
 #   average 0.5     homogeneous 0.5 with average imputation instead of zero
+#   same 0.5        homogeneous 0.5, the pruned gradient columns holding
+#                   their values of the previous step (same imputation)
 #   MIG 0.5         rank 1 migrates half of its columns (lossless)
 #   Pri a           homogeneous a, the columns that changed least over the
 #                   last epoch pruned (ZERO-Pri) instead of random ones
@@ -20,7 +22,7 @@
 #
 # usage: bench/resize-accuracy.sh [build dir]
 #   ITERATIONS=150  TAIL=30  EPOCH=10  SEEDS="1 2 3"  RATIOS="0.25 0.5 0.75"
-#   EPSILON=5e-4
+#   EPSILON=5e-4  ONLY="same-0.5 average-0.5" (these and the baseline only)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
@@ -30,6 +32,7 @@ EPOCH="${EPOCH:-10}"
 SEEDS="${SEEDS:-1 2 3}"
 RATIOS="${RATIOS:-0.25 0.5 0.75}"
 EPSILON="${EPSILON:-5e-4}"
+ONLY="${ONLY:-}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -44,21 +47,27 @@ if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
 # ZERO-Pri: the forward weights shown to the runtime.
 "$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
   --hetero-partition-tp --hetero-resize=priority=true -o "$WORK/pri.mlir"
-# Average imputation: the two gradient products of every layer.
-sed -e 's/product = grad_input/product = grad_input impute average/' \
-    -e 's/product = grad_weight/product = grad_weight impute average/' \
-    "$WORK/gpt.mlir" > "$WORK/gpt-average.mlir"
-"$BUILD/bin/hetero-opt" "$WORK/gpt-average.mlir" --hetero-lower-pipeline \
-  --hetero-partition-tp --hetero-resize -o "$WORK/average.mlir"
+# Average and same imputation: the linears' gradient products.
+for impute in average same; do
+  "$BUILD/bin/hetero-gen" gpt --layers 2 --hidden 64 --heads 4 --seq 32 \
+    --batch 4 --stages 1 --microbatches 2 --tp 2 --impute "$impute" \
+    -o "$WORK/gpt-$impute.mlir"
+  "$BUILD/bin/hetero-opt" "$WORK/gpt-$impute.mlir" --hetero-lower-pipeline \
+    --hetero-partition-tp --hetero-resize -o "$WORK/$impute.mlir"
+done
 
+CONFIGS=(baseline)
 run() { # name, module, seed, prune options...
   local name=$1 module=$2 seed=$3
   shift 3
+  if [[ -n "$ONLY" && "$name" != baseline && " $ONLY " != *" $name "* ]]; then
+    return
+  fi
+  if [[ " ${CONFIGS[*]} " != *" $name "* ]]; then CONFIGS+=("$name"); fi
   "${LAUNCH[@]}" "$BUILD/bin/hetero-run" "$WORK/$module.mlir" \
     --iterations "$ITERATIONS" --seed "$seed" "$@" > "$WORK/$name-$seed.txt"
 }
 
-CONFIGS=(baseline)
 for seed in $SEEDS; do
   run baseline zero "$seed"
   for a in $RATIOS; do
@@ -69,11 +78,9 @@ for seed in $SEEDS; do
   run pridiff-0.5 pri "$seed" \
     --prune "ratio=0.5,epoch=$EPOCH,order=priority,epsilon=$EPSILON"
   run average-0.5 average "$seed" --prune "ratio=0.5,epoch=$EPOCH"
+  run same-0.5 same "$seed" --prune "ratio=0.5,epoch=$EPOCH"
   run mig-0.5 zero "$seed" --prune "migrate=0.5,ranks=1,epoch=$EPOCH"
 done
-for a in $RATIOS; do CONFIGS+=("homogeneous-$a" "heterogeneous-$a"); done
-for a in $RATIOS; do CONFIGS+=("pri-$a"); done
-CONFIGS+=(pridiff-0.5 average-0.5 mig-0.5)
 
 "$PYTHON" - "$WORK" "$TAIL" "$SEEDS" "${CONFIGS[@]}" <<'PY'
 import re, statistics, sys

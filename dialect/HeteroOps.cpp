@@ -970,6 +970,34 @@ LogicalResult ObserveWeightOp::verify() {
   return failure(result.wasInterrupted());
 }
 
+/// Shared by previous_product and keep_product: the runtime copies the bytes
+/// of a gradient product's value.
+static LogicalResult verifyKeptProduct(Operation *op, MatmulProduct product,
+                                       RankedTensorType type) {
+  if (product == MatmulProduct::forward)
+    return op->emitOpError()
+           << "keeps a forward product; only grad_input and grad_weight are "
+              "imputed";
+  Type element = type.getElementType();
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
+    return op->emitOpError()
+           << "keeps elements of type " << element
+           << "; expected integers or floats of a whole number of bytes";
+  return success();
+}
+
+LogicalResult PreviousProductOp::verify() {
+  return verifyKeptProduct(*this, getProduct(), getResult().getType());
+}
+
+LogicalResult KeepProductOp::verify() {
+  return verifyKeptProduct(*this, getProduct(), getValue().getType());
+}
+
+void PreviousProductOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), "previous");
+}
+
 LogicalResult MigrationPlanOp::verify() {
   int64_t received = getReceived().getType().getDimSize(0);
   if (!ShapedType::isDynamic(received) && received > getColumns())
@@ -1101,6 +1129,15 @@ LogicalResult ImputeColsOp::verify() {
     return emitOpError() << "imputes averages, which needs floating-point "
                             "elements, got "
                          << getSource().getType().getElementType();
+  bool same = getImputation() == Imputation::same;
+  if (same && !getPrevious())
+    return emitOpError() << "imputes the previous iteration's values (same) "
+                            "but has no 'previous' operand; expected the "
+                            "result of a hetero.previous_product";
+  if (!same && getPrevious())
+    return emitOpError() << "has a 'previous' operand but imputes "
+                         << stringifyImputation(getImputation())
+                         << "; only same imputation reads one";
   return verifyColumnMove(*this, getSource().getType(), getResult().getType(),
                           getIndices(), getAxis());
 }

@@ -8,8 +8,8 @@
 // along its axis, the source slice the index names. hetero.impute_cols
 // becomes one that writes every position of the unpruned result: the
 // computed slice where an inverse map of the indices has one, the
-// imputation elsewhere (0, or the mean of the computed slices at the same
-// position along the other axes).
+// imputation elsewhere (0, the mean of the computed slices at the same
+// position along the other axes, or the previous iteration's value there).
 //
 //===----------------------------------------------------------------------===//
 
@@ -188,6 +188,10 @@ struct LowerImputeCols : OpRewritePattern<ImputeColsOp> {
       inputs.push_back(sums);
       maps.push_back(withoutAxis(context, rank, axis));
     }
+    if (Value previous = op.getPrevious()) {
+      inputs.push_back(previous);
+      maps.push_back(identity(context, rank));
+    }
     maps.push_back(identity(context, rank));
 
     Value init = emptyLike(rewriter, loc, type, source, axis,
@@ -211,10 +215,11 @@ struct LowerImputeCols : OpRewritePattern<ImputeColsOp> {
                 scf::YieldOp::create(t, tl, value);
               },
               [&](OpBuilder &e, Location el) {
-                Value value =
-                    average ? arith::DivFOp::create(e, el, args[1], divisor)
-                                  .getResult()
-                            : zeroElement;
+                Value value = zeroElement;
+                if (average)
+                  value = arith::DivFOp::create(e, el, args[1], divisor);
+                else if (op.getPrevious())
+                  value = args[1];
                 scf::YieldOp::create(e, el, value);
               });
           linalg::YieldOp::create(b, l, choice.getResult(0));

@@ -846,6 +846,49 @@ struct ObserveWeightLowering : OpConversionPattern<ObserveWeightOp> {
   }
 };
 
+/// Calls `callee`(layer key, product, bytes, data) of the runtime for a
+/// value of static-shaped `type` at `data` (same imputation's store).
+static void callWithProduct(RuntimeCalls &calls, StringRef callee,
+                            StringRef layer, MatmulProduct product,
+                            RankedTensorType type, Value data) {
+  int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  calls.call(callee, {calls.layerKey(layer), calls.constant64(int64_t(product)),
+                      calls.constant64(bytes), calls.pointerOf(data)});
+}
+
+/// hetero.previous_product -> hrt_mlir_previous_product into a fresh
+/// buffer; hetero.keep_product -> hrt_mlir_keep_product, which copies the
+/// value from its own buffer.
+struct PreviousProductLowering : OpConversionPattern<PreviousProductOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(PreviousProductOp previous, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(previous, rewriter);
+    RankedTensorType type = previous.getResult().getType();
+    Value buffer = calls.buffer(type);
+    callWithProduct(calls, "hrt_mlir_previous_product", previous.getLayer(),
+                    previous.getProduct(), type, buffer);
+    rewriter.replaceOp(previous, calls.tensorOf(type, buffer));
+    return success();
+  }
+};
+struct KeepProductLowering : OpConversionPattern<KeepProductOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(KeepProductOp keep, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(keep, rewriter);
+    callWithProduct(calls, "hrt_mlir_keep_product", keep.getLayer(),
+                    keep.getProduct(), keep.getValue().getType(),
+                    calls.readOnlyBuffer(adaptor.getValue()));
+    rewriter.eraseOp(keep);
+    return success();
+  }
+};
+
 /// Calls `function`(layer key, columns, extra..., buffer) of the runtime,
 /// which writes up to `columns` column indices into the buffer and returns
 /// how many (a negative count: none), and reads them as a tensor<?xi64>.
@@ -1159,9 +1202,10 @@ void hetero::populateHeteroToRuntimeConversionPatterns(
            ReduceScatterLowering, AllToAllLowering, SendLowering, RecvLowering,
            TaskMarkLowering, ProcessMultiIndexLowering,
            ProcessLinearIndexLowering, PrunePlanLowering, MigrationPlanLowering,
-           GemmMarkLowering, ObserveWeightLowering, CorpusBatchLowering,
-           SampleContextLowering, SampleNextLowering, GroupSyncLowering,
-           CheckpointLowering, CkptChunkLowering, CkptCommitLowering>(context);
+           GemmMarkLowering, ObserveWeightLowering, PreviousProductLowering,
+           KeepProductLowering, CorpusBatchLowering, SampleContextLowering,
+           SampleNextLowering, GroupSyncLowering, CheckpointLowering,
+           CkptChunkLowering, CkptCommitLowering>(context);
 }
 
 void hetero::configureHeteroToRuntimeTarget(ConversionTarget &target) {

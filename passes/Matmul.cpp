@@ -61,16 +61,16 @@ RankedTensorType hetero::withDynamicAxis(RankedTensorType type, int64_t axis) {
 Value hetero::buildPrunedProduct(OpBuilder &b, Location l,
                                  MatmulProduct product, Value lhs, Value rhs,
                                  Value kept, RankedTensorType type,
-                                 Imputation imputation) {
+                                 Imputation imputation, Value previous) {
   auto select = [&](Value source, int64_t axis) -> Value {
     auto sourceType = cast<RankedTensorType>(source.getType());
     return SelectColsOp::create(b, l, withDynamicAxis(sourceType, axis), source,
                                 kept, b.getI64IntegerAttr(axis));
   };
   auto impute = [&](Value part, int64_t axis) -> Value {
-    return ImputeColsOp::create(b, l, type,
-                                ImputationAttr::get(b.getContext(), imputation),
-                                part, kept, b.getI64IntegerAttr(axis));
+    return ImputeColsOp::create(
+        b, l, type, ImputationAttr::get(b.getContext(), imputation), part, kept,
+        b.getI64IntegerAttr(axis), previous);
   };
   int64_t last = type.getRank() - 1;
   switch (product) {

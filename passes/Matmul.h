@@ -44,12 +44,14 @@ mlir::RankedTensorType withDynamicAxis(mlir::RankedTensorType type,
 ///   forward:      X[.., kept] x W[kept, :]                  (full-size Y)
 ///   grad_input:   impute(G x W^T[:, kept]) along dX's columns
 ///   grad_weight:  impute(X^T[kept, :] x G) along dW's rows
-/// The lhs's leading dimensions must be static.
+/// The lhs's leading dimensions must be static. Same imputation reads the
+/// imputed values from `previous` (of the result's type).
 mlir::Value buildPrunedProduct(mlir::OpBuilder &builder, mlir::Location loc,
                                MatmulProduct product, mlir::Value lhs,
                                mlir::Value rhs, mlir::Value kept,
                                mlir::RankedTensorType resultType,
-                               Imputation imputation);
+                               Imputation imputation,
+                               mlir::Value previous = {});
 
 } // namespace hetero
 

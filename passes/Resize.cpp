@@ -17,6 +17,10 @@
 //   }
 //   (the scf.if bracketed by hetero.gemm_mark begin and end)
 //
+// Same imputation reads the pruned columns from the previous iteration's
+// product (hetero.previous_product, in the pruned branch) and keeps every
+// iteration's gradient for the next one (hetero.keep_product after the if).
+//
 // With priority=true, the layer's first forward product in a function is
 // preceded by hetero.observe_weight of its weight W, whose per-row change
 // over an epoch ranks the columns (ZERO-Pri).
@@ -80,6 +84,11 @@ public:
     GemmMarkOp::create(builder, loc, GemmEvent::begin);
     builder.setInsertionPointAfter(ifOp);
     GemmMarkOp::create(builder, loc, GemmEvent::end);
+    // Same imputation reads this value in the next iteration, whether or
+    // not this one pruned.
+    if (imputesSame())
+      KeepProductOp::create(builder, loc, ifOp.getResult(0), op.getLayerAttr(),
+                            op.getProductAttr());
     op.getResult().replaceAllUsesWith(ifOp.getResult(0));
     op.erase();
     return success();
@@ -89,8 +98,18 @@ private:
   RankedTensorType type() { return op.getResult().getType(); }
 
   Value prunedProduct(OpBuilder &b, Location l, Value kept) {
+    Value previous;
+    if (imputesSame())
+      previous = PreviousProductOp::create(b, l, type(), op.getLayerAttr(),
+                                           op.getProductAttr());
     return buildPrunedProduct(b, l, op.getProduct(), op.getLhs(), op.getRhs(),
-                              kept, type(), op.getImputation());
+                              kept, type(), op.getImputation(), previous);
+  }
+
+  /// The gradient products of a layer that imputes its previous values.
+  bool imputesSame() {
+    return op.getImputation() == Imputation::same &&
+           op.getProduct() != MatmulProduct::forward;
   }
 
   PrunableMatmulOp op;
@@ -177,6 +196,14 @@ struct HeteroResizePass
         return op.emitOpError() << "has a dynamic contraction width; "
                                    "hetero-resize needs it static to plan "
                                    "the layer's columns";
+      if (op.getImputation() == Imputation::same &&
+          op.getProduct() != MatmulProduct::forward &&
+          !op.getResult().getType().hasStaticShape())
+        return op.emitOpError()
+               << "imputes the previous iteration's values (same) into a "
+                  "result of dynamic shape "
+               << op.getResult().getType()
+               << "; the runtime keeps products of static shape";
       auto [it, inserted] = first.try_emplace(op.getLayer(), op);
       int64_t expected = it->second.getPrunedWidth();
       if (!inserted && expected != width) {

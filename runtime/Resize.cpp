@@ -46,6 +46,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -129,6 +130,14 @@ struct ResizeState {
   std::optional<OnlinePlanner> online;
   std::optional<MigrationGroup> migration;
   std::optional<PriorityState> priority;
+  /// Same imputation: per (layer, product), the values kept in the order of
+  /// the last iteration (hrt_mlir_keep_product), and how many of this
+  /// iteration's have replaced them so far.
+  struct KeptProducts {
+    std::vector<std::vector<unsigned char>> values;
+    size_t keptThisIteration = 0;
+  };
+  std::map<std::pair<unsigned long long, long long>, KeptProducts> kept;
   /// The iteration so far: its start, the communication time then, the
   /// resized GEMMs' time, the time of GEMMs run for other ranks' migrated
   /// columns and the columns asked for and kept.
@@ -226,6 +235,7 @@ extern "C" hrt_status hrt_resize_configure(double ratio,
   s.epochIterations = epoch_iterations;
   s.seed = seed;
   s.plans.clear();
+  s.kept.clear();
   s.online.reset();
   s.migration.reset();
   s.priority.reset();
@@ -372,9 +382,53 @@ extern "C" void hrt_mlir_observe_weight(unsigned long long layer,
       (*copy)[size_t(n * rows + k)] = data[k * columns + n];
 }
 
+extern "C" void hrt_mlir_previous_product(unsigned long long layer,
+                                          long long product, long long bytes,
+                                          void *data) {
+  ResizeState &s = resize();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (bytes <= 0 || !data)
+    return;
+  // After n keeps of this iteration, the question reads the (n+1)-th value
+  // the last one kept: the one this iteration's next keep replaces.
+  const std::vector<unsigned char> *value = nullptr;
+  auto found = s.kept.find({layer, product});
+  if (found != s.kept.end()) {
+    const ResizeState::KeptProducts &kept = found->second;
+    if (kept.keptThisIteration < kept.values.size() &&
+        kept.values[kept.keptThisIteration].size() == size_t(bytes))
+      value = &kept.values[kept.keptThisIteration];
+  }
+  if (value)
+    std::memcpy(data, value->data(), size_t(bytes));
+  else
+    std::memset(data, 0, size_t(bytes));
+}
+
+extern "C" void hrt_mlir_keep_product(unsigned long long layer,
+                                      long long product, long long bytes,
+                                      const void *data) {
+  ResizeState &s = resize();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  // Nothing reads the values of a rank that never prunes.
+  if (bytes <= 0 || !data || !(pruneShare(s) > 0 || s.online))
+    return;
+  ResizeState::KeptProducts &kept = s.kept[{layer, product}];
+  if (kept.keptThisIteration == kept.values.size())
+    kept.values.emplace_back();
+  std::vector<unsigned char> &value = kept.values[kept.keptThisIteration++];
+  const auto *begin = static_cast<const unsigned char *>(data);
+  value.assign(begin, begin + bytes);
+}
+
 extern "C" void hrt_resize_begin_iteration(long long iteration) {
   ResizeState &s = resize();
   std::lock_guard<std::mutex> lock(s.mutex);
+  // What the last iteration kept is what this one's questions read.
+  for (auto &[key, kept] : s.kept) {
+    kept.values.resize(kept.keptThisIteration);
+    kept.keptThisIteration = 0;
+  }
   s.iteration = iteration;
   s.iterationStart = hrt_wtime();
   s.communicationAtStart = communicationSeconds();

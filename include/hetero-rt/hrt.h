@@ -752,6 +752,21 @@ HRT_EXPORT long long hrt_mlir_prune_plan(unsigned long long layer,
 HRT_EXPORT void hrt_mlir_observe_weight(unsigned long long layer,
                                         long long rows, long long columns,
                                         const float *data);
+/* hetero.previous_product: writes to `data` the `bytes` of the (n+1)-th
+ * value of the (layer, product) pair (hetero::MatmulProduct: 1 grad_input,
+ * 2 grad_weight) kept in the previous iteration, where this iteration has
+ * kept n so far; zeros when there is none or its size differs. Iterations
+ * are delimited by hrt_resize_begin_iteration. */
+HRT_EXPORT void hrt_mlir_previous_product(unsigned long long layer,
+                                          long long product, long long bytes,
+                                          void *data);
+/* hetero.keep_product: copies `bytes` of `data`, this iteration's value of
+ * the (layer, product) pair, for the next iteration's questions (same
+ * imputation). Kept only while this rank may prune: a fixed ratio that
+ * names it, or the online planner. */
+HRT_EXPORT void hrt_mlir_keep_product(unsigned long long layer,
+                                      long long product, long long bytes,
+                                      const void *data);
 /* hetero.migration_plan: writes the columns (ascending positions among the
  * `columns` of the layer's shard on group rank `source`) that this rank
  * computes for `source` this iteration to `received` (room for `columns`)

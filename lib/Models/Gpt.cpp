@@ -362,7 +362,8 @@ Value StageBuilder::prunable(PruneMode mode, Value input, Value weight,
       PruneModeAttr::get(builder.getContext(), mode),
       builder.getStringAttr(key), builder.getI64IntegerAttr(config.tp),
       MatmulProductAttr::get(builder.getContext(), product),
-      ImputationAttr::get(builder.getContext(), Imputation::zero));
+      ImputationAttr::get(builder.getContext(),
+                          *symbolizeImputation(config.imputation)));
 }
 
 Value StageBuilder::add(Value a, Value b) {
@@ -1256,6 +1257,9 @@ std::vector<std::string> validate(const GptConfig &config) {
   require(config.dataParallel >= 1, "--dp must be at least 1");
   require(config.tp >= 1, "--tp must be at least 1");
   require(config.stages >= 1, "--stages must be at least 1");
+  require(symbolizeImputation(config.imputation).has_value(),
+          "--impute must be zero, average or same; got '" + config.imputation +
+              "'");
   require(config.optimizer == "sgd" || config.optimizer == "adam",
           "--optimizer must be sgd or adam; got '" + config.optimizer + "'");
   require(config.learningRate > 0.0, "--lr must be positive");

@@ -218,3 +218,43 @@ func.func @migration_plan_columns_zero(%source: index) {
   %r, %m = hetero.migration_plan layer "fc" columns = 0 from %source : tensor<?xindex>
   return
 }
+
+// -----
+
+func.func @same_needs_previous(%p: tensor<16x4xf32>, %k: tensor<4xindex>) {
+  // expected-error @+1 {{'hetero.impute_cols' op imputes the previous iteration's values (same) but has no 'previous' operand; expected the result of a hetero.previous_product}}
+  %s = hetero.impute_cols same %p[%k] axis = 1 : tensor<16x4xf32>, tensor<4xindex> -> tensor<16x256xf32>
+  return
+}
+
+// -----
+
+func.func @previous_without_same(%p: tensor<16x4xf32>, %k: tensor<4xindex>, %last: tensor<16x256xf32>) {
+  // expected-error @+1 {{'hetero.impute_cols' op has a 'previous' operand but imputes zero; only same imputation reads one}}
+  %s = hetero.impute_cols zero %p[%k] axis = 1 previous %last : tensor<16x4xf32>, tensor<4xindex> -> tensor<16x256xf32>
+  return
+}
+
+// -----
+
+func.func @previous_of_forward() {
+  // expected-error @+1 {{'hetero.previous_product' op keeps a forward product; only grad_input and grad_weight are imputed}}
+  %last = hetero.previous_product layer "l" product = forward : tensor<16x256xf32>
+  return
+}
+
+// -----
+
+func.func @keep_bits(%v: tensor<16x256xi1>) {
+  // expected-error @+1 {{'hetero.keep_product' op keeps elements of type 'i1'; expected integers or floats of a whole number of bytes}}
+  hetero.keep_product %v layer "l" product = grad_weight : tensor<16x256xi1>
+  return
+}
+
+// -----
+
+func.func @keep_dynamic(%v: tensor<16x?xf32>) {
+  // expected-error @+1 {{'hetero.keep_product' op operand #0 must be statically shaped tensor of any type values, but got 'tensor<16x?xf32>'}}
+  hetero.keep_product %v layer "l" product = grad_weight : tensor<16x?xf32>
+  return
+}

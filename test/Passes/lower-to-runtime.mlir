@@ -244,6 +244,32 @@ func.func @observe_weight(%w: tensor<64x?xf32>) {
 
 // -----
 
+// Same imputation: the runtime fills a fresh buffer with the previous
+// product (layer, product 2 = grad_weight, 64 x 16 x 4 bytes) and copies the
+// kept one from the tensor's own buffer.
+// CHECK-LABEL: func.func @kept_products
+// CHECK-SAME:    %[[V:[a-z0-9]+]]: tensor<64x16xf32>
+// CHECK-DAG:     %[[HASH:.*]] = arith.constant 3199128708861464181 : i64
+// CHECK-DAG:     %[[PRODUCT:.*]] = arith.constant 2 : i64
+// CHECK-DAG:     %[[BYTES:.*]] = arith.constant 4096 : i64
+// CHECK-DAG:     %[[FRESH:.*]] = memref.alloc() : memref<64x16xf32>
+// CHECK:         %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[FRESH]]
+// CHECK:         %[[PTR:.*]] = llvm.inttoptr
+// CHECK:         call @hrt_mlir_previous_product(%[[HASH]], %[[PRODUCT]], %[[BYTES]], %[[PTR]]) : (i64, i64, i64, !llvm.ptr) -> ()
+// CHECK:         %[[LAST:.*]] = bufferization.to_tensor %[[FRESH]] restrict writable : memref<64x16xf32> to tensor<64x16xf32>
+// CHECK:         %[[BUF:.*]] = bufferization.to_buffer %[[V]] read_only : tensor<64x16xf32> to memref<64x16xf32>
+// CHECK:         memref.extract_aligned_pointer_as_index %[[BUF]]
+// CHECK:         %[[VPTR:.*]] = llvm.inttoptr
+// CHECK:         call @hrt_mlir_keep_product(%{{.*}}, %{{.*}}, %{{.*}}, %[[VPTR]]) : (i64, i64, i64, !llvm.ptr) -> ()
+// CHECK:         return %[[LAST]]
+func.func @kept_products(%v: tensor<64x16xf32>) -> tensor<64x16xf32> {
+  %last = hetero.previous_product layer "l0.fc1" product = grad_weight : tensor<64x16xf32>
+  hetero.keep_product %v layer "l0.fc1" product = grad_weight : tensor<64x16xf32>
+  return %last : tensor<64x16xf32>
+}
+
+// -----
+
 // hetero.gemm_mark: the event's number.
 // CHECK-LABEL: func.func @gemm_marks
 // CHECK:         %[[BEGIN:.*]] = arith.constant 0 : i32

@@ -36,3 +36,12 @@ func.func @dynamic_batch(%x: tensor<?x4x64xf32>, %w: tensor<64x32xf32>) -> tenso
       : tensor<?x4x64xf32>, tensor<64x32xf32> -> tensor<?x4x32xf32>
   return %y : tensor<?x4x32xf32>
 }
+
+// -----
+
+func.func @same_dynamic(%xt: tensor<64x16xf32>, %g: tensor<16x?xf32>) -> tensor<64x?xf32> {
+  // expected-error @+1 {{'hetero.prunable_matmul' op imputes the previous iteration's values (same) into a result of dynamic shape 'tensor<64x?xf32>'; the runtime keeps products of static shape}}
+  %dw = hetero.prunable_matmul col %xt, %g layer "l" tp = 1 product = grad_weight impute same
+      : tensor<64x16xf32>, tensor<16x?xf32> -> tensor<64x?xf32>
+  return %dw : tensor<64x?xf32>
+}

@@ -81,6 +81,14 @@
  * CHECK-DAG: semi: iteration 1 prunes about 0.42 and migrates about 0.44
  * CHECK-DAG: semi: iteration 2: rank 0 computes the columns rank 1 migrates
  *
+ * Same imputation's store (rank 0 prunes a fixed half, rank 1 nothing): per
+ * layer and product, a question reads the value the last iteration kept
+ * where this iteration's next keep goes (the (n+1)-th after n keeps); a
+ * value not kept in the last iteration, or of another size, reads as
+ * zeros; a rank that never prunes keeps nothing.
+ * CHECK-DAG: same: rank 0 reads the last iteration's values in order
+ * CHECK-DAG: same: rank 1 keeps nothing
+ *
  * CHECK-DAG: no planner: invalid argument: hrt_resize_end_iteration (40 bytes): needs hrt_resize_configure_online first and a flag to set
  * CHECK-DAG: bad target: invalid argument: hrt_resize_configure_online on rank 0 (0 bytes): needs a group, target 0 (mean) or 1 (min) and policy HRT_RESIZE_PRUNE, HRT_RESIZE_MIGRATE or HRT_RESIZE_SEMI
  */
@@ -88,6 +96,7 @@
 #include "Inputs/hrt-test.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 static void sleepMs(double ms) {
@@ -255,6 +264,64 @@ static void priority(int rank) {
            pruned[1], pruned[0]);
 }
 
+/* Whether `value` holds `bytes` copies of byte `fill`. */
+static int filled(const unsigned char *value, int bytes, int fill) {
+  for (int i = 0; i < bytes; ++i)
+    if (value[i] != fill)
+      return 0;
+  return 1;
+}
+
+static void keptProducts(int rank) {
+  CHECK_OK(hrt_resize_configure(0.5, /*ranks=*/1ULL << 0, 0, 1));
+  unsigned char value[16], read[16];
+  int ok = 1;
+  /* Iteration 0 keeps A = 1 and B = 2 of (9, grad_weight), C = 3 of (9,
+   * grad_input); nothing was kept before. */
+  hrt_resize_begin_iteration(0);
+  for (int n = 0; n < 2; ++n) {
+    memset(read, 7, sizeof read);
+    hrt_mlir_previous_product(9, 2, 16, read);
+    ok &= filled(read, 16, 0);
+    memset(value, 1 + n, sizeof value);
+    hrt_mlir_keep_product(9, 2, 16, value);
+  }
+  memset(value, 3, sizeof value);
+  hrt_mlir_keep_product(9, 1, 16, value);
+  /* Iteration 1 reads A, keeps A' = 4 in its place, reads B (and C for
+   * the other product), and keeps nothing more. */
+  hrt_resize_begin_iteration(1);
+  hrt_mlir_previous_product(9, 2, 16, read);
+  ok &= filled(read, 16, 1);
+  memset(value, 4, sizeof value);
+  hrt_mlir_keep_product(9, 2, 16, value);
+  hrt_mlir_previous_product(9, 2, 16, read);
+  ok &= filled(read, 16, 2);
+  hrt_mlir_previous_product(9, 1, 16, read);
+  ok &= filled(read, 16, 3);
+  /* Iteration 2: A' is there, but a question of another size reads zeros;
+   * then A'' = 5. */
+  hrt_resize_begin_iteration(2);
+  hrt_mlir_previous_product(9, 2, 8, read);
+  ok &= filled(read, 8, 0);
+  memset(value, 5, sizeof value);
+  hrt_mlir_keep_product(9, 2, 16, value);
+  /* Iteration 3: A'' comes back; B is gone, as iteration 1 did not keep a
+   * second value. */
+  hrt_resize_begin_iteration(3);
+  hrt_mlir_previous_product(9, 2, 16, read);
+  ok &= filled(read, 16, 5);
+  hrt_mlir_keep_product(9, 2, 16, value);
+  hrt_mlir_previous_product(9, 2, 16, read);
+  ok &= filled(read, 16, 0);
+  if (rank == 0)
+    printf("same: rank 0 %s\n",
+           ok ? "reads the last iteration's values in order" : "misreads");
+  else
+    printf("same: rank 1 %s\n", filled(read, 16, 0) ? "keeps nothing"
+                                                      : "keeps values");
+}
+
 static long long iteration(long long i, double gemmMs) {
   long long kept[32];
   hrt_resize_begin_iteration(i);
@@ -321,6 +388,7 @@ int main(int argc, char **argv) {
 
   priority(rank);
   semi(world, rank);
+  keptProducts(rank);
 
   /* Fixed migration: rank 1 migrates half. */
   CHECK_OK(hrt_resize_configure(0, 0, 0, 1));

@@ -8,6 +8,7 @@
 //                  [--seq S] [--batch B] [--microbatch-sizes N,...]
 //                  [--stages P] [--microbatches M]
 //                  [--tp T] [--dp D] [--optimizer sgd|adam] [--lr R]
+//                  [--impute zero|average|same]
 //                  [--sync "policy = dynamic, ..."] [-o file]
 //
 // Emits what a frontend would: parameters, the data function (reading the
@@ -76,6 +77,11 @@ static cl::opt<double> learningRate("lr", cl::desc("Learning rate"),
                                     cl::init(defaults.learningRate),
                                     cl::cat(category));
 static cl::opt<std::string>
+    imputation("impute",
+               cl::desc("What ZERO-resizing imputes into the pruned columns "
+                        "of the linears' gradients: zero, average or same"),
+               cl::init(defaults.imputation), cl::cat(category));
+static cl::opt<std::string>
     sync("sync",
          cl::desc("The pipeline's #hetero.sync parameters, for example "
                   "\"policy = dynamic, period = 4\" (docs/sync-groups.md); "
@@ -109,6 +115,7 @@ int main(int argc, char **argv) {
   config.dataParallel = dp;
   config.optimizer = optimizer;
   config.learningRate = learningRate;
+  config.imputation = imputation;
   std::vector<std::string> problems = hetero::models::validate(config);
   for (const std::string &problem : problems)
     llvm::errs() << "hetero-gen: " << problem << "\n";
@@ -162,6 +169,8 @@ int main(int argc, char **argv) {
   output->os() << " --stages " << stages << " --microbatches " << microbatches
                << " --tp " << tp << " --dp " << dp << " --optimizer "
                << optimizer << " --lr " << learningRate;
+  if (imputation != defaults.imputation)
+    output->os() << " --impute " << imputation;
   if (!sync.empty())
     output->os() << " --sync \"" << sync << "\"";
   output->os() << "\n";

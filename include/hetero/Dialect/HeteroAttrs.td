@@ -79,7 +79,8 @@ def Hetero_PruneMode : Hetero_I32EnumAttr<"PruneMode",
 def Hetero_Imputation : Hetero_I32EnumAttr<"Imputation",
     "value written in place of pruned columns", [
   I32EnumAttrCase<"zero", 0>,
-  I32EnumAttrCase<"average", 1>
+  I32EnumAttrCase<"average", 1>,
+  I32EnumAttrCase<"same", 2>
 ]>;
 
 def Hetero_MatmulProduct : Hetero_I32EnumAttr<"MatmulProduct",

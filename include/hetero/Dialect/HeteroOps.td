@@ -562,6 +562,62 @@ def Hetero_ObserveWeightOp : Hetero_Op<"observe_weight", [
   let hasVerifier = 1;
 }
 
+def Hetero_PreviousProductOp : Hetero_Op<"previous_product", [
+    MemoryEffects<[MemRead]>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "The unpruned product of a layer from the previous iteration";
+  let description = [{
+    Same imputation (`hetero.impute_cols same`) fills a pruned column of a
+    gradient with its value from the previous iteration. The runtime keeps,
+    per layer and product, the values `hetero.keep_product` handed it in
+    the order of the iteration. A `previous_product` after n keeps of this
+    iteration returns the (n+1)-th value kept in the previous one, the
+    value that this iteration's next keep replaces (all zero when there is
+    none: the first iteration, or a shape that differs). So each occurrence
+    of a product (a micro-batch, a block sharing the layer key) reads its
+    own previous value, in a schedule that repeats every iteration.
+
+    Example:
+
+    ```mlir
+    %last = hetero.previous_product layer "l0.fc" product = grad_weight
+        : tensor<64x16xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$layer, Hetero_MatmulProduct:$product);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    `layer` $layer `product` `=` $product attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Hetero_KeepProductOp : Hetero_Op<"keep_product", [
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "Keeps a layer's unpruned product for the next iteration";
+  let description = [{
+    Hands the runtime this iteration's unpruned (computed or imputed) value
+    of a layer's product, which the next iteration's
+    `hetero.previous_product` of the same layer and product returns (the
+    n-th kept value to the question asked after n - 1 keeps). `hetero-resize` keeps every
+    `grad_input` and `grad_weight` whose layer imputes `same`, whether or
+    not the rank pruned in that iteration.
+
+    Example:
+
+    ```mlir
+    hetero.keep_product %dw layer "l0.fc" product = grad_weight
+        : tensor<64x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$value, StrAttr:$layer,
+                       Hetero_MatmulProduct:$product);
+  let assemblyFormat = [{
+    $value `layer` $layer `product` `=` $product attr-dict `:` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
 def Hetero_SelectColsOp : Hetero_Op<"select_cols", [
     Pure, AllElementTypesMatch<["source", "result"]>,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
@@ -591,31 +647,40 @@ def Hetero_SelectColsOp : Hetero_Op<"select_cols", [
 
 def Hetero_ImputeColsOp : Hetero_Op<"impute_cols", [
     Pure, AllElementTypesMatch<["source", "result"]>,
+    OptionalTypesMatchWith<"previous has the result's type", "result",
+                           "previous",
+                   "$_self">,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "Scatters computed slices back and imputes the pruned ones";
   let description = [{
     The inverse of `hetero.select_cols`: slice `i` of `source` along `axis`
     is written to position `indices[i]` of the result; every other position
-    is filled according to `impute`: `zero`, or `average`, the mean of the
+    is filled according to `impute`: `zero`; `average`, the mean of the
     computed slices at the same position along the other axes (for a
     gradient `dW` pruned by rows: each output column's mean over the kept
     rows; for `dX` pruned by columns: each token's mean over the kept
-    columns).
+    columns); or `same`, the value at that position of `previous`, the
+    unpruned result of the previous iteration (`hetero.previous_product`).
+    `previous` is given exactly for `same`.
 
     Example:
 
     ```mlir
     %y = hetero.impute_cols zero %ys[%kept] axis = 1
         : tensor<16x?xf32>, tensor<?xindex> -> tensor<16x256xf32>
+    %dw = hetero.impute_cols same %part[%kept] axis = 0 previous %last
+        : tensor<?x16xf32>, tensor<?xindex> -> tensor<64x16xf32>
     ```
   }];
   let arguments = (ins Hetero_Imputation:$imputation,
                        AnyRankedTensor:$source,
                        1DTensorOf<[Index, AnySignlessInteger]>:$indices,
-                       Hetero_I64Attr:$axis);
+                       Hetero_I64Attr:$axis,
+                       Optional<AnyRankedTensor>:$previous);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $imputation $source `[` $indices `]` `axis` `=` $axis attr-dict
+    $imputation $source `[` $indices `]` `axis` `=` $axis
+    (`previous` $previous^)? attr-dict
     `:` type($source) `,` type($indices) `->` type($result)
   }];
   let hasVerifier = 1;

@@ -47,6 +47,9 @@ struct GptConfig {
   int64_t tp = 1;
   /// Data-parallel replicas: axis 1 of the device grid.
   int64_t dataParallel = 1;
+  /// What ZERO-resizing writes into the pruned columns of the linears'
+  /// gradients (their `impute` policy): "zero", "average" or "same".
+  std::string imputation = "zero";
   /// The optimizer: "sgd" or "adam", with its learning rate.
   std::string optimizer = "adam";
   double learningRate = 0.003;
