@@ -512,13 +512,14 @@ extern "C" hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
                       : 0.0;
   double busyMs = std::max(0.0, wallMs - blockedMs);
   double gemmMs = s.gemmSeconds * 1e3;
-  // The extraction cost: the GEMM time beyond the kept share of the last
-  // unpruned GEMM time.
+  // SEMI's extraction cost: the GEMM time beyond the kept share of the
+  // last unpruned GEMM time. The other policies send NaN in its place.
   double prunedShare = std::nan(""), extractMs = std::nan("");
-  if (pruned > 0 && planner.unprunedGemmMs > 0) {
+  bool semi = planner.policy == HRT_RESIZE_SEMI;
+  if (semi && pruned > 0 && planner.unprunedGemmMs > 0) {
     prunedShare = pruned;
     extractMs = gemmMs - (1.0 - pruned) * planner.unprunedGemmMs;
-  } else if (!(pruned > 0) && gemmMs > 0) {
+  } else if (semi && !(pruned > 0) && gemmMs > 0) {
     planner.unprunedGemmMs = gemmMs;
   }
   hetero::resize::RankTimes times =
@@ -551,8 +552,8 @@ extern "C" hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
   // the history has grown.
   bool epochEnds =
       s.epochIterations > 0 && (s.iteration + 1) % s.epochIterations == 0;
-  bool newCosts = planner.policy == HRT_RESIZE_SEMI &&
-                  ((firstCosts && !planner.extraction.empty()) || epochEnds);
+  bool newCosts =
+      semi && ((firstCosts && !planner.extraction.empty()) || epochEnds);
   if (anyRefresh || newCosts) {
     if (anyRefresh)
       planner.monitor.emplace(times.busyMs, 0.10, /*symmetric=*/true);
