@@ -41,7 +41,7 @@ module {
     %input, %target = hetero.corpus_batch %arg0, %arg1, %arg2 vocab = 80 replicas = 2 : tensor<1x16xi32>
     return %input, %target : tensor<1x16xi32>, tensor<1x16xi32>
   }
-  func.func private @gpt_block_forward(%arg0: tensor<16x32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<32xf32>, %arg3: tensor<32x96xf32>, %arg4: tensor<32x32xf32>, %arg5: tensor<32xf32>, %arg6: tensor<32xf32>, %arg7: tensor<32x128xf32>, %arg8: tensor<128x32xf32>) -> (tensor<16x32xf32>, tensor<8736xf32>) {
+  func.func private @gpt_block_forward(%arg0: index, %arg1: tensor<16x32xf32>, %arg2: tensor<32xf32>, %arg3: tensor<32xf32>, %arg4: tensor<32x96xf32>, %arg5: tensor<32x32xf32>, %arg6: tensor<32xf32>, %arg7: tensor<32xf32>, %arg8: tensor<32x128xf32>, %arg9: tensor<128x32xf32>) -> (tensor<16x32xf32>, tensor<8736xf32>) {
     %cst = arith.constant 0.000000e+00 : f32
     %cst_0 = arith.constant 1.000000e+00 : f32
     %cst_1 = arith.constant 0xFF800000 : f32
@@ -50,13 +50,13 @@ module {
     %cst_4 = arith.constant 9.99999974E-6 : f32
     %0 = tensor.empty() : tensor<16xf32>
     %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<16xf32>) -> tensor<16xf32>
-    %2 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<16x32xf32>) outs(%1 : tensor<16xf32>) {
+    %2 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%arg1 : tensor<16x32xf32>) outs(%1 : tensor<16xf32>) {
     ^bb0(%in: f32, %out: f32):
       %65 = arith.addf %in, %out : f32
       linalg.yield %65 : f32
     } -> tensor<16xf32>
     %3 = tensor.empty() : tensor<16x32xf32>
-    %4 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0, %2 : tensor<16x32xf32>, tensor<16xf32>) outs(%3 : tensor<16x32xf32>) {
+    %4 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%arg1, %2 : tensor<16x32xf32>, tensor<16xf32>) outs(%3 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %in_31: f32, %out: f32):
       %65 = arith.divf %in_31, %cst_3 : f32
       %66 = arith.subf %in, %65 : f32
@@ -85,13 +85,13 @@ module {
       linalg.yield %65 : f32
     } -> tensor<16x32xf32>
     %12 = tensor.empty() : tensor<16x32xf32>
-    %13 = linalg.generic {indexing_maps = [#map, #map3, #map3, #map], iterator_types = ["parallel", "parallel"]} ins(%11, %arg1, %arg2 : tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>) outs(%12 : tensor<16x32xf32>) {
+    %13 = linalg.generic {indexing_maps = [#map, #map3, #map3, #map], iterator_types = ["parallel", "parallel"]} ins(%11, %arg2, %arg3 : tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>) outs(%12 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %in_31: f32, %in_32: f32, %out: f32):
       %65 = arith.mulf %in, %in_31 : f32
       %66 = arith.addf %65, %in_32 : f32
       linalg.yield %66 : f32
     } -> tensor<16x32xf32>
-    %14 = hetero.prunable_matmul col %13, %arg3 layer "block.qkv" tp = 1 : tensor<16x32xf32>, tensor<32x96xf32> -> tensor<16x96xf32>
+    %14 = hetero.prunable_matmul col %13, %arg4 layer "block.qkv" block %arg0 tp = 1 : tensor<16x32xf32>, tensor<32x96xf32> -> tensor<16x96xf32>
     %extracted_slice = tensor.extract_slice %14[0, 0] [16, 32] [1, 1] : tensor<16x96xf32> to tensor<16x32xf32>
     %15 = tensor.empty() : tensor<2x16x16xf32>
     %16 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel"]} ins(%extracted_slice : tensor<16x32xf32>) outs(%15 : tensor<2x16x16xf32>) {
@@ -168,9 +168,9 @@ module {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x32xf32>
-    %41 = hetero.prunable_matmul row %40, %arg4 layer "block.attn_out" tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
+    %41 = hetero.prunable_matmul row %40, %arg5 layer "block.attn_out" block %arg0 tp = 1 : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
     %42 = tensor.empty() : tensor<16x32xf32>
-    %43 = linalg.add ins(%arg0, %41 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%42 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %43 = linalg.add ins(%arg1, %41 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%42 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %cst_7 = arith.constant 3.200000e+01 : f32
     %cst_8 = arith.constant 9.99999974E-6 : f32
     %44 = tensor.empty() : tensor<16xf32>
@@ -210,13 +210,13 @@ module {
       linalg.yield %65 : f32
     } -> tensor<16x32xf32>
     %56 = tensor.empty() : tensor<16x32xf32>
-    %57 = linalg.generic {indexing_maps = [#map, #map3, #map3, #map], iterator_types = ["parallel", "parallel"]} ins(%55, %arg5, %arg6 : tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>) outs(%56 : tensor<16x32xf32>) {
+    %57 = linalg.generic {indexing_maps = [#map, #map3, #map3, #map], iterator_types = ["parallel", "parallel"]} ins(%55, %arg6, %arg7 : tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>) outs(%56 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %in_31: f32, %in_32: f32, %out: f32):
       %65 = arith.mulf %in, %in_31 : f32
       %66 = arith.addf %65, %in_32 : f32
       linalg.yield %66 : f32
     } -> tensor<16x32xf32>
-    %58 = hetero.prunable_matmul col %57, %arg7 layer "block.mlp_up" tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
+    %58 = hetero.prunable_matmul col %57, %arg8 layer "block.mlp_up" block %arg0 tp = 1 : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
     %59 = tensor.empty() : tensor<16x128xf32>
     %60 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%58 : tensor<16x128xf32>) outs(%59 : tensor<16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
@@ -241,7 +241,7 @@ module {
       %77 = arith.mulf %in, %76 : f32
       linalg.yield %77 : f32
     } -> tensor<16x128xf32>
-    %61 = hetero.prunable_matmul row %60, %arg8 layer "block.mlp_down" tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
+    %61 = hetero.prunable_matmul row %60, %arg9 layer "block.mlp_down" block %arg0 tp = 1 : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
     %62 = tensor.empty() : tensor<16x32xf32>
     %63 = linalg.add ins(%43, %61 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%62 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %64 = tensor.empty() : tensor<8736xf32>
@@ -271,41 +271,41 @@ module {
     %inserted_slice_30 = tensor.insert_slice %collapsed_29 into %inserted_slice_28[8224] [512] [1] : tensor<512xf32> into tensor<8736xf32>
     return %63, %inserted_slice_30 : tensor<16x32xf32>, tensor<8736xf32>
   }
-  func.func private @gpt_block_backward(%arg0: tensor<8736xf32>, %arg1: tensor<32xf32>, %arg2: tensor<32xf32>, %arg3: tensor<32x96xf32>, %arg4: tensor<32x32xf32>, %arg5: tensor<32xf32>, %arg6: tensor<32xf32>, %arg7: tensor<32x128xf32>, %arg8: tensor<128x32xf32>, %arg9: tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>) {
+  func.func private @gpt_block_backward(%arg0: index, %arg1: tensor<8736xf32>, %arg2: tensor<32xf32>, %arg3: tensor<32xf32>, %arg4: tensor<32x96xf32>, %arg5: tensor<32x32xf32>, %arg6: tensor<32xf32>, %arg7: tensor<32xf32>, %arg8: tensor<32x128xf32>, %arg9: tensor<128x32xf32>, %arg10: tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>) {
     %cst = arith.constant 0.000000e+00 : f32
     %cst_0 = arith.constant 1.000000e+00 : f32
     %cst_1 = arith.constant 0xFF800000 : f32
     %cst_2 = arith.constant 2.500000e-01 : f32
-    %extracted_slice = tensor.extract_slice %arg0[0] [512] [1] : tensor<8736xf32> to tensor<512xf32>
+    %extracted_slice = tensor.extract_slice %arg1[0] [512] [1] : tensor<8736xf32> to tensor<512xf32>
     %expanded = tensor.expand_shape %extracted_slice [[0, 1]] output_shape [16, 32] : tensor<512xf32> into tensor<16x32xf32>
-    %extracted_slice_3 = tensor.extract_slice %arg0[512] [512] [1] : tensor<8736xf32> to tensor<512xf32>
+    %extracted_slice_3 = tensor.extract_slice %arg1[512] [512] [1] : tensor<8736xf32> to tensor<512xf32>
     %expanded_4 = tensor.expand_shape %extracted_slice_3 [[0, 1]] output_shape [16, 32] : tensor<512xf32> into tensor<16x32xf32>
-    %extracted_slice_5 = tensor.extract_slice %arg0[1024] [512] [1] : tensor<8736xf32> to tensor<512xf32>
+    %extracted_slice_5 = tensor.extract_slice %arg1[1024] [512] [1] : tensor<8736xf32> to tensor<512xf32>
     %expanded_6 = tensor.expand_shape %extracted_slice_5 [[0, 1]] output_shape [16, 32] : tensor<512xf32> into tensor<16x32xf32>
-    %extracted_slice_7 = tensor.extract_slice %arg0[1536] [2048] [1] : tensor<8736xf32> to tensor<2048xf32>
+    %extracted_slice_7 = tensor.extract_slice %arg1[1536] [2048] [1] : tensor<8736xf32> to tensor<2048xf32>
     %expanded_8 = tensor.expand_shape %extracted_slice_7 [[0, 1]] output_shape [16, 128] : tensor<2048xf32> into tensor<16x128xf32>
-    %extracted_slice_9 = tensor.extract_slice %arg0[3584] [2048] [1] : tensor<8736xf32> to tensor<2048xf32>
+    %extracted_slice_9 = tensor.extract_slice %arg1[3584] [2048] [1] : tensor<8736xf32> to tensor<2048xf32>
     %expanded_10 = tensor.expand_shape %extracted_slice_9 [[0, 1]] output_shape [16, 128] : tensor<2048xf32> into tensor<16x128xf32>
-    %extracted_slice_11 = tensor.extract_slice %arg0[5632] [512] [1] : tensor<8736xf32> to tensor<512xf32>
+    %extracted_slice_11 = tensor.extract_slice %arg1[5632] [512] [1] : tensor<8736xf32> to tensor<512xf32>
     %expanded_12 = tensor.expand_shape %extracted_slice_11 [[0, 1]] output_shape [16, 32] : tensor<512xf32> into tensor<16x32xf32>
-    %extracted_slice_13 = tensor.extract_slice %arg0[6144] [16] [1] : tensor<8736xf32> to tensor<16xf32>
-    %extracted_slice_14 = tensor.extract_slice %arg0[6160] [512] [1] : tensor<8736xf32> to tensor<512xf32>
+    %extracted_slice_13 = tensor.extract_slice %arg1[6144] [16] [1] : tensor<8736xf32> to tensor<16xf32>
+    %extracted_slice_14 = tensor.extract_slice %arg1[6160] [512] [1] : tensor<8736xf32> to tensor<512xf32>
     %expanded_15 = tensor.expand_shape %extracted_slice_14 [[0, 1]] output_shape [16, 32] : tensor<512xf32> into tensor<16x32xf32>
-    %extracted_slice_16 = tensor.extract_slice %arg0[6672] [16] [1] : tensor<8736xf32> to tensor<16xf32>
-    %extracted_slice_17 = tensor.extract_slice %arg0[6688] [512] [1] : tensor<8736xf32> to tensor<512xf32>
+    %extracted_slice_16 = tensor.extract_slice %arg1[6672] [16] [1] : tensor<8736xf32> to tensor<16xf32>
+    %extracted_slice_17 = tensor.extract_slice %arg1[6688] [512] [1] : tensor<8736xf32> to tensor<512xf32>
     %expanded_18 = tensor.expand_shape %extracted_slice_17 [[0, 1, 2]] output_shape [2, 16, 16] : tensor<512xf32> into tensor<2x16x16xf32>
-    %extracted_slice_19 = tensor.extract_slice %arg0[7200] [512] [1] : tensor<8736xf32> to tensor<512xf32>
+    %extracted_slice_19 = tensor.extract_slice %arg1[7200] [512] [1] : tensor<8736xf32> to tensor<512xf32>
     %expanded_20 = tensor.expand_shape %extracted_slice_19 [[0, 1, 2]] output_shape [2, 16, 16] : tensor<512xf32> into tensor<2x16x16xf32>
-    %extracted_slice_21 = tensor.extract_slice %arg0[7712] [512] [1] : tensor<8736xf32> to tensor<512xf32>
+    %extracted_slice_21 = tensor.extract_slice %arg1[7712] [512] [1] : tensor<8736xf32> to tensor<512xf32>
     %expanded_22 = tensor.expand_shape %extracted_slice_21 [[0, 1, 2]] output_shape [2, 16, 16] : tensor<512xf32> into tensor<2x16x16xf32>
-    %extracted_slice_23 = tensor.extract_slice %arg0[8224] [512] [1] : tensor<8736xf32> to tensor<512xf32>
+    %extracted_slice_23 = tensor.extract_slice %arg1[8224] [512] [1] : tensor<8736xf32> to tensor<512xf32>
     %expanded_24 = tensor.expand_shape %extracted_slice_23 [[0, 1, 2]] output_shape [2, 16, 16] : tensor<512xf32> into tensor<2x16x16xf32>
     %0 = tensor.empty() : tensor<128x16xf32>
     %transposed = linalg.transpose ins(%expanded_10 : tensor<16x128xf32>) outs(%0 : tensor<128x16xf32>) permutation = [1, 0] 
-    %1 = hetero.prunable_matmul row %transposed, %arg9 layer "block.mlp_down" tp = 1 product = grad_weight : tensor<128x16xf32>, tensor<16x32xf32> -> tensor<128x32xf32>
+    %1 = hetero.prunable_matmul row %transposed, %arg10 layer "block.mlp_down" block %arg0 tp = 1 product = grad_weight : tensor<128x16xf32>, tensor<16x32xf32> -> tensor<128x32xf32>
     %2 = tensor.empty() : tensor<32x128xf32>
-    %transposed_25 = linalg.transpose ins(%arg8 : tensor<128x32xf32>) outs(%2 : tensor<32x128xf32>) permutation = [1, 0] 
-    %3 = hetero.prunable_matmul row %arg9, %transposed_25 layer "block.mlp_down" tp = 1 product = grad_input : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
+    %transposed_25 = linalg.transpose ins(%arg9 : tensor<128x32xf32>) outs(%2 : tensor<32x128xf32>) permutation = [1, 0] 
+    %3 = hetero.prunable_matmul row %arg10, %transposed_25 layer "block.mlp_down" block %arg0 tp = 1 product = grad_input : tensor<16x32xf32>, tensor<32x128xf32> -> tensor<16x128xf32>
     %4 = tensor.empty() : tensor<16x128xf32>
     %5 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%expanded_8, %3 : tensor<16x128xf32>, tensor<16x128xf32>) outs(%4 : tensor<16x128xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
@@ -347,10 +347,10 @@ module {
     } -> tensor<16x128xf32>
     %6 = tensor.empty() : tensor<32x16xf32>
     %transposed_26 = linalg.transpose ins(%expanded_6 : tensor<16x32xf32>) outs(%6 : tensor<32x16xf32>) permutation = [1, 0] 
-    %7 = hetero.prunable_matmul col %transposed_26, %5 layer "block.mlp_up" tp = 1 product = grad_weight : tensor<32x16xf32>, tensor<16x128xf32> -> tensor<32x128xf32>
+    %7 = hetero.prunable_matmul col %transposed_26, %5 layer "block.mlp_up" block %arg0 tp = 1 product = grad_weight : tensor<32x16xf32>, tensor<16x128xf32> -> tensor<32x128xf32>
     %8 = tensor.empty() : tensor<128x32xf32>
-    %transposed_27 = linalg.transpose ins(%arg7 : tensor<32x128xf32>) outs(%8 : tensor<128x32xf32>) permutation = [1, 0] 
-    %9 = hetero.prunable_matmul col %5, %transposed_27 layer "block.mlp_up" tp = 1 product = grad_input : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
+    %transposed_27 = linalg.transpose ins(%arg8 : tensor<32x128xf32>) outs(%8 : tensor<128x32xf32>) permutation = [1, 0] 
+    %9 = hetero.prunable_matmul col %5, %transposed_27 layer "block.mlp_up" block %arg0 tp = 1 product = grad_input : tensor<16x128xf32>, tensor<128x32xf32> -> tensor<16x32xf32>
     %cst_28 = arith.constant 3.200000e+01 : f32
     %10 = tensor.empty() : tensor<32xf32>
     %11 = linalg.fill ins(%cst : f32) outs(%10 : tensor<32xf32>) -> tensor<32xf32>
@@ -368,7 +368,7 @@ module {
       linalg.yield %89 : f32
     } -> tensor<32xf32>
     %16 = tensor.empty() : tensor<16x32xf32>
-    %17 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel"]} ins(%9, %arg5 : tensor<16x32xf32>, tensor<32xf32>) outs(%16 : tensor<16x32xf32>) {
+    %17 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel"]} ins(%9, %arg6 : tensor<16x32xf32>, tensor<32xf32>) outs(%16 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
       %89 = arith.mulf %in, %in_37 : f32
       linalg.yield %89 : f32
@@ -410,13 +410,13 @@ module {
       linalg.yield %89 : f32
     } -> tensor<16x32xf32>
     %30 = tensor.empty() : tensor<16x32xf32>
-    %31 = linalg.add ins(%arg9, %29 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%30 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %31 = linalg.add ins(%arg10, %29 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%30 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %32 = tensor.empty() : tensor<32x16xf32>
     %transposed_29 = linalg.transpose ins(%expanded_4 : tensor<16x32xf32>) outs(%32 : tensor<32x16xf32>) permutation = [1, 0] 
-    %33 = hetero.prunable_matmul row %transposed_29, %31 layer "block.attn_out" tp = 1 product = grad_weight : tensor<32x16xf32>, tensor<16x32xf32> -> tensor<32x32xf32>
+    %33 = hetero.prunable_matmul row %transposed_29, %31 layer "block.attn_out" block %arg0 tp = 1 product = grad_weight : tensor<32x16xf32>, tensor<16x32xf32> -> tensor<32x32xf32>
     %34 = tensor.empty() : tensor<32x32xf32>
-    %transposed_30 = linalg.transpose ins(%arg4 : tensor<32x32xf32>) outs(%34 : tensor<32x32xf32>) permutation = [1, 0] 
-    %35 = hetero.prunable_matmul row %31, %transposed_30 layer "block.attn_out" tp = 1 product = grad_input : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
+    %transposed_30 = linalg.transpose ins(%arg5 : tensor<32x32xf32>) outs(%34 : tensor<32x32xf32>) permutation = [1, 0] 
+    %35 = hetero.prunable_matmul row %31, %transposed_30 layer "block.attn_out" block %arg0 tp = 1 product = grad_input : tensor<16x32xf32>, tensor<32x32xf32> -> tensor<16x32xf32>
     %extracted_slice_31 = tensor.extract_slice %35[0, 0] [16, 32] [1, 1] : tensor<16x32xf32> to tensor<16x32xf32>
     %36 = tensor.empty() : tensor<2x16x16xf32>
     %37 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel"]} ins(%extracted_slice_31 : tensor<16x32xf32>) outs(%36 : tensor<2x16x16xf32>) {
@@ -493,10 +493,10 @@ module {
     %inserted_slice_33 = tensor.insert_slice %62 into %inserted_slice_32[0, 64] [16, 32] [1, 1] : tensor<16x32xf32> into tensor<16x96xf32>
     %63 = tensor.empty() : tensor<32x16xf32>
     %transposed_34 = linalg.transpose ins(%expanded : tensor<16x32xf32>) outs(%63 : tensor<32x16xf32>) permutation = [1, 0] 
-    %64 = hetero.prunable_matmul col %transposed_34, %inserted_slice_33 layer "block.qkv" tp = 1 product = grad_weight : tensor<32x16xf32>, tensor<16x96xf32> -> tensor<32x96xf32>
+    %64 = hetero.prunable_matmul col %transposed_34, %inserted_slice_33 layer "block.qkv" block %arg0 tp = 1 product = grad_weight : tensor<32x16xf32>, tensor<16x96xf32> -> tensor<32x96xf32>
     %65 = tensor.empty() : tensor<96x32xf32>
-    %transposed_35 = linalg.transpose ins(%arg3 : tensor<32x96xf32>) outs(%65 : tensor<96x32xf32>) permutation = [1, 0] 
-    %66 = hetero.prunable_matmul col %inserted_slice_33, %transposed_35 layer "block.qkv" tp = 1 product = grad_input : tensor<16x96xf32>, tensor<96x32xf32> -> tensor<16x32xf32>
+    %transposed_35 = linalg.transpose ins(%arg4 : tensor<32x96xf32>) outs(%65 : tensor<96x32xf32>) permutation = [1, 0] 
+    %66 = hetero.prunable_matmul col %inserted_slice_33, %transposed_35 layer "block.qkv" block %arg0 tp = 1 product = grad_input : tensor<16x96xf32>, tensor<96x32xf32> -> tensor<16x32xf32>
     %cst_36 = arith.constant 3.200000e+01 : f32
     %67 = tensor.empty() : tensor<32xf32>
     %68 = linalg.fill ins(%cst : f32) outs(%67 : tensor<32xf32>) -> tensor<32xf32>
@@ -514,7 +514,7 @@ module {
       linalg.yield %89 : f32
     } -> tensor<32xf32>
     %73 = tensor.empty() : tensor<16x32xf32>
-    %74 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel"]} ins(%66, %arg1 : tensor<16x32xf32>, tensor<32xf32>) outs(%73 : tensor<16x32xf32>) {
+    %74 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel"]} ins(%66, %arg2 : tensor<16x32xf32>, tensor<32xf32>) outs(%73 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %in_37: f32, %out: f32):
       %89 = arith.mulf %in, %in_37 : f32
       linalg.yield %89 : f32
@@ -583,7 +583,8 @@ module {
       %8 = arith.addf %in, %in_3 : f32
       linalg.yield %8 : f32
     } -> tensor<16x32xf32>
-    %7:2 = call @gpt_block_forward(%6, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %arg9, %arg10) : (tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>) -> (tensor<16x32xf32>, tensor<8736xf32>)
+    %c0 = arith.constant 0 : index
+    %7:2 = call @gpt_block_forward(%c0, %6, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %arg9, %arg10) : (index, tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>) -> (tensor<16x32xf32>, tensor<8736xf32>)
     return %7#0 : tensor<16x32xf32>
   }
   func.func @gpt_stage0_backward(%arg0: tensor<1x16xi32>, %arg1: tensor<80x32xf32>, %arg2: tensor<16x32xf32>, %arg3: tensor<32xf32>, %arg4: tensor<32xf32>, %arg5: tensor<32x96xf32>, %arg6: tensor<32x32xf32>, %arg7: tensor<32xf32>, %arg8: tensor<32xf32>, %arg9: tensor<32x128xf32>, %arg10: tensor<128x32xf32>, %arg11: tensor<16x32xf32>) -> (tensor<80x32xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>) {
@@ -606,15 +607,17 @@ module {
     %4 = linalg.matmul ins(%1, %arg1 : tensor<16x80xf32>, tensor<80x32xf32>) outs(%3 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %5 = tensor.empty() : tensor<16x32xf32>
     %6 = linalg.generic {indexing_maps = [#map, #map13, #map], iterator_types = ["parallel", "parallel"]} ins(%4, %arg2 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%5 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_4: f32, %out: f32):
-      %18 = arith.addf %in, %in_4 : f32
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %18 = arith.addf %in, %in_5 : f32
       linalg.yield %18 : f32
     } -> tensor<16x32xf32>
-    %7:2 = call @gpt_block_forward(%6, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %arg9, %arg10) : (tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>) -> (tensor<16x32xf32>, tensor<8736xf32>)
-    %8:9 = call @gpt_block_backward(%7#1, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %arg9, %arg10, %arg11) : (tensor<8736xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>, tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>)
-    %collapsed_3 = tensor.collapse_shape %arg0 [[0, 1]] : tensor<1x16xi32> into tensor<16xi32>
+    %c0 = arith.constant 0 : index
+    %7:2 = call @gpt_block_forward(%c0, %6, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %arg9, %arg10) : (index, tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>) -> (tensor<16x32xf32>, tensor<8736xf32>)
+    %c0_3 = arith.constant 0 : index
+    %8:9 = call @gpt_block_backward(%c0_3, %7#1, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %arg9, %arg10, %arg11) : (index, tensor<8736xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>, tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>)
+    %collapsed_4 = tensor.collapse_shape %arg0 [[0, 1]] : tensor<1x16xi32> into tensor<16xi32>
     %9 = tensor.empty() : tensor<16x80xf32>
-    %10 = linalg.generic {indexing_maps = [#map1, #map], iterator_types = ["parallel", "parallel"]} ins(%collapsed_3 : tensor<16xi32>) outs(%9 : tensor<16x80xf32>) {
+    %10 = linalg.generic {indexing_maps = [#map1, #map], iterator_types = ["parallel", "parallel"]} ins(%collapsed_4 : tensor<16xi32>) outs(%9 : tensor<16x80xf32>) {
     ^bb0(%in: i32, %out: f32):
       %18 = linalg.index 1 : index
       %19 = arith.index_cast %18 : index to i32
@@ -642,7 +645,8 @@ module {
     %cst_0 = arith.constant 1.000000e+00 : f32
     %cst_1 = arith.constant 0xFF800000 : f32
     %cst_2 = arith.constant 2.500000e-01 : f32
-    %0:2 = call @gpt_block_forward(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8) : (tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>) -> (tensor<16x32xf32>, tensor<8736xf32>)
+    %c1 = arith.constant 1 : index
+    %0:2 = call @gpt_block_forward(%c1, %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8) : (index, tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>) -> (tensor<16x32xf32>, tensor<8736xf32>)
     %cst_3 = arith.constant 3.200000e+01 : f32
     %cst_4 = arith.constant 9.99999974E-6 : f32
     %1 = tensor.empty() : tensor<16xf32>
@@ -745,7 +749,8 @@ module {
     %cst_0 = arith.constant 1.000000e+00 : f32
     %cst_1 = arith.constant 0xFF800000 : f32
     %cst_2 = arith.constant 2.500000e-01 : f32
-    %0:2 = call @gpt_block_forward(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8) : (tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>) -> (tensor<16x32xf32>, tensor<8736xf32>)
+    %c1 = arith.constant 1 : index
+    %0:2 = call @gpt_block_forward(%c1, %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8) : (index, tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>) -> (tensor<16x32xf32>, tensor<8736xf32>)
     %cst_3 = arith.constant 3.200000e+01 : f32
     %cst_4 = arith.constant 9.99999974E-6 : f32
     %1 = tensor.empty() : tensor<16xf32>
@@ -757,8 +762,8 @@ module {
     } -> tensor<16xf32>
     %4 = tensor.empty() : tensor<16x32xf32>
     %5 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%0#0, %3 : tensor<16x32xf32>, tensor<16xf32>) outs(%4 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_8: f32, %out: f32):
-      %61 = arith.divf %in_8, %cst_3 : f32
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %61 = arith.divf %in_9, %cst_3 : f32
       %62 = arith.subf %in, %61 : f32
       linalg.yield %62 : f32
     } -> tensor<16x32xf32>
@@ -780,15 +785,15 @@ module {
     } -> tensor<16xf32>
     %11 = tensor.empty() : tensor<16x32xf32>
     %12 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%5, %10 : tensor<16x32xf32>, tensor<16xf32>) outs(%11 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_8: f32, %out: f32):
-      %61 = arith.mulf %in, %in_8 : f32
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %61 = arith.mulf %in, %in_9 : f32
       linalg.yield %61 : f32
     } -> tensor<16x32xf32>
     %13 = tensor.empty() : tensor<16x32xf32>
     %14 = linalg.generic {indexing_maps = [#map, #map3, #map3, #map], iterator_types = ["parallel", "parallel"]} ins(%12, %arg9, %arg10 : tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>) outs(%13 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_8: f32, %in_9: f32, %out: f32):
-      %61 = arith.mulf %in, %in_8 : f32
-      %62 = arith.addf %61, %in_9 : f32
+    ^bb0(%in: f32, %in_9: f32, %in_10: f32, %out: f32):
+      %61 = arith.mulf %in, %in_9 : f32
+      %62 = arith.addf %61, %in_10 : f32
       linalg.yield %62 : f32
     } -> tensor<16x32xf32>
     %15 = tensor.empty() : tensor<16x80xf32>
@@ -803,8 +808,8 @@ module {
     } -> tensor<16xf32>
     %21 = tensor.empty() : tensor<16x80xf32>
     %22 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%17, %20 : tensor<16x80xf32>, tensor<16xf32>) outs(%21 : tensor<16x80xf32>) {
-    ^bb0(%in: f32, %in_8: f32, %out: f32):
-      %61 = arith.subf %in, %in_8 : f32
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %61 = arith.subf %in, %in_9 : f32
       %62 = math.exp %61 : f32
       linalg.yield %62 : f32
     } -> tensor<16x80xf32>
@@ -817,8 +822,8 @@ module {
     } -> tensor<16xf32>
     %26 = tensor.empty() : tensor<16x80xf32>
     %27 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%22, %25 : tensor<16x80xf32>, tensor<16xf32>) outs(%26 : tensor<16x80xf32>) {
-    ^bb0(%in: f32, %in_8: f32, %out: f32):
-      %61 = arith.divf %in, %in_8 : f32
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %61 = arith.divf %in, %in_9 : f32
       linalg.yield %61 : f32
     } -> tensor<16x80xf32>
     %collapsed = tensor.collapse_shape %arg12 [[0, 1]] : tensor<1x16xi32> into tensor<16xi32>
@@ -834,8 +839,8 @@ module {
     %cst_5 = arith.constant 1.600000e+01 : f32
     %30 = tensor.empty() : tensor<16x80xf32>
     %31 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%27, %29 : tensor<16x80xf32>, tensor<16x80xf32>) outs(%30 : tensor<16x80xf32>) {
-    ^bb0(%in: f32, %in_8: f32, %out: f32):
-      %61 = arith.subf %in, %in_8 : f32
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %61 = arith.subf %in, %in_9 : f32
       %62 = arith.divf %61, %cst_5 : f32
       linalg.yield %62 : f32
     } -> tensor<16x80xf32>
@@ -853,8 +858,8 @@ module {
     %40 = tensor.empty() : tensor<32xf32>
     %41 = linalg.fill ins(%cst : f32) outs(%40 : tensor<32xf32>) -> tensor<32xf32>
     %42 = linalg.generic {indexing_maps = [#map, #map, #map3], iterator_types = ["reduction", "parallel"]} ins(%39, %12 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%41 : tensor<32xf32>) {
-    ^bb0(%in: f32, %in_8: f32, %out: f32):
-      %61 = arith.mulf %in, %in_8 : f32
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %61 = arith.mulf %in, %in_9 : f32
       %62 = arith.addf %61, %out : f32
       linalg.yield %62 : f32
     } -> tensor<32xf32>
@@ -867,8 +872,8 @@ module {
     } -> tensor<32xf32>
     %46 = tensor.empty() : tensor<16x32xf32>
     %47 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel"]} ins(%39, %arg9 : tensor<16x32xf32>, tensor<32xf32>) outs(%46 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_8: f32, %out: f32):
-      %61 = arith.mulf %in, %in_8 : f32
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %61 = arith.mulf %in, %in_9 : f32
       linalg.yield %61 : f32
     } -> tensor<16x32xf32>
     %48 = tensor.empty() : tensor<16xf32>
@@ -881,33 +886,34 @@ module {
     %51 = tensor.empty() : tensor<16xf32>
     %52 = linalg.fill ins(%cst : f32) outs(%51 : tensor<16xf32>) -> tensor<16xf32>
     %53 = linalg.generic {indexing_maps = [#map, #map, #map1], iterator_types = ["parallel", "reduction"]} ins(%47, %12 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%52 : tensor<16xf32>) {
-    ^bb0(%in: f32, %in_8: f32, %out: f32):
-      %61 = arith.mulf %in, %in_8 : f32
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %61 = arith.mulf %in, %in_9 : f32
       %62 = arith.addf %61, %out : f32
       linalg.yield %62 : f32
     } -> tensor<16xf32>
     %54 = tensor.empty() : tensor<16x32xf32>
     %55 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%47, %50 : tensor<16x32xf32>, tensor<16xf32>) outs(%54 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_8: f32, %out: f32):
-      %61 = arith.divf %in_8, %cst_7 : f32
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %61 = arith.divf %in_9, %cst_7 : f32
       %62 = arith.subf %in, %61 : f32
       linalg.yield %62 : f32
     } -> tensor<16x32xf32>
     %56 = tensor.empty() : tensor<16x32xf32>
     %57 = linalg.generic {indexing_maps = [#map, #map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%55, %12, %53 : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16xf32>) outs(%56 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_8: f32, %in_9: f32, %out: f32):
-      %61 = arith.divf %in_9, %cst_7 : f32
-      %62 = arith.mulf %in_8, %61 : f32
+    ^bb0(%in: f32, %in_9: f32, %in_10: f32, %out: f32):
+      %61 = arith.divf %in_10, %cst_7 : f32
+      %62 = arith.mulf %in_9, %61 : f32
       %63 = arith.subf %in, %62 : f32
       linalg.yield %63 : f32
     } -> tensor<16x32xf32>
     %58 = tensor.empty() : tensor<16x32xf32>
     %59 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%57, %10 : tensor<16x32xf32>, tensor<16xf32>) outs(%58 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_8: f32, %out: f32):
-      %61 = arith.mulf %in, %in_8 : f32
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %61 = arith.mulf %in, %in_9 : f32
       linalg.yield %61 : f32
     } -> tensor<16x32xf32>
-    %60:9 = call @gpt_block_backward(%0#1, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %59) : (tensor<8736xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>, tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>)
+    %c1_8 = arith.constant 1 : index
+    %60:9 = call @gpt_block_backward(%c1_8, %0#1, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %59) : (index, tensor<8736xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>, tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>)
     return %60#0, %60#1, %60#2, %60#3, %60#4, %60#5, %60#6, %60#7, %60#8, %42, %45, %35 : tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x80xf32>
   }
   func.func @gpt_stage1_logits(%arg0: tensor<16x32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<32xf32>, %arg3: tensor<32x96xf32>, %arg4: tensor<32x32xf32>, %arg5: tensor<32xf32>, %arg6: tensor<32xf32>, %arg7: tensor<32x128xf32>, %arg8: tensor<128x32xf32>, %arg9: tensor<32xf32>, %arg10: tensor<32xf32>, %arg11: tensor<32x80xf32>) -> tensor<16x80xf32> {
@@ -915,7 +921,8 @@ module {
     %cst_0 = arith.constant 1.000000e+00 : f32
     %cst_1 = arith.constant 0xFF800000 : f32
     %cst_2 = arith.constant 2.500000e-01 : f32
-    %0:2 = call @gpt_block_forward(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8) : (tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>) -> (tensor<16x32xf32>, tensor<8736xf32>)
+    %c1 = arith.constant 1 : index
+    %0:2 = call @gpt_block_forward(%c1, %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8) : (index, tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x96xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>, tensor<128x32xf32>) -> (tensor<16x32xf32>, tensor<8736xf32>)
     %cst_3 = arith.constant 3.200000e+01 : f32
     %cst_4 = arith.constant 9.99999974E-6 : f32
     %1 = tensor.empty() : tensor<16xf32>

@@ -169,9 +169,16 @@ public:
   Value toI64(Value index) {
     return arith::IndexCastOp::create(rewriter, loc, i64, index);
   }
-  /// The runtime's key of a resized layer: the FNV-1a hash of its name.
-  Value layerKey(StringRef layer) {
-    return constant64(int64_t(hashLayerKey(layer.data(), layer.size())));
+  /// The runtime's key of a resized layer: the FNV-1a hash of its name,
+  /// moved along the blocks' Weyl sequence by `block` when given
+  /// (hetero::blockLayerKey).
+  Value layerKey(StringRef layer, Value block = {}) {
+    Value key = constant64(int64_t(hashLayerKey(layer.data(), layer.size())));
+    if (!block)
+      return key;
+    Value step = arith::MulIOp::create(rewriter, loc, toI64(block),
+                                       constant64(int64_t(kBlockKeyStride)));
+    return arith::AddIOp::create(rewriter, loc, key, step);
   }
   Value constant32(int64_t value) {
     return arith::ConstantIntOp::create(rewriter, loc, i32, value);
@@ -836,7 +843,7 @@ struct ObserveWeightLowering : OpConversionPattern<ObserveWeightOp> {
     RuntimeCalls calls(observe, rewriter);
     Value weight = adaptor.getWeight();
     calls.call("hrt_mlir_observe_weight",
-               {calls.layerKey(observe.getLayer()),
+               {calls.layerKey(observe.getLayer(), adaptor.getBlock()),
                 calls.constant64(observe.getWeight().getType().getDimSize(0)),
                 calls.toI64(tensor::DimOp::create(rewriter, observe.getLoc(),
                                                   weight, 1)),
@@ -889,18 +896,19 @@ struct KeepProductLowering : OpConversionPattern<KeepProductOp> {
   }
 };
 
-/// Calls `function`(layer key, columns, extra..., buffer) of the runtime,
+/// Calls `function`(layer key (of `block`, when given), columns, extra...,
+/// buffer) of the runtime,
 /// which writes up to `columns` column indices into the buffer and returns
 /// how many (a negative count: none), and reads them as a tensor<?xi64>.
 /// Returns the tensor and the runtime's answer.
 std::pair<Value, Value> readColumns(RuntimeCalls &calls,
                                     ConversionPatternRewriter &rewriter,
                                     Location loc, StringRef function,
-                                    StringRef layer, int64_t columns,
-                                    ArrayRef<Value> extra) {
+                                    StringRef layer, Value block,
+                                    int64_t columns, ArrayRef<Value> extra) {
   auto bufferType = RankedTensorType::get({columns}, calls.i64);
   Value buffer = calls.buffer(bufferType);
-  SmallVector<Value> arguments = {calls.layerKey(layer),
+  SmallVector<Value> arguments = {calls.layerKey(layer, block),
                                   calls.constant64(columns)};
   llvm::append_range(arguments, extra);
   arguments.push_back(calls.pointerOf(buffer));
@@ -944,7 +952,7 @@ struct PrunePlanLowering : OpConversionPattern<PrunePlanOp> {
     RuntimeCalls calls(plan, rewriter);
     Value kept =
         readColumns(calls, rewriter, plan.getLoc(), "hrt_mlir_prune_plan",
-                    plan.getLayer(), plan.getColumns(), {})
+                    plan.getLayer(), adaptor.getBlock(), plan.getColumns(), {})
             .first;
     rewriter.replaceOp(plan, castIndices(rewriter, plan.getLoc(), kept,
                                          plan.getKept().getType()));
@@ -963,9 +971,10 @@ struct MigrationPlanLowering : OpConversionPattern<MigrationPlanOp> {
                   ConversionPatternRewriter &rewriter) const override {
     RuntimeCalls calls(plan, rewriter);
     Location loc = plan.getLoc();
-    auto [received, answer] = readColumns(
-        calls, rewriter, loc, "hrt_mlir_migration_plan", plan.getLayer(),
-        plan.getColumns(), {calls.toI64(plan.getSource())});
+    auto [received, answer] =
+        readColumns(calls, rewriter, loc, "hrt_mlir_migration_plan",
+                    plan.getLayer(), adaptor.getBlock(), plan.getColumns(),
+                    {calls.toI64(adaptor.getSource())});
     Value migrates = arith::CmpIOp::create(
         rewriter, loc, arith::CmpIPredicate::sge, answer, calls.constant64(0));
     rewriter.replaceOp(plan, {castIndices(rewriter, loc, received,

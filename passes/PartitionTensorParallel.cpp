@@ -118,9 +118,9 @@ public:
     if (!plan.reduce)
       local[gatherDim] /= shards;
     auto product = PrunableMatmulOp::create(
-        builder, loc, global.clone(local), lhs, rhs, op.getModeAttr(),
-        op.getLayerAttr(), builder.getI64IntegerAttr(1), op.getProductAttr(),
-        op.getImputationAttr());
+        builder, loc, global.clone(local), lhs, rhs, op.getBlock(),
+        op.getModeAttr(), op.getLayerAttr(), builder.getI64IntegerAttr(1),
+        op.getProductAttr(), op.getImputationAttr());
     Value result;
     if (plan.reduce) {
       Value partial = product;
@@ -254,7 +254,7 @@ private:
         arith::ConstantIndexOp::create(builder, loc, 1), ValueRange{initial},
         [&](OpBuilder &b, Location l, Value source, ValueRange carried) {
           auto planned = MigrationPlanOp::create(
-              b, l, received, b.getI1Type(), op.getLayerAttr(),
+              b, l, received, b.getI1Type(), op.getLayerAttr(), op.getBlock(),
               b.getI64IntegerAttr(width), source);
           scf::YieldOp::create(b, l, body(b, l, source, carried[0], planned));
         });

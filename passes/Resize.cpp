@@ -125,32 +125,36 @@ struct HeteroResizePass
     getOperation()->walk([&](PrunableMatmulOp op) { ops.push_back(op); });
     if (failed(checkLayers(ops)))
       return signalPassFailure();
-    // One plan per layer and function, read at the function's entry, and
-    // whether it keeps every column.
-    llvm::MapVector<std::pair<Operation *, StringAttr>, std::pair<Value, Value>>
-        plans;
+    // One plan per layer, block index and function, read at the function's
+    // entry, and whether it keeps every column.
+    using LayerInFunction = std::tuple<Operation *, StringAttr, Value>;
+    llvm::MapVector<LayerInFunction, std::pair<Value, Value>> plans;
     // The layers whose weight each function already shows the runtime.
-    llvm::DenseSet<std::pair<Operation *, StringAttr>> observed;
+    llvm::DenseSet<LayerInFunction> observed;
     for (PrunableMatmulOp op : ops) {
       auto function = op->getParentOfType<FunctionOpInterface>();
       if (!function || function.isExternal()) {
         op.emitOpError() << "must be inside a function to be resized";
         return signalPassFailure();
       }
-      auto &[kept, whole] = plans[{function, op.getLayerAttr()}];
+      LayerInFunction layer{function, op.getLayerAttr(), op.getBlock()};
+      auto &[kept, whole] = plans[layer];
       if (!kept) {
         // After the plans read so far, so that they stay in program order.
         Block &entry = function.getFunctionBody().front();
         OpBuilder builder = OpBuilder::atBlockBegin(&entry);
         if (Operation *last = lastPlan[function])
           builder.setInsertionPointAfter(last);
+        FailureOr<Value> block = blockAtEntry(op, entry, builder);
+        if (failed(block))
+          return signalPassFailure();
         Location loc = op.getLoc();
         int64_t width = op.getPrunedWidth();
         kept = PrunePlanOp::create(
             builder, loc,
             RankedTensorType::get({ShapedType::kDynamic},
                                   builder.getIndexType()),
-            op.getLayerAttr(), builder.getI64IntegerAttr(width));
+            op.getLayerAttr(), *block, builder.getI64IntegerAttr(width));
         Value count = tensor::DimOp::create(builder, loc, kept, 0);
         whole = arith::CmpIOp::create(
             builder, loc, arith::CmpIPredicate::eq, count,
@@ -158,8 +162,7 @@ struct HeteroResizePass
         lastPlan[function] = whole.getDefiningOp();
       }
       if (priority && op.getProduct() == MatmulProduct::forward &&
-          observed.insert({function, op.getLayerAttr()}).second &&
-          failed(observe(op)))
+          observed.insert(layer).second && failed(observe(op)))
         return signalPassFailure();
       if (failed(Expansion(op).run(kept, whole)))
         return signalPassFailure();
@@ -176,8 +179,29 @@ struct HeteroResizePass
              << "; the priority statistics (priority=true) read f32 weights";
     OpBuilder builder(op);
     ObserveWeightOp::create(builder, op.getLoc(), op.getRhs(),
-                            op.getLayerAttr());
+                            op.getLayerAttr(), op.getBlock());
     return success();
+  }
+
+  /// The op's block index as a value at its function's entry, where the
+  /// plan is read (null without one): an argument of the function, or a
+  /// constant cloned at `builder`.
+  static FailureOr<Value> blockAtEntry(PrunableMatmulOp op, Block &entry,
+                                       OpBuilder &builder) {
+    Value block = op.getBlock();
+    if (!block)
+      return Value();
+    if (auto argument = dyn_cast<BlockArgument>(block);
+        argument && argument.getOwner() == &entry)
+      return block;
+    Operation *definition = block.getDefiningOp();
+    if (definition && definition->hasTrait<OpTrait::ConstantLike>())
+      return builder.clone(*definition)->getResult(0);
+    return op.emitOpError()
+           << "takes its block index from a value computed in the function; "
+              "hetero-resize reads the layer's plan at the function's entry, "
+              "so the index must be an argument of the function or a "
+              "constant";
   }
 
   /// Every product of a layer prunes the same static width of an unsharded

@@ -133,10 +133,11 @@ public:
   func::FuncOp buildBackward();
   /// The last stage's forward up to the next-token logits [T, V].
   func::FuncOp buildLogits();
-  /// @gpt_block_forward(x, 8 block parameters) -> (out, tape): one
-  /// transformer block, returning what its backward reads.
+  /// @gpt_block_forward(block, x, 8 block parameters) -> (out, tape): one
+  /// transformer block (its index in the model first: the block of its
+  /// prunable linears), returning what its backward reads.
   func::FuncOp buildBlockForward();
-  /// @gpt_block_backward(tape, 8 block parameters, dout) ->
+  /// @gpt_block_backward(block, tape, 8 block parameters, dout) ->
   /// (dx, 8 parameter gradients): the chain rule through one block.
   func::FuncOp buildBlockBackward();
 
@@ -295,6 +296,9 @@ private:
   // Bound by begin(): the function's arguments and constants.
   Value x, target, outputGradient;
   SmallVector<Value> params;
+  /// Inside a block function: its block index, the `block` of its
+  /// prunable linears.
+  Value blockIndex;
   Value zero, one, negativeInfinity, attentionScale;
 };
 
@@ -359,7 +363,7 @@ Value StageBuilder::prunable(PruneMode mode, Value input, Value weight,
                              StringRef key, MatmulProduct product) {
   return PrunableMatmulOp::create(
       builder, loc, matrix(rowsOf(input), colsOf(weight)), input, weight,
-      PruneModeAttr::get(builder.getContext(), mode),
+      blockIndex, PruneModeAttr::get(builder.getContext(), mode),
       builder.getStringAttr(key), builder.getI64IntegerAttr(config.tp),
       MatmulProductAttr::get(builder.getContext(), product),
       ImputationAttr::get(builder.getContext(),
@@ -893,14 +897,16 @@ Value StageBuilder::layerBackward(const LayerValues &values, Value dout,
 }
 
 func::FuncOp StageBuilder::buildBlockForward() {
-  SmallVector<Type> inputs = {activation()};
+  SmallVector<Type> inputs = {builder.getIndexType(), activation()};
   for (const Parameter &param : blockParameters(config, /*layer=*/0))
     inputs.push_back(RankedTensorType::get(param.shape, f32));
   func::FuncOp function = beginFunction(blockForwardName(), inputs);
   Block &entry = function.getBody().front();
-  params.assign(entry.getArguments().begin() + 1, entry.getArguments().end());
+  blockIndex = entry.getArgument(0);
+  params.assign(entry.getArguments().begin() + 2, entry.getArguments().end());
   LayerValues values;
-  Value output = layerForward(entry.getArgument(0), values);
+  Value output = layerForward(entry.getArgument(1), values);
+  blockIndex = Value();
   SmallVector<Value> residuals;
   for (Value *residual : values.residuals()) {
     residuals.push_back(*residual);
@@ -916,22 +922,24 @@ func::FuncOp StageBuilder::buildBlockForward() {
 func::FuncOp StageBuilder::buildBlockBackward() {
   auto forward = module.lookupSymbol<func::FuncOp>(blockForwardName());
   FunctionType forwardType = forward.getFunctionType();
-  // The tape, the parameters, the output's gradient.
-  SmallVector<Type> inputs = {forwardType.getResult(1)};
-  inputs.append(forwardType.getInputs().drop_front().begin(),
-                forwardType.getInputs().drop_front().end());
+  // The block index, the tape, the parameters, the output's gradient.
+  SmallVector<Type> inputs = {builder.getIndexType(), forwardType.getResult(1)};
+  inputs.append(forwardType.getInputs().drop_front(2).begin(),
+                forwardType.getInputs().drop_front(2).end());
   inputs.push_back(activation());
   func::FuncOp function = beginFunction(blockBackwardName(), inputs);
   Block &entry = function.getBody().front();
+  blockIndex = entry.getArgument(0);
   LayerValues values;
   for (auto [residual, value] : llvm::zip_equal(
-           values.residuals(), unpack(entry.getArgument(0), residualTypes)))
+           values.residuals(), unpack(entry.getArgument(1), residualTypes)))
     *residual = value;
-  params.assign(entry.getArguments().begin() + 1,
+  params.assign(entry.getArguments().begin() + 2,
                 entry.getArguments().end() - 1);
   SmallVector<Value> grads(kBlockParams);
   SmallVector<Value> results = {
       layerBackward(values, entry.getArguments().back(), grads)};
+  blockIndex = Value();
   results.append(grads);
   func::ReturnOp::create(builder, loc, results);
   function.setType(
@@ -1061,7 +1069,8 @@ Value StageBuilder::blocks(Value input, SmallVectorImpl<Value> &tapes) {
   Value value = isFirst() ? embed(input) : input;
   auto block = module.lookupSymbol<func::FuncOp>(blockForwardName());
   for (int64_t l = 0; l < numLayers; ++l) {
-    SmallVector<Value> arguments = {value};
+    SmallVector<Value> arguments = {
+        arith::ConstantIndexOp::create(builder, loc, firstLayer + l), value};
     llvm::append_range(arguments, layerParams(firstLayer + l));
     auto call = func::CallOp::create(builder, loc, block, arguments);
     value = call.getResult(0);
@@ -1126,7 +1135,9 @@ func::FuncOp StageBuilder::buildBackward() {
   }
   auto block = module.lookupSymbol<func::FuncOp>(blockBackwardName());
   for (int64_t l = numLayers - 1; l >= 0; --l) {
-    SmallVector<Value> arguments = {tapes[size_t(l)]};
+    SmallVector<Value> arguments = {
+        arith::ConstantIndexOp::create(builder, loc, firstLayer + l),
+        tapes[size_t(l)]};
     llvm::append_range(arguments, layerParams(firstLayer + l));
     arguments.push_back(gradient);
     auto call = func::CallOp::create(builder, loc, block, arguments);

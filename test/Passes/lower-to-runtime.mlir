@@ -244,6 +244,23 @@ func.func @observe_weight(%w: tensor<64x?xf32>) {
 
 // -----
 
+// A block's layer: its key moves along the blocks' Weyl sequence, the
+// layer's hash plus the block index times 0x9E3779B97F4A7C15.
+// CHECK-LABEL: func.func @block_plan
+// CHECK-SAME:    %[[B:[a-z0-9]+]]: index
+// CHECK-DAG:     %[[HASH:.*]] = arith.constant 3199128708861464181 : i64
+// CHECK-DAG:     %[[STRIDE:.*]] = arith.constant -7046029254386353131 : i64
+// CHECK:         %[[BI:.*]] = arith.index_cast %[[B]] : index to i64
+// CHECK:         %[[STEP:.*]] = arith.muli %[[BI]], %[[STRIDE]] : i64
+// CHECK:         %[[KEY:.*]] = arith.addi %[[HASH]], %[[STEP]] : i64
+// CHECK:         call @hrt_mlir_prune_plan(%[[KEY]],
+func.func @block_plan(%b: index) -> tensor<?xindex> {
+  %kept = hetero.prune_plan layer "l0.fc1" block %b columns = 256 : tensor<?xindex>
+  return %kept : tensor<?xindex>
+}
+
+// -----
+
 // Same imputation: the runtime fills a fresh buffer with the previous
 // product (layer, product 2 = grad_weight, 64 x 16 x 4 bytes) and copies the
 // kept one from the tensor's own buffer.

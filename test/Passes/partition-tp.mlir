@@ -78,3 +78,17 @@ func.func @local(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> 
   %y = hetero.prunable_matmul col %x, %w layer "fc" tp = 1 : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// The shard's product keeps the layer's block index.
+
+shard.grid @blocks(shape = 1x1x2)
+
+// CHECK-LABEL: func.func @block(
+// CHECK-SAME:    %[[B:[a-z0-9]+]]: index
+// CHECK:         hetero.prunable_matmul col %{{.*}}, %{{.*}} layer "block.fc" block %[[B]] tp = 1
+func.func @block(%b: index, %x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %y = hetero.prunable_matmul col %x, %w layer "block.fc" block %b tp = 2 : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}

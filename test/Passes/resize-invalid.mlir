@@ -45,3 +45,14 @@ func.func @same_dynamic(%xt: tensor<64x16xf32>, %g: tensor<16x?xf32>) -> tensor<
       : tensor<64x16xf32>, tensor<16x?xf32> -> tensor<64x?xf32>
   return %dw : tensor<64x?xf32>
 }
+
+// -----
+
+func.func @block_computed_inside(%b: index, %x: tensor<16x64xf32>, %w: tensor<64x32xf32>) -> tensor<16x32xf32> {
+  %c1 = arith.constant 1 : index
+  %next = arith.addi %b, %c1 : index
+  // expected-error @+1 {{'hetero.prunable_matmul' op takes its block index from a value computed in the function; hetero-resize reads the layer's plan at the function's entry, so the index must be an argument of the function or a constant}}
+  %y = hetero.prunable_matmul col %x, %w layer "l" block %next tp = 1
+      : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  return %y : tensor<16x32xf32>
+}

@@ -50,3 +50,21 @@ func.func @sliced(%x: tensor<16x64xf32>, %w: tensor<64x32xf32>) -> tensor<16x16x
       : tensor<16x64xf32>, tensor<64x16xf32> -> tensor<16x16xf32>
   return %y : tensor<16x16xf32>
 }
+
+// -----
+
+// Each block shows its own weight: one observation per (layer, block).
+// CHECK-LABEL: func.func @blocks
+// CHECK-SAME:    (%[[B:.*]]: index, %[[X:.*]]: tensor<16x64xf32>, %[[W:.*]]: tensor<64x32xf32>)
+// CHECK:         hetero.observe_weight %[[W]] layer "block.fc" block %[[B]] : tensor<64x32xf32>
+// CHECK:         hetero.observe_weight %[[W]] layer "block.fc" block %{{.*}} : tensor<64x32xf32>
+// CHECK-NOT:     hetero.observe_weight
+func.func @blocks(%b: index, %x: tensor<16x64xf32>, %w: tensor<64x32xf32>)
+    -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+  %y = hetero.prunable_matmul col %x, %w layer "block.fc" block %b tp = 1
+      : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  %c1 = arith.constant 1 : index
+  %y1 = hetero.prunable_matmul col %x, %w layer "block.fc" block %c1 tp = 1
+      : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  return %y, %y1 : tensor<16x32xf32>, tensor<16x32xf32>
+}

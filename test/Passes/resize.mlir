@@ -73,3 +73,28 @@ func.func @batched(%x: tensor<2x8x32xf32>, %w: tensor<32x96xf32>, %v: tensor<96x
       : tensor<2x8x96xf32>, tensor<96x32xf32> -> tensor<2x8x32xf32>
   return %y : tensor<2x8x32xf32>
 }
+
+// -----
+
+// A function that several blocks call takes the block index: its layers
+// get one plan per (layer, block), read at the entry. A constant index is
+// cloned there; an argument is read as it is.
+// CHECK-LABEL: func.func @blocks
+// CHECK-SAME:    (%[[B:.*]]: index,
+// CHECK-NEXT:    %[[PLAN:.*]] = hetero.prune_plan layer "block.fc" block %[[B]] columns = 64 : tensor<?xindex>
+// CHECK:         %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    %[[OTHER:.*]] = hetero.prune_plan layer "block.fc" block %[[TWO]] columns = 64 : tensor<?xindex>
+// CHECK-NOT:     hetero.prune_plan
+// CHECK:         hetero.select_cols %{{.*}}[%[[PLAN]]]
+// CHECK:         hetero.select_cols %{{.*}}[%[[OTHER]]]
+func.func @blocks(%b: index, %x: tensor<16x64xf32>, %w: tensor<64x32xf32>, %wt: tensor<32x64xf32>, %g: tensor<16x32xf32>)
+    -> (tensor<16x32xf32>, tensor<16x64xf32>, tensor<16x32xf32>) {
+  %y = hetero.prunable_matmul col %x, %w layer "block.fc" block %b tp = 1
+      : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  %dx = hetero.prunable_matmul col %g, %wt layer "block.fc" block %b tp = 1 product = grad_input
+      : tensor<16x32xf32>, tensor<32x64xf32> -> tensor<16x64xf32>
+  %c2 = arith.constant 2 : index
+  %y2 = hetero.prunable_matmul col %x, %w layer "block.fc" block %c2 tp = 1
+      : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  return %y, %dx, %y2 : tensor<16x32xf32>, tensor<16x64xf32>, tensor<16x32xf32>
+}

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -17,6 +18,7 @@
 
 #include <map>
 #include <numeric>
+#include <set>
 
 using namespace hetero::models;
 using namespace mlir;
@@ -123,7 +125,11 @@ TEST(GptBuild, IsAnExecutablePipelineInTheStageAbi) {
   int64_t communication = 0;
   module->walk([&](Operation *op) {
     if (auto matmul = dyn_cast<hetero::PrunableMatmulOp>(op)) {
-      ++prunablePerFunction[op->getParentOfType<func::FuncOp>().getSymName()];
+      auto function = op->getParentOfType<func::FuncOp>();
+      ++prunablePerFunction[function.getSymName()];
+      // Each block's linears have plans of their own: the block index is
+      // the block function's first argument.
+      EXPECT_EQ(matmul.getBlock(), function.getArgument(0));
       auto &[gradInput, gradWeight] = productsPerLayer[matmul.getLayer().str()];
       gradInput += matmul.getProduct() == hetero::MatmulProduct::grad_input;
       gradWeight += matmul.getProduct() == hetero::MatmulProduct::grad_weight;
@@ -143,6 +149,15 @@ TEST(GptBuild, IsAnExecutablePipelineInTheStageAbi) {
   });
   EXPECT_EQ(matmuls, 5 * 4 * 4 + 1 * 4);
   EXPECT_EQ(communication, 0);
+  // The forward calls pass the layers' indices 0..4 as block indices.
+  std::set<int64_t> blocks;
+  module->walk([&](func::CallOp call) {
+    if (call.getCallee() == "gpt_block_forward")
+      if (std::optional<int64_t> block =
+              getConstantIntValue(call.getOperand(0)))
+        blocks.insert(*block);
+  });
+  EXPECT_EQ(blocks, (std::set<int64_t>{0, 1, 2, 3, 4}));
 }
 
 } // namespace

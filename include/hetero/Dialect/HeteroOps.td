@@ -421,7 +421,10 @@ def Hetero_PrunableMatmulOp : Hetero_Op<"prunable_matmul", [
     mode of `W`, whichever product): when a rank straggles, ZERO-resizing
     (`hetero-resize`) prunes the same `K` columns of the layer's shard in all
     three within an iteration, and `impute` says what the pruned columns of
-    `dX` and `dW` become.
+    `dX` and `dW` become. A function that several blocks of a model call
+    (one per transformer block) names its layers by their place in the
+    block and takes the block's index as `block`: each block's layer then
+    has plans and statistics of its own.
 
     Example:
 
@@ -436,6 +439,7 @@ def Hetero_PrunableMatmulOp : Hetero_Op<"prunable_matmul", [
   let arguments = (ins
     AnyRankedTensor:$lhs,
     AnyRankedTensor:$rhs,
+    Optional<Index>:$block,
     Hetero_PruneMode:$mode,
     StrAttr:$layer,
     Hetero_PositiveI64:$tp,
@@ -446,7 +450,7 @@ def Hetero_PrunableMatmulOp : Hetero_Op<"prunable_matmul", [
   );
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $mode $lhs `,` $rhs `layer` $layer `tp` `=` $tp
+    $mode $lhs `,` $rhs `layer` $layer (`block` $block^)? `tp` `=` $tp
     (`product` `=` $product^)? (`impute` $imputation^)? attr-dict
     `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
@@ -464,19 +468,24 @@ def Hetero_PrunePlanOp : Hetero_Op<"prune_plan", [
   let summary = "The columns of a layer kept in this iteration";
   let description = [{
     Asks the runtime's straggler planner which of the `columns` columns of
-    layer `layer` this rank computes in the current iteration. The result is
-    a sorted list of kept column indices; its length varies per iteration.
+    layer `layer` (of block `block`, when given) this rank computes in the
+    current iteration. The result is a sorted list of kept column indices;
+    its length varies per iteration.
 
     Example:
 
     ```mlir
     %kept = hetero.prune_plan layer "l0.fc1" columns = 256 : tensor<?xindex>
+    %kept3 = hetero.prune_plan layer "block.qkv" block %b columns = 96
+        : tensor<?xindex>
     ```
   }];
-  let arguments = (ins StrAttr:$layer, Hetero_PositiveI64:$columns);
+  let arguments = (ins StrAttr:$layer, Optional<Index>:$block,
+                       Hetero_PositiveI64:$columns);
   let results = (outs 1DTensorOf<[Index, AnySignlessInteger]>:$kept);
   let assemblyFormat = [{
-    `layer` $layer `columns` `=` $columns attr-dict `:` type($kept)
+    `layer` $layer (`block` $block^)? `columns` `=` $columns attr-dict
+    `:` type($kept)
   }];
   let hasVerifier = 1;
 }
@@ -502,12 +511,12 @@ def Hetero_MigrationPlanOp : Hetero_Op<"migration_plan", [
         from %shard : tensor<?xindex>
     ```
   }];
-  let arguments = (ins StrAttr:$layer, Hetero_PositiveI64:$columns,
-                       Index:$source);
+  let arguments = (ins StrAttr:$layer, Optional<Index>:$block,
+                       Hetero_PositiveI64:$columns, Index:$source);
   let results = (outs 1DTensorOf<[Index]>:$received, I1:$migrates);
   let assemblyFormat = [{
-    `layer` $layer `columns` `=` $columns `from` $source attr-dict
-    `:` type($received)
+    `layer` $layer (`block` $block^)? `columns` `=` $columns `from` $source
+    attr-dict `:` type($received)
   }];
   let hasVerifier = 1;
 }
@@ -557,8 +566,11 @@ def Hetero_ObserveWeightOp : Hetero_Op<"observe_weight", [
     hetero.observe_weight %w layer "l0.fc" : tensor<64x16xf32>
     ```
   }];
-  let arguments = (ins 2DTensorOf<[F32]>:$weight, StrAttr:$layer);
-  let assemblyFormat = "$weight `layer` $layer attr-dict `:` type($weight)";
+  let arguments = (ins 2DTensorOf<[F32]>:$weight, StrAttr:$layer,
+                       Optional<Index>:$block);
+  let assemblyFormat = [{
+    $weight `layer` $layer (`block` $block^)? attr-dict `:` type($weight)
+  }];
   let hasVerifier = 1;
 }
 

@@ -35,6 +35,14 @@ inline uint64_t hashLayerKey(const char *key, uint64_t length) {
   return hash;
 }
 
+/// The key of a layer of block `block` (hetero.prune_plan ... block %b):
+/// the layer's hash moved along a Weyl sequence, so that block 0 keeps the
+/// layer's own key. Compiled code computes the same sum in i64 arithmetic.
+constexpr uint64_t kBlockKeyStride = 0x9E3779B97F4A7C15ULL;
+inline uint64_t blockLayerKey(uint64_t layer, uint64_t block) {
+  return layer + block * kBlockKeyStride;
+}
+
 } // namespace hetero
 
 #endif // HETERO_SUPPORT_HASH_H
