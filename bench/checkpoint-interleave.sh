@@ -19,8 +19,8 @@
 # usage: bench/checkpoint-interleave.sh [build dir]
 #   ITERATIONS=12 (the first warms up)  ROUNDS=3  MBPS=35  COMPUTE=30,60
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BUILD="${1:-$ROOT/build}"
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh" "$@"
 ITERATIONS="${ITERATIONS:-12}"
 ROUNDS="${ROUNDS:-3}"
 MBPS="${MBPS:-35}"
@@ -29,8 +29,6 @@ MICRO=4
 WORK="$(mktemp -d)"
 trap 'pkill -9 -f "$WORK/agents" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
-LAUNCH=(mpirun --oversubscribe --bind-to none)
-if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
 export HETERO_RT_LINK="$MBPS,0.05,nic" HETERO_RT_COMPUTE="$COMPUTE"
 export HETERO_RT_TIMEOUT=300
 ENVS=(-x HETERO_RT_LINK -x HETERO_RT_COMPUTE -x HETERO_RT_TIMEOUT)

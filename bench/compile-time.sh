@@ -15,7 +15,8 @@
 #
 # usage: bench/compile-time.sh [build dir]
 set -euo pipefail
-BUILD="${1:-$(cd "$(dirname "$0")/.." && pwd)/build}"
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh" "$@"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 OPT="$BUILD/bin/hetero-opt"

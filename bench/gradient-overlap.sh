@@ -36,8 +36,8 @@
 #   RATE=100 (Mbit/s)  ITERATIONS=8  ROUNDS=3  LAYERS=4 HIDDEN=64 SEQ=32
 #   BATCH=4
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BUILD="${1:-$ROOT/build}"
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh" "$@"
 RATE="${RATE:-100}"
 ITERATIONS="${ITERATIONS:-8}"
 ROUNDS="${ROUNDS:-3}"
@@ -46,7 +46,6 @@ HIDDEN="${HIDDEN:-64}"
 SEQ="${SEQ:-32}"
 BATCH="${BATCH:-4}"
 BIN="$BUILD/bin"
-PYTHON="${PYTHON:-/usr/bin/python3}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 

@@ -18,13 +18,13 @@
 #   BANDWIDTHS="unlimited 16 8"  MB/s of the emulated link
 #   ITERATIONS=8                 per run; the median of all but the first 2
 set -euo pipefail
-BUILD="${1:-$(cd "$(dirname "$0")/.." && pwd)/build}"
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh" "$@"
 BANDWIDTHS="${BANDWIDTHS:-unlimited 8}"
 ITERATIONS="${ITERATIONS:-8}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
-LAUNCH=(mpirun --oversubscribe --bind-to none -np 4)
-if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
+LAUNCH+=(-np 4)
 
 # 4 layers of hidden 64: about 0.4 MB of gradients per stage, 16 KiB
 # activations.

@@ -24,8 +24,8 @@
 #   ITERATIONS=150  TAIL=30  EPOCH=10  SEEDS="1 2 3"  RATIOS="0.25 0.5 0.75"
 #   EPSILON=5e-4  ONLY="same-0.5 average-0.5" (these and the baseline only)
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BUILD="${1:-$ROOT/build}"
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh" "$@"
 ITERATIONS="${ITERATIONS:-150}"
 TAIL="${TAIL:-30}"
 EPOCH="${EPOCH:-10}"
@@ -33,12 +33,10 @@ SEEDS="${SEEDS:-1 2 3}"
 RATIOS="${RATIOS:-0.25 0.5 0.75}"
 EPSILON="${EPSILON:-5e-4}"
 ONLY="${ONLY:-}"
-PYTHON="${PYTHON:-/usr/bin/python3}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-LAUNCH=(mpirun --oversubscribe --bind-to none -np 2)
-if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
+LAUNCH+=(-np 2)
 
 "$BUILD/bin/hetero-gen" gpt --layers 2 --hidden 64 --heads 4 --seq 32 \
   --batch 4 --stages 1 --microbatches 2 --tp 2 -o "$WORK/gpt.mlir"

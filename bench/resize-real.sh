@@ -17,6 +17,8 @@
 #   SEMI       --prune target=min,policy=semi on that module: a tolerable
 #              share is pruned, a heavier one split by Eq. 2 between
 #              pruning and migration (the share shown is their sum)
+#   SEMI-Pri   SEMI whose pruned columns are ZERO-PriDiff's (order=priority,
+#              epsilon=EPSILON; receivers split by the straggler's ranking)
 #
 # Each line gives the median iteration time after the first WARM
 # iterations, its ratio to the baseline at delta 1, and the straggler's
@@ -27,20 +29,19 @@
 #
 # usage: bench/resize-real.sh [build dir]
 #   DELTAS="1 2 4 8"   ITERATIONS=12   WARM=4   ROUNDS=1   EPOCH=4
+#   EPSILON=5e-4
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BUILD="${1:-$ROOT/build}"
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh" "$@"
 DELTAS="${DELTAS:-1 2 4 8}"
 ITERATIONS="${ITERATIONS:-12}"
 WARM="${WARM:-4}"
 ROUNDS="${ROUNDS:-1}"
 EPOCH="${EPOCH:-4}"
-PYTHON="${PYTHON:-/usr/bin/python3}"
+EPSILON="${EPSILON:-5e-4}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-LAUNCH=(mpirun --oversubscribe --bind-to none)
-if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
 
 "$BUILD/bin/hetero-gen" gpt --layers 2 --hidden 128 --heads 4 --seq 32 \
   --batch 4 --stages 1 --microbatches 2 --tp 2 --optimizer sgd --lr 0.05 \
@@ -51,6 +52,9 @@ if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
   --hetero-partition-tp=migration=true --hetero-resize -o "$WORK/migrated.mlir"
 "$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
   --hetero-partition-tp --hetero-resize=priority=true -o "$WORK/priority.mlir"
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+  --hetero-partition-tp=migration=true --hetero-resize=priority=true \
+  -o "$WORK/migrated-priority.mlir"
 
 run() { # delta, policy -> output file
   local delta=$1 policy=$2 out="$WORK/$1-$2-$3.txt"
@@ -64,6 +68,8 @@ run() { # delta, policy -> output file
          module="$WORK/migrated.mlir" ;;
     semi) prune=(--prune target=min,policy=semi)
           module="$WORK/migrated.mlir" ;;
+    semi-pri) prune=(--prune "target=min,policy=semi,epoch=$EPOCH,order=priority,epsilon=$EPSILON")
+              module="$WORK/migrated-priority.mlir" ;;
   esac
   HETERO_RT_SLOW_GEMM="1:$delta" "${LAUNCH[@]}" -x HETERO_RT_SLOW_GEMM -np 2 \
     "$BUILD/bin/hetero-run" "$module" --iterations "$ITERATIONS" \
@@ -74,7 +80,7 @@ run() { # delta, policy -> output file
 # falls on all of them alike.
 for round in $(seq 1 "$ROUNDS"); do
   for delta in $DELTAS; do
-    for policy in baseline zero-min zero-mean zero-pri mig semi; do
+    for policy in baseline zero-min zero-mean zero-pri mig semi semi-pri; do
       run "$delta" "$policy" "$round"
     done
   done
@@ -103,7 +109,8 @@ base = {d: measure(d, "baseline")[0] for d in deltas}
 t1 = base[deltas[0]]
 for d in deltas:
     line = f"delta {d:g} baseline {base[d]:.1f} ms ratio {base[d] / t1:.3f}"
-    for policy in ("zero-min", "zero-mean", "zero-pri", "mig", "semi"):
+    for policy in ("zero-min", "zero-mean", "zero-pri", "mig", "semi",
+                   "semi-pri"):
         t, alpha = measure(d, policy)
         shown = "none" if alpha is None else f"{alpha:.3f}"
         line += f"; {policy} {t:.1f} ms ratio {t / t1:.3f} alpha {shown}"

@@ -17,7 +17,8 @@
 #
 # usage: bench/schedule-scaling.sh [build dir]
 set -euo pipefail
-BUILD="${1:-$(cd "$(dirname "$0")/.." && pwd)/build}"
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh" "$@"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 

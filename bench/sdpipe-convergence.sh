@@ -16,8 +16,8 @@
 # usage: bench/sdpipe-convergence.sh [build dir]
 #   PIPELINES=4  STEPS=10 (K)  SEED=1
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BUILD="${1:-$ROOT/build}"
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh" "$@"
 PIPELINES="${PIPELINES:-4}"
 STEPS="${STEPS:-10}"
 SEED="${SEED:-1}"
@@ -25,8 +25,6 @@ MICRO=4
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-LAUNCH=(mpirun --oversubscribe --bind-to none)
-if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
 
 # The data of a step stays the same from step to step (the phases that
 # move with the step are zeroed): a fixed data set of every replica's

@@ -19,8 +19,8 @@
 # usage: bench/sdpipe-real.sh [build dir]
 #   CONFIGS="2x2 2x4"  ITERATIONS=31 (the first warms up)  SEEDS="1 2 3"
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BUILD="${1:-$ROOT/build}"
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh" "$@"
 CONFIGS="${CONFIGS:-2x2 2x4}"
 ITERATIONS="${ITERATIONS:-31}"
 SEEDS="${SEEDS:-1 2 3}"
@@ -28,8 +28,6 @@ MICRO=4
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-LAUNCH=(mpirun --oversubscribe --bind-to none)
-if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
 
 model() { # stages x pipelines, policy -> file
   local pipelines=$1 policy=$2 out="$WORK/$1-$2.mlir"

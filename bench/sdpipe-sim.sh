@@ -14,7 +14,8 @@
 #
 # usage: bench/sdpipe-sim.sh [build dir] [micro-batches]
 set -euo pipefail
-BUILD="${1:-$(cd "$(dirname "$0")/.." && pwd)/build}"
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh" "$@"
 K="${2:-300}"
 
 sizes() {

@@ -1,11 +1,10 @@
 # Sourced by the benchmarks that run MPI jobs on a kernel-shaped link
-# (scripts/shaped-link.sh). Needs ROOT and RATE (Mbit/s); sets LAUNCH,
-# TCP_LO and SHAPED, prints which link the job gets, and defines
+# (scripts/shaped-link.sh). Needs ROOT and LAUNCH (bench/common.sh) and
+# RATE (Mbit/s); sets TCP_LO and SHAPED, prints which link the job gets,
+# and defines
 #   shaped_mpirun <ranks> <command...>
 # which runs the command on that many ranks over the shaped link, or over
 # shared memory where namespaces or tc are refused.
-LAUNCH=(mpirun --oversubscribe --bind-to none)
-if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
 TCP_LO=(--mca btl tcp,self --mca btl_tcp_if_include lo
         --mca oob_tcp_if_include lo)
 SHAPED=0

@@ -14,8 +14,8 @@
 #   TOKENS="200 2000 20000"   rows looked up a rank (density)
 #   ROWS=50000 DIM=16 ROUNDS=3 ALPHA_MS=0.2
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BUILD="${1:-$ROOT/build}"
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh" "$@"
 RATE="${RATE:-100}"
 RANKS="${RANKS:-2 4}"
 TOKENS="${TOKENS:-200 2000 20000}"

@@ -28,8 +28,8 @@
 #   TRACE_ITERATIONS=150
 #   ROUNDS=3              turns of the rate sweep; TRACE_ROUNDS=2 of the trace
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BUILD="${1:-$ROOT/build}"
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh" "$@"
 RATES="${RATES:-64 32 24}"
 MEMORY_CAP="${MEMORY_CAP:-945000}"
 ITERATIONS="${ITERATIONS:-15}"
@@ -42,8 +42,6 @@ TRACE_ROUNDS="${TRACE_ROUNDS:-2}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-LAUNCH=(mpirun --oversubscribe --bind-to none)
-if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
 LAUNCH+=(-np 2)
 TCP_LO=(--mca btl tcp,self --mca btl_tcp_if_include lo
         --mca oob_tcp_if_include lo)

@@ -43,6 +43,7 @@
 #include "hetero/Resize/Ratio.h"
 #include "hetero/Resize/Semi.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -89,6 +90,12 @@ struct OnlinePlanner {
   /// the group alike: (pruned share, GEMM time beyond the kept share of the
   /// unpruned GEMM), the last kExtractionSamples.
   std::deque<std::pair<double, double>> extraction;
+  /// SEMI's history of the group's communication per iteration (the least
+  /// time any rank was blocked in it, which excludes waiting for a slower
+  /// rank): (share migrated in the group, ms) of iterations that migrated,
+  /// and the ms of those that did not, the last kExtractionSamples each.
+  std::deque<std::pair<double, double>> migratingCommunication;
+  std::deque<double> stillCommunication;
   /// This rank's GEMM time of its last iteration that pruned nothing.
   double unprunedGemmMs = 0;
   /// Watches this rank's unpruned-equivalent busy time since the last
@@ -117,6 +124,12 @@ struct LayerStatistics {
 struct PriorityState {
   double epsilon = 0;
   std::map<std::pair<unsigned long long, long long>, LayerStatistics> layers;
+  /// With migration: every rank of the group's column statistics of each
+  /// layer (empty before the rank first ranked it), exchanged when an epoch
+  /// starts, so that a receiver splits a source's columns as it does.
+  std::map<std::pair<unsigned long long, long long>,
+           std::vector<std::vector<double>>>
+      peers;
 };
 
 struct ResizeState {
@@ -211,6 +224,113 @@ void rankAtEpochBoundary(ResizeState &s, LayerStatistics &layer) {
   ++s.totals.rankings;
 }
 
+/// How a rank splits a layer's columns this iteration: by its priority
+/// statistics `variation` once ranked (ZERO-Pri; PriDiff also prunes more
+/// of a layer whose columns hardly moved), else by ZERO-Rd's draw. A
+/// source and the receivers of its migrated columns call this alike.
+hetero::resize::ColumnSplit
+splitFor(const ResizeState &s, unsigned long long layer, long long columns,
+         const std::vector<double> *variation, double prune, double migrate) {
+  if (!variation || variation->empty())
+    return hetero::resize::splitColumns(columnOrder(s, layer, columns), prune,
+                                        migrate);
+  if (prune > 0 && s.priority->epsilon > 0)
+    prune = hetero::resize::layerRatio(
+        *variation, prune, double(s.epochIterations) * s.priority->epsilon);
+  return hetero::resize::splitColumns(hetero::resize::priorityOrder(*variation),
+                                      prune, migrate);
+}
+
+/// Rank `rank`'s exchanged statistics of a layer; none without priority
+/// pruning or before its first ranking.
+const std::vector<double> *peerStatistics(const ResizeState &s,
+                                          unsigned long long layer,
+                                          long long columns, int rank) {
+  if (!s.priority)
+    return nullptr;
+  auto found = s.priority->peers.find({layer, columns});
+  if (found == s.priority->peers.end() || size_t(rank) >= found->second.size())
+    return nullptr;
+  return &found->second[size_t(rank)];
+}
+
+/// Ranks every layer whose epoch ended and hands each rank of the
+/// migration group every rank's statistics. Collective over the group; the
+/// lock is released while it communicates.
+hrt_status exchangePriorities(ResizeState &s,
+                              std::unique_lock<std::mutex> &lock) {
+  MigrationGroup &group = *s.migration;
+  PriorityState &priority = *s.priority;
+  // One record per layer: its key, its width, then its statistics (all
+  // ones before the first ranking, sent as width 0).
+  std::vector<double> mine;
+  for (auto &[key, layer] : priority.layers) {
+    rankAtEpochBoundary(s, layer);
+    const std::vector<double> &variation = layer.priority.variation();
+    mine.push_back(double(key.first >> 32));
+    mine.push_back(double(key.first & 0xffffffffULL));
+    mine.push_back(double(key.second));
+    mine.push_back(layer.ranked ? double(variation.size()) : 0.0);
+    if (layer.ranked)
+      mine.insert(mine.end(), variation.begin(), variation.end());
+  }
+  hrt_comm comm = group.group;
+  int size = 0;
+  if (hrt_status status = hrt_comm_size(comm, &size))
+    return status;
+  hetero::rt::CallSite here{"hrt_resize_begin_iteration", comm, sizeof(double)};
+  double length = double(mine.size());
+  std::vector<double> lengths(static_cast<size_t>(size));
+  lock.unlock();
+  hrt_status status =
+      hrt_all_gather(&length, lengths.data(), 1, HRT_FLOAT64, comm);
+  lock.lock();
+  if (status)
+    return status;
+  for (double other : lengths)
+    if (other != length)
+      return hetero::rt::fail(
+          HRT_ERROR_INVALID_ARGUMENT, here,
+          "the ranks of the migration group observed different "
+          "weights (" +
+              std::to_string((long long)length) + " and " +
+              std::to_string((long long)other) +
+              " values of statistics); expected the same layers on "
+              "every rank");
+  std::vector<double> all(mine.size() * size_t(size));
+  lock.unlock();
+  if (!mine.empty())
+    status = hrt_all_gather(mine.data(), all.data(), (int)mine.size(),
+                            HRT_FLOAT64, comm);
+  lock.lock();
+  if (status)
+    return status;
+  priority.peers.clear();
+  for (int r = 0; r < size; ++r) {
+    const double *from = all.data() + mine.size() * size_t(r);
+    size_t at = 0;
+    for (const auto &entry : priority.layers) {
+      const auto &key = entry.first;
+      auto high = (unsigned long long)from[at],
+           low = (unsigned long long)from[at + 1];
+      if (((high << 32) | low) != key.first ||
+          (long long)from[at + 2] != key.second)
+        return hetero::rt::fail(
+            HRT_ERROR_INVALID_ARGUMENT, here,
+            "rank " + std::to_string(r) +
+                " of the migration group observed other layers; "
+                "expected the same layers on every rank");
+      auto width = size_t(from[at + 3]);
+      at += 4;
+      std::vector<std::vector<double>> &ranks = priority.peers[key];
+      ranks.resize(size_t(size));
+      ranks[size_t(r)].assign(from + at, from + at + width);
+      at += width;
+    }
+  }
+  return HRT_SUCCESS;
+}
+
 } // namespace
 
 using namespace hetero::rt;
@@ -263,10 +383,6 @@ extern "C" hrt_status hrt_resize_configure_migration(hrt_comm group,
     if (s.online)
       return fail(HRT_ERROR_INVALID_ARGUMENT, here,
                   "the online planner sets the migrated shares itself");
-    if (s.priority)
-      return fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                  "priority pruning ranks each rank's columns by its own "
-                  "statistics; a receiver needs the order of the source");
     mine[0] = pruneShare(s);
     mine[1] = ratio > 0 && named(ranks) ? ratio : 0.0;
   }
@@ -339,10 +455,6 @@ extern "C" hrt_status hrt_resize_configure_priority(double epsilon) {
     return fail(HRT_ERROR_INVALID_ARGUMENT, here,
                 "epsilon must be a finite number >= 0, got " +
                     std::to_string(epsilon));
-  if (s.migration)
-    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
-                "priority pruning ranks each rank's columns by its own "
-                "statistics; a receiver needs the order of the source");
   if (s.epochIterations < 1)
     return fail(HRT_ERROR_INVALID_ARGUMENT, here,
                 "the columns are ranked by their change over an epoch; "
@@ -421,9 +533,9 @@ extern "C" void hrt_mlir_keep_product(unsigned long long layer,
   value.assign(begin, begin + bytes);
 }
 
-extern "C" void hrt_resize_begin_iteration(long long iteration) {
+extern "C" hrt_status hrt_resize_begin_iteration(long long iteration) {
   ResizeState &s = resize();
-  std::lock_guard<std::mutex> lock(s.mutex);
+  std::unique_lock<std::mutex> lock(s.mutex);
   // What the last iteration kept is what this one's questions read.
   for (auto &[key, kept] : s.kept) {
     kept.values.resize(kept.keptThisIteration);
@@ -435,6 +547,12 @@ extern "C" void hrt_resize_begin_iteration(long long iteration) {
   s.gemmSeconds = 0;
   s.migratedSeconds = 0;
   s.columnsAsked = s.columnsKept = 0;
+  // A receiver splits a source's columns by the source's statistics, so
+  // when an epoch starts the group ranks its layers and shares them.
+  if (s.priority && s.migration && s.epochIterations > 0 &&
+      iteration % s.epochIterations == 0)
+    return exchangePriorities(s, lock);
+  return HRT_SUCCESS;
 }
 
 /// A rank straggles when its busy time exceeds T_ref by more than this
@@ -445,13 +563,14 @@ constexpr double kNoiseGuard = 0.05;
 /// What one rank tells its group at an iteration boundary: its
 /// unpruned-equivalent busy and GEMM times, whether its busy time moved,
 /// and (NaN when it pruned nothing) its pruned share and the extraction
-/// cost it measured at that share.
+/// cost it measured at that share, and its time blocked in communication.
 enum RecordField {
   kBusyMs,
   kGemmMs,
   kRefresh,
   kPrunedShare,
   kExtractMs,
+  kCommunicationMs,
   kRecordFields
 };
 
@@ -459,12 +578,9 @@ enum RecordField {
 /// (shared/seeds/000-zero-resizing.md 2.9).
 constexpr size_t kExtractionSamples = 50;
 
-/// SEMI's cost curves from the group's history (spec 2.9): the extraction
-/// cost E of a pruned share, a least-squares line through the samples and
-/// the origin (nothing pruned, nothing extracted; 0 until a rank has
-/// pruned). Comm is 0: the receivers' partial products return through the
-/// layer's own collective (summed products) or an all-reduce in place of
-/// its all-gather (gathered products), which this planner does not price.
+/// SEMI's extraction cost from the group's history (spec 2.9): the cost E
+/// of a pruned share, a least-squares line through the samples and the
+/// origin (nothing pruned, nothing extracted; 0 until a rank has pruned).
 static hetero::resize::CostFunction
 extractionCost(const std::deque<std::pair<double, double>> &samples) {
   std::vector<double> x = {0.0}, y = {0.0};
@@ -480,7 +596,13 @@ extractionCost(const std::deque<std::pair<double, double>> &samples) {
 
 static hetero::resize::SemiCosts semiCosts(const OnlinePlanner &planner) {
   hetero::resize::SemiCosts costs;
-  costs.communicate = [](double) { return 0.0; };
+  // Comm: the receivers' partial products return through the layer's own
+  // collective (summed products) or an all-reduce in place of its
+  // all-gather (gathered products); what that adds is measured.
+  costs.communicate = hetero::resize::communicationCost(
+      {planner.migratingCommunication.begin(),
+       planner.migratingCommunication.end()},
+      {planner.stillCommunication.begin(), planner.stillCommunication.end()});
   costs.extract = extractionCost(planner.extraction);
   return costs;
 }
@@ -505,8 +627,9 @@ extern "C" hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
   // This iteration's times, as if nothing had been pruned or migrated:
   // the GEMMs run for other ranks' columns are not this rank's own work.
   double wallMs = (hrt_wtime() - s.iterationStart) * 1e3;
-  double blockedMs = (communicationSeconds() - s.communicationAtStart) * 1e3 +
-                     s.migratedSeconds * 1e3;
+  double communicationMs =
+      (communicationSeconds() - s.communicationAtStart) * 1e3;
+  double blockedMs = communicationMs + s.migratedSeconds * 1e3;
   double pruned = s.columnsAsked > 0
                       ? 1.0 - double(s.columnsKept) / double(s.columnsAsked)
                       : 0.0;
@@ -525,8 +648,9 @@ extern "C" hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
   hetero::resize::RankTimes times =
       hetero::resize::unprunedEquivalent({busyMs, gemmMs}, pruned);
   bool refresh = !planner.monitor || planner.monitor->observe(times.busyMs);
-  double record[kRecordFields] = {times.busyMs, times.gemmMs,
-                                  refresh ? 1.0 : 0.0, prunedShare, extractMs};
+  double record[kRecordFields] = {times.busyMs,        times.gemmMs,
+                                  refresh ? 1.0 : 0.0, prunedShare,
+                                  extractMs,           communicationMs};
   std::vector<double> records(static_cast<size_t>(size) * kRecordFields);
   lock.unlock();
   if (hrt_status status = hrt_all_gather(record, records.data(), kRecordFields,
@@ -536,8 +660,11 @@ extern "C" hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
   std::vector<double> busy(static_cast<size_t>(size)),
       gemm(static_cast<size_t>(size));
   bool anyRefresh = false, firstCosts = planner.extraction.empty();
+  double leastCommunicationMs = records[kCommunicationMs];
   for (int r = 0; r < size; ++r) {
     const double *from = &records[size_t(r) * kRecordFields];
+    leastCommunicationMs =
+        std::min(leastCommunicationMs, from[kCommunicationMs]);
     busy[size_t(r)] = from[kBusyMs];
     gemm[size_t(r)] = from[kGemmMs];
     anyRefresh |= from[kRefresh] != 0.0;
@@ -546,14 +673,30 @@ extern "C" hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
   }
   while (planner.extraction.size() > kExtractionSamples)
     planner.extraction.pop_front();
+  // The iteration ran the migrated shares planned before it.
+  double migratedInForce = 0;
+  for (double share : planner.migrated)
+    migratedInForce += share;
+  bool firstMigration = false;
+  if (semi && migratedInForce > 0) {
+    firstMigration = planner.migratingCommunication.empty();
+    planner.migratingCommunication.emplace_back(migratedInForce,
+                                                leastCommunicationMs);
+    if (planner.migratingCommunication.size() > kExtractionSamples)
+      planner.migratingCommunication.pop_front();
+  } else if (semi) {
+    planner.stillCommunication.push_back(leastCommunicationMs);
+    if (planner.stillCommunication.size() > kExtractionSamples)
+      planner.stillCommunication.pop_front();
+  }
   // T_ref stays until some rank's busy time moved by more than 10%; then
   // every rank takes the new times as its reference. SEMI also re-plans
-  // when its first extraction costs arrive and at epoch boundaries, where
-  // the history has grown.
+  // when its first extraction cost and its first migration's communication
+  // arrive, and at epoch boundaries, where the history has grown.
   bool epochEnds =
       s.epochIterations > 0 && (s.iteration + 1) % s.epochIterations == 0;
-  bool newCosts =
-      semi && ((firstCosts && !planner.extraction.empty()) || epochEnds);
+  bool newCosts = semi && ((firstCosts && !planner.extraction.empty()) ||
+                           firstMigration || epochEnds);
   if (anyRefresh || newCosts) {
     if (anyRefresh)
       planner.monitor.emplace(times.busyMs, 0.10, /*symmetric=*/true);
@@ -700,17 +843,25 @@ extern "C" long long hrt_mlir_prune_plan(unsigned long long layer,
     // ZERO-Pri once the layer's columns are ranked (ZERO-Rd before); with
     // PriDiff, a pruning rank prunes more of a layer whose columns hardly
     // moved over the last epoch.
-    bool ranked = statistics && statistics->ranked;
-    if (ranked && prune > 0 && s.priority->epsilon > 0)
-      prune = hetero::resize::layerRatio(
-          statistics->priority.variation(), prune,
-          double(s.epochIterations) * s.priority->epsilon);
-    hetero::resize::ColumnSplit split = hetero::resize::splitColumns(
-        ranked ? statistics->priority.order() : columnOrder(s, layer, columns),
-        prune, migrate);
-    if (statistics)
+    // With migration, the statistics the group exchanged, as the
+    // receivers of this rank's columns read them.
+    const std::vector<double> *variation =
+        statistics && statistics->ranked ? &statistics->priority.variation()
+                                         : nullptr;
+    if (statistics && s.migration)
+      variation = peerStatistics(s, layer, columns, s.migration->rank);
+    hetero::resize::ColumnSplit split =
+        splitFor(s, layer, columns, variation, prune, migrate);
+    // The migrated columns are trained (by the receivers): only the rest
+    // counts as pruned in the statistics.
+    if (statistics) {
+      std::vector<int64_t> computed = split.kept;
+      computed.insert(computed.end(), split.migrated.begin(),
+                      split.migrated.end());
+      std::sort(computed.begin(), computed.end());
       statistics->priority.recordIteration(
-          hetero::resize::prunedSet(split.kept, columns));
+          hetero::resize::prunedSet(computed, columns));
+    }
     plan.kept = std::move(split.kept);
     plan.migrated = (long long)split.migrated.size();
   }
@@ -750,10 +901,10 @@ extern "C" long long hrt_mlir_migration_plan(unsigned long long layer,
   Migrated &plan = group.plans[{layer, columns, int(source)}];
   if (plan.iteration != s.iteration) {
     plan.iteration = s.iteration;
-    plan.columns =
-        hetero::resize::splitColumns(columnOrder(s, layer, columns),
-                                     group.prune[size_t(source)], share)
-            .migrated;
+    plan.columns = splitFor(s, layer, columns,
+                            peerStatistics(s, layer, columns, int(source)),
+                            group.prune[size_t(source)], share)
+                       .migrated;
   }
   if (plan.columns.empty())
     return -1;

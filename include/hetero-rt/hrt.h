@@ -516,8 +516,11 @@ typedef struct hrt_resize_stats {
 } hrt_resize_stats;
 HRT_EXPORT hrt_status hrt_resize_get_stats(hrt_resize_stats *stats);
 /* Starts iteration `iteration`: a layer's columns stay fixed from the first
- * hrt_mlir_prune_plan of an iteration to the next call of this. */
-HRT_EXPORT void hrt_resize_begin_iteration(long long iteration);
+ * hrt_mlir_prune_plan of an iteration to the next call of this. With
+ * priority pruning and migration, collective over the migration group when
+ * an epoch starts: the ranks rank their layers and exchange the statistics,
+ * so that the receivers of a source's columns split them as it does. */
+HRT_EXPORT hrt_status hrt_resize_begin_iteration(long long iteration);
 /* Collective over the online planner's group, after an iteration: the ranks
  * exchange their busy time (the iteration less the time compiled code was
  * blocked in communication or ran GEMMs for other ranks' migrated columns)

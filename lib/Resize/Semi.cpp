@@ -96,6 +96,31 @@ double CostFit::operator()(double x) const {
   return std::max(value, 0.0);
 }
 
+CostFunction hetero::resize::communicationCost(
+    const std::vector<std::pair<double, double>> &migrating,
+    const std::vector<double> &still) {
+  if (migrating.empty() || still.empty())
+    return [](double) { return 0.0; };
+  double base = 0;
+  for (double ms : still)
+    base += ms;
+  base /= double(still.size());
+  std::vector<double> x, y;
+  for (const auto &[share, ms] : migrating) {
+    x.push_back(share);
+    y.push_back(ms - base);
+  }
+  if (CostFit::check(x, y, 1).empty()) {
+    CostFit fit = CostFit::fit(x, y, 1);
+    return [fit](double share) { return share > 0 ? fit(share) : 0.0; };
+  }
+  double mean = 0;
+  for (double extra : y)
+    mean += extra;
+  mean = std::max(0.0, mean / double(y.size()));
+  return [mean](double share) { return share > 0 ? mean : 0.0; };
+}
+
 double hetero::resize::splitShare(double ratio, const SplitModel &model) {
   auto excess = [&](double share) {
     double pruned = share * ratio, migrated = (1 - share) * ratio;

@@ -69,7 +69,18 @@
  * which 6 of the 8 columns changed by less than epsilon, the layer prunes
  * 0.8 x 6/8 = 0.6 of its columns instead of a quarter.
  * CHECK-DAG: pridiff: epsilon 1e-4 keeps 4 of 8, without it 6
- * CHECK-DAG: priority with migration: invalid argument: hrt_resize_configure_priority (0 bytes): priority pruning ranks each rank's columns by its own statistics; a receiver needs the order of the source
+ *
+ * ZERO-Pri with migration (rank 1 prunes a quarter of a layer of 8 columns
+ * and migrates a quarter to rank 0, epochs of 2 iterations): in epoch 0
+ * both split by ZERO-Rd's draw. Then rank 1's columns moved by 0.001 (k +
+ * 1) and rank 0's by 0.001 (8 - k): when epoch 1 starts the ranks
+ * exchange their statistics, and rank 0 computes exactly the columns rank
+ * 1's ranking hands it: of the 6 it did not prune in epoch 0, the third
+ * and fourth lowest, while rank 1 prunes the two lowest and keeps the rest.
+ * CHECK-DAG: rank 0: priority migration: epoch 0 splits all 8 columns
+ * CHECK-DAG: rank 1: priority migration: epoch 0 splits all 8 columns
+ * CHECK-DAG: rank 0: priority migration: epoch 1 receives the 2 columns rank 1's ranking migrates
+ * CHECK-DAG: rank 1: priority migration: epoch 1 keeps what its ranking keeps
  * CHECK-DAG: priority without epochs: invalid argument: hrt_resize_configure_priority (0 bytes): the columns are ranked by their change over an epoch; configure epoch_iterations >= 1 first
  *
  * SEMI (policy HRT_RESIZE_SEMI): a layer of 32 columns whose GEMM takes
@@ -86,6 +97,13 @@
  * CHECK-DAG: semi: iteration 1 prunes about 0.42 and migrates about 0.44
  * CHECK-DAG: semi: iteration 2: rank 0 computes the columns rank 1 migrates
  *
+ * Eq. 2's Comm is measured: while a rank migrates, the layer's products
+ * return through a larger collective. Here it takes 39 ms (an emulated
+ * link) or next to nothing; after the first migrating iteration prices it,
+ * SEMI splits the same share with more pruning and less migration than
+ * when migrating communicates for free.
+ * CHECK-DAG: semi: priced communication prunes more and migrates less
+ *
  * Same imputation's store (rank 0 prunes a fixed half, rank 1 nothing): per
  * layer and product, a question reads the value the last iteration kept
  * where this iteration's next keep goes (the (n+1)-th after n keeps); a
@@ -94,7 +112,7 @@
  * CHECK-DAG: same: rank 0 reads the last iteration's values in order
  * CHECK-DAG: same: rank 1 keeps nothing
  *
- * CHECK-DAG: no planner: invalid argument: hrt_resize_end_iteration (40 bytes): needs hrt_resize_configure_online first and a flag to set
+ * CHECK-DAG: no planner: invalid argument: hrt_resize_end_iteration (48 bytes): needs hrt_resize_configure_online first and a flag to set
  * CHECK-DAG: bad target: invalid argument: hrt_resize_configure_online on rank 0 (0 bytes): needs a group, target 0 (mean) or 1 (min) and policy HRT_RESIZE_PRUNE, HRT_RESIZE_MIGRATE or HRT_RESIZE_SEMI
  */
 
@@ -110,6 +128,9 @@ static void sleepMs(double ms) {
   span.tv_nsec = (long)((ms - (double)span.tv_sec * 1000) * 1e6);
   nanosleep(&span, NULL);
 }
+
+/* The world, for the collectives of the emulated layers. */
+static hrt_comm everyone;
 
 /* One iteration of the layer; returns the columns kept. `gemmMs` is the
  * unslowed time of the whole GEMM. */
@@ -162,12 +183,46 @@ static long long semiIteration(long long i, double *ratios, double *migrated,
   sleepMs(80.0 * (double)count / 32.0 + (count < 32 ? 16.0 : 0.0));
   hrt_mlir_gemm_mark(1);
   long long total = receiveMigrated(43);
+  /* While some rank migrates, the layer's products return through a
+   * larger collective (an all-reduce in place of an all-gather). */
+  if (migrated[0] > 0 || migrated[1] > 0) {
+    static float payload[10240];
+    hrt_mlir_all_reduce(everyone, payload, 10240, HRT_FLOAT32, HRT_SUM);
+  }
   CHECK_OK(hrt_resize_end_iteration(ratios, migrated, 2, changed));
   return total;
 }
 
+/* SEMI's last plan after 4 iterations; with `priced`, the collective that
+ * migration adds takes 39 ms (40 KiB over an emulated 1 MB/s link). */
+static void semiRun(hrt_comm world, int priced, double *ratios,
+                    double *migrated) {
+  int changed = 0;
+  migrated[0] = migrated[1] = 0;
+  CHECK_OK(hrt_resize_configure_online(world, /*min*/ 1, HRT_RESIZE_SEMI, 0,
+                                       1));
+  CHECK_OK(hrt_set_link_model(priced ? 1.0 : 0.0, 0.0));
+  for (long long i = 0; i < 4; ++i)
+    semiIteration(i, ratios, migrated, &changed);
+  CHECK_OK(hrt_set_link_model(0.0, 0.0));
+}
+
+static void semiCommunication(hrt_comm world, int rank) {
+  double freeRatios[2], freeMigrated[2], ratios[2], migrated[2];
+  semiRun(world, 0, freeRatios, freeMigrated);
+  semiRun(world, 1, ratios, migrated);
+  if (rank != 0)
+    return;
+  if (migrated[1] < freeMigrated[1] - 0.05 && ratios[1] > freeRatios[1] + 0.05)
+    printf("semi: priced communication prunes more and migrates less\n");
+  else
+    printf("semi: priced communication prunes %g (free %g) and migrates %g "
+           "(free %g)\n",
+           ratios[1], freeRatios[1], migrated[1], freeMigrated[1]);
+}
+
 static void semi(hrt_comm world, int rank) {
-  double ratios[2], migrated[2];
+  double ratios[2] = {0, 0}, migrated[2] = {0, 0};
   int changed = 0;
   CHECK_OK(hrt_resize_configure_online(world, /*min*/ 1, HRT_RESIZE_SEMI, 0,
                                        1));
@@ -327,6 +382,86 @@ static void keptProducts(int rank) {
                                                       : "keeps values");
 }
 
+/* One iteration of layer 7 (8 columns) with priority pruning and
+ * migration: rank 1's kept columns (gathered to every rank; -1 pads) and
+ * what this rank computes of rank 1's, after showing the weight. */
+static void priorityMigrationStep(hrt_comm world, long long i, const float *rows,
+                                  long long keptBy1[8], long long received[8],
+                                  long long *receivedCount) {
+  long long kept[8], keptBy[2][8];
+  float weight[16];
+  for (int k = 0; k < 8; ++k)
+    weight[2 * k] = weight[2 * k + 1] = rows[k];
+  CHECK_OK(hrt_resize_begin_iteration(i));
+  for (int j = 0; j < 8; ++j)
+    kept[j] = received[j] = -1;
+  hrt_mlir_prune_plan(/*layer=*/7, 8, kept);
+  *receivedCount = hrt_mlir_migration_plan(7, 8, 1, received);
+  hrt_mlir_observe_weight(7, 8, 2, weight);
+  CHECK_OK(hrt_all_gather(kept, keptBy, 8, HRT_INT64, world));
+  memcpy(keptBy1, keptBy[1], sizeof keptBy[1]);
+}
+
+static void priorityMigration(hrt_comm world, int rank) {
+  CHECK_OK(hrt_resize_configure(0.25, 1ULL << 1, /*epoch_iterations=*/2, 5));
+  CHECK_OK(hrt_resize_configure_migration(world, 0.25, 1ULL << 1));
+  CHECK_OK(hrt_resize_configure_priority(0));
+  float w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  long long kept1[8], received[8], count = 0, pruned0[8] = {0};
+  priorityMigrationStep(world, 0, w, kept1, received, &count);
+  /* Rank 0 tells rank 1 which columns it computed for it. */
+  long long receivedBy[2][8];
+  CHECK_OK(hrt_all_gather(received, receivedBy, 8, HRT_INT64, world));
+  int split = 1, seen[8] = {0}, keptCount = 0;
+  for (int j = 0; j < 8; ++j) {
+    if (kept1[j] >= 0)
+      ++seen[kept1[j]], ++keptCount;
+    if (receivedBy[0][j] >= 0)
+      ++seen[receivedBy[0][j]];
+  }
+  for (int k = 0; k < 8; ++k) {
+    split &= seen[k] <= 1;
+    pruned0[k] = !seen[k];
+  }
+  split &= keptCount == 4;
+  printf("rank %d: priority migration: epoch 0 %s\n", rank,
+         split ? "splits all 8 columns" : "splits wrongly");
+  for (int k = 0; k < 8; ++k)
+    w[k] += 0.001f * (float)(rank == 1 ? k + 1 : 8 - k);
+  priorityMigrationStep(world, 1, w, kept1, received, &count);
+  priorityMigrationStep(world, 2, w, kept1, received, &count);
+  /* Rank 1's ranking: epoch 0's pruned columns first (their statistic
+   * stays 1), then the others by their change, highest first. */
+  long long order[8], n = 0, lowest[6];
+  for (int k = 0; k < 8; ++k)
+    if (pruned0[k])
+      order[n++] = k;
+  long long others = 0;
+  for (int k = 7; k >= 0; --k)
+    if (!pruned0[k])
+      order[n++] = k;
+  for (int k = 0; k < 8; ++k)
+    if (!pruned0[k])
+      lowest[others++] = k;
+  if (rank == 0) {
+    int right = count == 2 && holds(received, count, lowest[2]) &&
+                holds(received, count, lowest[3]);
+    if (right)
+      printf("rank 0: priority migration: epoch 1 receives the 2 columns "
+             "rank 1's ranking migrates\n");
+    else
+      printf("rank 0: priority migration: epoch 1 receives %lld: %lld %lld\n",
+             count, received[0], received[1]);
+  } else {
+    int right = 1;
+    for (int j = 0; j < 4; ++j)
+      right &= holds(kept1, 8, order[j]);
+    right &= !holds(kept1, 8, lowest[0]) && !holds(kept1, 8, lowest[1]);
+    printf("rank 1: priority migration: epoch 1 %s\n",
+           right ? "keeps what its ranking keeps" : "keeps other columns");
+  }
+}
+
 static long long iteration(long long i, double gemmMs) {
   long long kept[32];
   hrt_resize_begin_iteration(i);
@@ -340,6 +475,7 @@ static long long iteration(long long i, double gemmMs) {
 int main(int argc, char **argv) {
   int rank, size;
   hrt_comm world = hrt_test_init(&argc, &argv, &rank, &size);
+  everyone = world;
   double ratios[2] = {0, 0};
   int changed = 0;
 
@@ -394,16 +530,15 @@ int main(int argc, char **argv) {
            ratios[0], ratios[1], changed);
 
   priority(rank);
+  priorityMigration(world, rank);
   semi(world, rank);
+  semiCommunication(world, rank);
   keptProducts(rank);
 
   /* Fixed migration: rank 1 migrates half. */
   CHECK_OK(hrt_resize_configure(0, 0, 0, 1));
   CHECK_OK(hrt_resize_configure_migration(world, 0.5, 1ULL << 1));
-  if (hrt_resize_configure_priority(0) != HRT_SUCCESS && rank == 0)
-    printf("priority with migration: %s: %s\n",
-           hrt_status_string(HRT_ERROR_INVALID_ARGUMENT), hrt_last_error());
-  hrt_resize_begin_iteration(0);
+  CHECK_OK(hrt_resize_begin_iteration(0));
   long long kept[32], received[32], keptBy[2][32];
   for (int j = 0; j < 32; ++j)
     kept[j] = -1;

@@ -310,9 +310,6 @@ std::string parsePruneConfig(StringRef text, PruneConfig &config) {
   if (config.priority && config.epoch < 1)
     return "order=priority ranks the columns by their change over an epoch; "
            "it needs epoch=n";
-  if (config.priority && (config.migrates || config.policy != HRT_RESIZE_PRUNE))
-    return "order=priority ranks each rank's own columns; migration needs "
-           "an order every rank knows (order=random)";
   return "";
 }
 
@@ -961,7 +958,10 @@ int run() {
     // --timeline keeps the spans of the last iteration only.
     if (timeline || profiling(i))
       hrt_timeline_begin_iteration();
-    hrt_resize_begin_iteration(i);
+    if (hrt_resize_begin_iteration(i) != HRT_SUCCESS) {
+      llvm::errs() << "hetero-run: --prune: " << hrt_last_error() << "\n";
+      return 1;
+    }
     std::string name = entry;
     if (planner) {
       name = planSteps[size_t(hrt_planner_plan_index(planner))];

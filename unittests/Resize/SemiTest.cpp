@@ -156,4 +156,40 @@ TEST(Semi, CostFitIsNonNegativeAndNonDecreasing) {
   EXPECT_EQ(negative(0.5), 0.0);
 }
 
+// Comm is what migrating adds to the communication of an iteration that
+// migrates nothing: unknown (0) until both were measured, 0 at m = 0.
+TEST(Semi, CommunicationCostFromHistory) {
+  EXPECT_EQ(communicationCost({}, {2.0})(0.5), 0.0);
+  EXPECT_EQ(communicationCost({{0.5, 9.0}}, {})(0.5), 0.0);
+  // One migrated share: the mean extra, for every m > 0.
+  CostFunction step = communicationCost({{0.5, 9.0}, {0.5, 11.0}}, {1.0, 3.0});
+  EXPECT_NEAR(step(0.5), 8.0, 1e-12);
+  EXPECT_NEAR(step(0.1), 8.0, 1e-12);
+  EXPECT_EQ(step(0.0), 0.0);
+  // Two shares: the line through them, less the still mean (2).
+  CostFunction line =
+      communicationCost({{0.25, 4.0}, {0.5, 6.0}, {0.75, 8.0}}, {2.0});
+  EXPECT_NEAR(line(0.5), 4.0, 1e-12);
+  EXPECT_NEAR(line(1.0), 8.0, 1e-12);
+  EXPECT_EQ(line(0.0), 0.0);
+  // Migrating iterations that communicated less read as free, not as a
+  // gain.
+  CostFunction cheaper = communicationCost({{0.5, 1.0}}, {3.0});
+  EXPECT_EQ(cheaper(0.5), 0.0);
+}
+
+// Priced communication moves Eq. 2's split towards pruning.
+TEST(Semi, CommunicationShiftsTheSplit) {
+  std::vector<RankLoad> loads = {{100, 80, 1}, {420, 400, 1}};
+  SemiCosts free;
+  free.extract = [](double pruned) { return 100 * pruned; };
+  free.communicate = [](double) { return 0.0; };
+  SemiCosts priced = free;
+  priced.communicate = communicationCost({{0.4, 40.0}}, {10.0});
+  RankPlan cheap = semiPlan(loads, free)[1], dear = semiPlan(loads, priced)[1];
+  EXPECT_NEAR(cheap.prune + cheap.migrate, dear.prune + dear.migrate, 1e-9);
+  EXPECT_GT(dear.prune, cheap.prune + 0.05);
+  EXPECT_LT(dear.migrate, cheap.migrate - 0.05);
+}
+
 } // namespace

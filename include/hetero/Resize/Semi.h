@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hetero::resize {
@@ -60,6 +61,17 @@ private:
   std::vector<double> coefficient; // c0 + c1 x + c2 x^2
   double start = 0;
 };
+
+/// Comm from measured communication: `migrating` holds (share of one
+/// rank's work migrated in the group, communication ms) of iterations
+/// that migrated, `still` the communication ms of iterations that did not.
+/// Comm(m) is what migrating adds: the fit of the migrating samples (a
+/// line once two shares were measured, else their mean) less the mean of
+/// the still ones, 0 at m = 0, never negative or falling. 0 until both
+/// kinds were measured: the first migration is what prices it.
+CostFunction
+communicationCost(const std::vector<std::pair<double, double>> &migrating,
+                  const std::vector<double> &still);
 
 /// Eq. 2's terms, each a function of a share of the straggler's GEMM work.
 struct SplitModel {
