@@ -7,6 +7,7 @@
 #include "hetero/Dialect/Hetero.h"
 #include "hetero/Dialect/Utils.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -67,6 +68,15 @@ LogicalResult HeteroDialect::verifyOperationAttribute(Operation *op,
                       fraction.getValueAsDouble() <= 1.0,
                   "a float in [0, 1] (the fraction of non-zero elements)");
   }
+  if (name == ShardDimAttrHelper::getNameStr()) {
+    auto dim = dyn_cast<IntegerAttr>(value);
+    auto global = dyn_cast<memref::GlobalOp>(op);
+    int64_t rank = global ? global.getType().getRank() : 0;
+    return expect(global && dim && dim.getType().isInteger(64) &&
+                      dim.getInt() >= 0 && dim.getInt() < rank,
+                  "on a memref.global, an i64 dimension of it (the one the "
+                  "tensor-parallel ranks split)");
+  }
   if (name == PlanTableAttrHelper::getNameStr()) {
     auto table = dyn_cast<ArrayAttr>(value);
     return expect(table && llvm::all_of(table, llvm::IsaPred<DictionaryAttr>),
@@ -81,7 +91,8 @@ LogicalResult HeteroDialect::verifyOperationAttribute(Operation *op,
                                            StageAttrHelper::getNameStr(),
                                            StagesAttrHelper::getNameStr(),
                                            PeakStashAttrHelper::getNameStr(),
-                                           DensityAttrHelper::getNameStr()},
+                                           DensityAttrHelper::getNameStr(),
+                                           ShardDimAttrHelper::getNameStr()},
                        ", ");
 }
 

@@ -370,7 +370,11 @@ lookupParameter(StageOp stage, FlatSymbolRefAttr name,
     return stage.emitOpError()
            << "parameter '" << name.getValue() << "' has type " << type
            << ", expected a memref of static shape with the identity layout";
-  if (global.isExternal() || global.isUninitialized())
+  // hetero-partition-tp copies a sharded parameter's slice in on entry.
+  bool sharded = getHeteroDialect(stage.getContext())
+                     .getShardDimAttrHelper()
+                     .isAttrPresent(global);
+  if (global.isExternal() || (global.isUninitialized() && !sharded))
     return stage.emitOpError()
            << "parameter '" << name.getValue() << "' needs an initial value";
   if (global.getConstant())

@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Matmul.h"
+#include "ShardParameters.h"
 
 #include "hetero/Dialect/Hetero.h"
 #include "hetero/Passes/Passes.h"
@@ -89,8 +90,9 @@ ShardPlan planFor(PruneMode mode, MatmulProduct product) {
 
 class Partitioner {
 public:
-  Partitioner(FlatSymbolRefAttr grid, int64_t shards, bool migration)
-      : grid(grid), shards(shards), migration(migration) {}
+  Partitioner(FlatSymbolRefAttr grid, int64_t shards, bool migration,
+              ParameterSharding *sharding)
+      : grid(grid), shards(shards), migration(migration), sharding(sharding) {}
 
   LogicalResult run(PrunableMatmulOp op) {
     OpBuilder builder(op);
@@ -109,7 +111,10 @@ public:
     ShardPlan plan = planFor(op.getMode(), op.getProduct());
     Value shard = shardIndex(op);
     Value lhs = slice(builder, loc, op.getLhs(), plan.lhsDim, shard);
-    Value rhs = slice(builder, loc, op.getRhs(), plan.rhsDim, shard);
+    // A sharded weight is the rank's slice already.
+    Value rhs = sharding->dimOf(op.getRhs()) >= 0
+                    ? op.getRhs()
+                    : slice(builder, loc, op.getRhs(), plan.rhsDim, shard);
     RankedTensorType global = op.getResult().getType();
     SmallVector<int64_t> local(global.getShape());
     int64_t gatherDim = plan.gatherDim == ShardPlan::kLast
@@ -128,6 +133,12 @@ public:
         partial = addMigrated(builder, loc, op, plan, product,
                               product.getPrunedWidth(), /*window=*/{});
       result = AllReduceOp::create(builder, loc, partial, grid, {kShardAxis});
+    } else if (auto found = sharding->values.find(op.getResult());
+               found != sharding->values.end()) {
+      // A sharded weight's gradient stays the rank's slice.
+      result = product;
+      sharding->values.insert({result, found->second});
+      sharding->values.erase(found);
     } else if (migration) {
       result = gatherOrSumMigrated(builder, loc, op, plan, product,
                                    product.getPrunedWidth(), gatherDim, shard);
@@ -138,6 +149,8 @@ public:
     op.erase();
     return success();
   }
+
+  FlatSymbolRefAttr gridSymbol() const { return grid; }
 
 private:
   /// This rank's index on the tensor-parallel axis, read once per function.
@@ -397,6 +410,7 @@ private:
   FlatSymbolRefAttr grid;
   int64_t shards;
   bool migration;
+  ParameterSharding *sharding;
   llvm::DenseMap<Operation *, Value> indices;
 };
 
@@ -429,6 +443,16 @@ struct HeteroPartitionTensorParallelPass
     for (auto grid : module.getOps<shard::GridOp>())
       if (grid.getShape().size() > size_t(kShardAxis))
         gridsBySize[grid.getShape()[kShardAxis]].push_back(grid);
+    // Per degree: its products, and the parameters they let shard.
+    llvm::MapVector<int64_t, SmallVector<PrunableMatmulOp>> byDegree;
+    for (PrunableMatmulOp op : sharded)
+      byDegree[op.getTp()].push_back(op);
+    llvm::DenseMap<int64_t, ParameterSharding> shardings;
+    // One degree: one grid's shard index initialises them.
+    for (auto &[tp, products] : byDegree)
+      shardings[tp] = shardParameters && !migration && byDegree.size() == 1
+                          ? analyzeParameterSharding(module, products, tp)
+                          : ParameterSharding();
     llvm::DenseMap<int64_t, Partitioner> partitioners;
     for (PrunableMatmulOp op : sharded) {
       int64_t tp = op.getTp();
@@ -453,12 +477,16 @@ struct HeteroPartitionTensorParallelPass
             partitioners
                 .try_emplace(
                     tp, FlatSymbolRefAttr::get(grids.front().getSymNameAttr()),
-                    tp, migration)
+                    tp, migration, &shardings[tp])
                 .first;
       }
       if (failed(found->second.run(op)))
         return signalPassFailure();
     }
+    for (auto &[tp, partitioner] : partitioners)
+      if (failed(applyParameterSharding(module, shardings[tp], tp,
+                                        partitioner.gridSymbol())))
+        return signalPassFailure();
   }
 };
 

@@ -625,3 +625,22 @@ hetero.pipeline @p stages = 1 microbatches = 1 data @data optimizer #hetero.sgd<
   // expected-error @+1 {{'hetero.stage' op stage 0 backward function 'b' returns 2 values, expected 1 (the gradient of w)}}
   hetero.stage 0 forward @f backward @b params [@w]
 }
+
+// -----
+
+// A sharded parameter (hetero.shard_dim, from hetero-partition-tp) has no
+// initial value of its own: its slice is copied in on entry. One without
+// the attribute still needs one.
+shard.grid @grid(shape = 2x1x2)
+memref.global "private" @w0 : memref<8x8xf32> = uninitialized {hetero.shard_dim = 1 : i64}
+memref.global "private" @w1 : memref<16x4xf32> = uninitialized
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x16xf32>
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x8xf32>)
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  hetero.stage 0 forward @s0_fwd backward @s0_bwd params [@w0]
+// expected-error @+1 {{'hetero.stage' op parameter 'w1' needs an initial value}}
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}

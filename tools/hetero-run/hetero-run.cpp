@@ -440,8 +440,11 @@ struct PipelineFacts {
   bool dynamicSync = false;
   struct Parameter {
     std::string global;
+    /// The whole parameter's shape; a sharded one (hetero.shard_dim) holds
+    /// the slice of its shard index along `shardDim`.
     std::vector<int64_t> shape;
     int64_t stage;
+    int64_t shardDim = -1;
   };
   std::vector<Parameter> params;
 };
@@ -467,17 +470,6 @@ preparePipeline(ModuleOp module, const hetero::CheckpointConfig &checkpoint) {
   facts.microbatches = pipeline.getNumMicrobatches();
   facts.dynamicSync =
       pipeline.getSyncAttr() && pipeline.getSyncAttr().isDynamic();
-  for (int64_t s = 0; s < pipeline.getNumStages(); ++s)
-    for (FlatSymbolRefAttr param : pipeline.getStage(s).getParamSymbols()) {
-      auto global = module.lookupSymbol<memref::GlobalOp>(param.getAttr());
-      // Visible to the JIT's symbol lookup, for --save and --load.
-      SymbolTable::setSymbolVisibility(global, SymbolTable::Visibility::Public);
-      facts.params.push_back(
-          {param.getValue().str(),
-           std::vector<int64_t>(global.getType().getShape().begin(),
-                                global.getType().getShape().end()),
-           s});
-    }
   bool lowered = bool(module.lookupSymbol<func::FuncOp>(facts.name + "_step"));
   if (checkpoint.enabled && lowered && !pipeline.getCheckpointAttr()) {
     llvm::errs() << "hetero-run: --checkpoint: the module's @" << facts.name
@@ -517,18 +509,85 @@ preparePipeline(ModuleOp module, const hetero::CheckpointConfig &checkpoint) {
   if (grid.getShape().size() > 2)
     facts.shards = grid.getShape()[2];
   facts.stages = pipeline.getNumStages();
+  // The partition decides which parameters each tensor-parallel rank holds
+  // a slice of (hetero-lower-to-cpu would partition later, alike).
+  PassManager partition(module.getContext());
+  partition.addPass(hetero::createHeteroPartitionTensorParallel());
+  if (failed(partition.run(module)))
+    return failure();
+  hetero::HeteroDialect &dialect =
+      hetero::getHeteroDialect(module.getContext());
+  for (int64_t s = 0; s < pipeline.getNumStages(); ++s)
+    for (FlatSymbolRefAttr param : pipeline.getStage(s).getParamSymbols()) {
+      auto global = module.lookupSymbol<memref::GlobalOp>(param.getAttr());
+      // Visible to the JIT's symbol lookup, for --save and --load.
+      SymbolTable::setSymbolVisibility(global, SymbolTable::Visibility::Public);
+      PipelineFacts::Parameter fact{
+          param.getValue().str(),
+          std::vector<int64_t>(global.getType().getShape().begin(),
+                               global.getType().getShape().end()),
+          s};
+      if (IntegerAttr dim = dialect.getShardDimAttrHelper().getAttr(global)) {
+        fact.shardDim = dim.getInt();
+        fact.shape[size_t(fact.shardDim)] *= facts.shards;
+      }
+      facts.params.push_back(std::move(fact));
+    }
   if (checkpoint.enabled &&
       failed(hetero::placeCheckpointChunks(module, checkpoint)))
     return failure();
   return std::optional<PipelineFacts>(facts);
 }
 
+/// A parameter of `shape` split `shards` ways along `dim`, read row-major
+/// as [outer][shards x extent][inner]: a shard's slice is [outer][extent]
+/// [inner].
+struct ShardLayout {
+  ShardLayout(const std::vector<int64_t> &shape, int64_t dim, int64_t shards)
+      : shards(shards), extent(shape[size_t(dim)] / shards) {
+    for (int64_t i = 0; i < dim; ++i)
+      outer *= shape[size_t(i)];
+    for (size_t i = size_t(dim) + 1; i < shape.size(); ++i)
+      inner *= shape[i];
+  }
+  /// Where row `o` of shard `s`'s slice starts in the whole parameter, and
+  /// in the slice.
+  size_t whole(int64_t s, int64_t o) const {
+    return size_t((o * shards + s) * extent * inner);
+  }
+  size_t slice(int64_t o) const { return size_t(o * extent * inner); }
+  size_t row() const { return size_t(extent * inner); }
+  int64_t shards, extent, outer = 1, inner = 1;
+};
+
+/// A sharded parameter's slices, gathered in shard order, as the whole.
+std::vector<float> joinShards(const std::vector<float> &slices,
+                              const ShardLayout &layout) {
+  std::vector<float> whole(slices.size());
+  size_t perShard = size_t(layout.outer) * layout.row();
+  for (int64_t s = 0; s < layout.shards; ++s)
+    for (int64_t o = 0; o < layout.outer; ++o)
+      std::copy_n(&slices[size_t(s) * perShard + layout.slice(o)], layout.row(),
+                  &whole[layout.whole(s, o)]);
+  return whole;
+}
+
+/// Shard `shard`'s slice of a whole parameter.
+void sliceShard(const std::vector<float> &whole, const ShardLayout &layout,
+                int64_t shard, float *slice) {
+  for (int64_t o = 0; o < layout.outer; ++o)
+    std::copy_n(&whole[layout.whole(shard, o)], layout.row(),
+                slice + layout.slice(o));
+}
+
 /// Reads (--load) or writes (--save) the parameters this rank owns: on the
 /// step, the rank of replica 0 of each stage writes that stage's; on any
-/// other entry, rank 0 writes all. Every rank reads all.
+/// other entry, rank 0 writes all. Every rank reads all. A sharded
+/// parameter is gathered over `shardGroup` (the ranks of one replica of a
+/// stage, in shard order) for its writer, and each rank reads its slice.
 bool exchangeParameters(ExecutionEngine &engine, const PipelineFacts &facts,
                         const std::string &directory, bool save, int rank,
-                        bool isStep) {
+                        bool isStep, hrt_comm shardGroup) {
   if (save) {
     if (std::error_code error = llvm::sys::fs::create_directories(directory)) {
       llvm::errs() << "hetero-run: cannot create " << directory << ": "
@@ -540,7 +599,8 @@ bool exchangeParameters(ExecutionEngine &engine, const PipelineFacts &facts,
     bool owner = isStep ? (rank % facts.perStage() == 0 &&
                            rank / facts.perStage() == param.stage)
                         : rank == 0;
-    if (save && !owner)
+    bool sharded = param.shardDim >= 0;
+    if (save && !owner && !sharded)
       continue;
     llvm::Expected<void *> address = engine.lookup(param.global);
     if (!address) {
@@ -552,9 +612,37 @@ bool exchangeParameters(ExecutionEngine &engine, const PipelineFacts &facts,
     llvm::SmallString<256> path(directory);
     llvm::sys::path::append(path, param.global + ".npy");
     float *data = static_cast<float *>(*address);
-    std::string problem =
-        save ? hetero::npy::write(path.str().str(), param.shape, data)
-             : hetero::npy::read(path.str().str(), param.shape, data);
+    std::string problem;
+    if (!sharded) {
+      problem = save ? hetero::npy::write(path.str().str(), param.shape, data)
+                     : hetero::npy::read(path.str().str(), param.shape, data);
+    } else {
+      size_t whole = 1;
+      for (int64_t size : param.shape)
+        whole *= size_t(size);
+      std::vector<float> buffer(whole);
+      if (save) {
+        // Every rank of the group sends its slice; the writer joins them.
+        if (hrt_all_gather(data, buffer.data(), whole / size_t(facts.shards),
+                           HRT_FLOAT32, shardGroup) != HRT_SUCCESS) {
+          llvm::errs() << "hetero-run: --save: " << hrt_last_error() << "\n";
+          return false;
+        }
+        if (owner)
+          problem = hetero::npy::write(
+              path.str().str(), param.shape,
+              joinShards(buffer,
+                         ShardLayout(param.shape, param.shardDim, facts.shards))
+                  .data());
+      } else {
+        problem =
+            hetero::npy::read(path.str().str(), param.shape, buffer.data());
+        if (problem.empty())
+          sliceShard(buffer,
+                     ShardLayout(param.shape, param.shardDim, facts.shards),
+                     rank % facts.shards, data);
+      }
+    }
     if (!problem.empty()) {
       llvm::errs() << "hetero-run: " << (save ? "--save" : "--load") << ": "
                    << problem << "\n";
@@ -841,6 +929,13 @@ int run() {
     final->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
   }
 
+  // Sharded parameters take their slices of the initial values before
+  // --load may replace them.
+  constexpr llvm::StringLiteral kShardInit = "__hetero_shard_init";
+  auto shardInit = module->lookupSymbol<func::FuncOp>(kShardInit);
+  if (shardInit)
+    shardInit->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+
   PassManager pm(&context);
   hetero::CpuPipelineOptions cpuOptions;
   cpuOptions.blockingCollectives = blockingCollectives;
@@ -869,6 +964,27 @@ int run() {
                  << llvm::toString(engine.takeError()) << "\n";
     return 1;
   }
+  if (shardInit) {
+    if (llvm::Error error = (*engine)->invoke(kShardInit)) {
+      llvm::errs() << "hetero-run: " << kShardInit << ": "
+                   << llvm::toString(std::move(error)) << "\n";
+      return 1;
+    }
+  }
+  // The ranks of one replica of a stage, in shard order: they hold the
+  // slices of a sharded parameter.
+  hrt_comm shardGroup = nullptr;
+  if (*pipeline && llvm::any_of((*pipeline)->params,
+                                [](const PipelineFacts::Parameter &param) {
+                                  return param.shardDim >= 0;
+                                })) {
+    int64_t shards = (*pipeline)->shards;
+    if (hrt_comm_split(world, int(rank / shards), int(rank % shards),
+                       &shardGroup) != HRT_SUCCESS) {
+      llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
+      return 1;
+    }
+  }
   hrt_planner planner = nullptr;
   std::optional<hetero::AdaptivePlanning> planning;
   if (adaptive) {
@@ -887,7 +1003,7 @@ int run() {
   }
   if (!loadDirectory.empty() &&
       !exchangeParameters(**engine, **pipeline, loadDirectory, /*save=*/false,
-                          rank, isStep))
+                          rank, isStep, shardGroup))
     return 1;
   if (!corpus.empty() && hrt_data_open(corpus.c_str()) != HRT_SUCCESS) {
     llvm::errs() << "hetero-run: --corpus: " << hrt_last_error() << "\n";
@@ -1094,7 +1210,7 @@ int run() {
   }
   if (!saveDirectory.empty() &&
       !exchangeParameters(**engine, **pipeline, saveDirectory, /*save=*/true,
-                          rank, isStep))
+                          rank, isStep, shardGroup))
     return 1;
   if (!then.empty()) {
     llvm::Expected<std::string> printed =

@@ -47,7 +47,10 @@ def Hetero_Dialect : Dialect {
   // pipeline a function belongs to and the schedule a step runs, a plan-set
   // step's table of candidates and stage count, the stage a stage program
   // runs and its peak number of stashed activations; and the measured
-  // non-zero fraction of a gradient that hetero-select-compression reads.
+  // non-zero fraction of a gradient that hetero-select-compression reads;
+  // and the dimension of a parameter global that hetero-partition-tp stores
+  // split over the tensor-parallel ranks (grid axis 2), which hetero-run
+  // gathers for --save and slices for --load.
   let discardableAttrs = (ins
     "::mlir::FlatSymbolRefAttr":$grid,
     "::mlir::FlatSymbolRefAttr":$pipeline,
@@ -56,7 +59,8 @@ def Hetero_Dialect : Dialect {
     "::mlir::IntegerAttr":$stage,
     "::mlir::IntegerAttr":$stages,
     "::mlir::IntegerAttr":$peak_stash,
-    "::mlir::FloatAttr":$density
+    "::mlir::FloatAttr":$density,
+    "::mlir::IntegerAttr":$shard_dim
   );
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::shard::ShardDialect",

@@ -48,8 +48,20 @@ def HeteroPartitionTensorParallel
 
     Each rank runs 1/T of every GEMM and all values leave at their global
     shape, so the rest of the program (and `hetero-resize`, which then
-    prunes the columns of the rank's own shard) is unchanged. Parameters
-    and optimizer state stay replicated over the tensor-parallel ranks.
+    prunes the columns of the rank's own shard) is unchanged.
+
+    Parameters are sharded as Megatron shards them: a parameter global
+    that only these products read (through calls, transposes, the
+    gradient sums and the optimizer's elementwise updates) holds the
+    rank's slice, and so do its gradient sums and optimizer state. Its
+    products read the slice without slicing, and its `grad_weight` stays
+    the rank's slice, with no all-gather. The global carries
+    `hetero.shard_dim`; a non-splat initial value stays in a constant
+    `@<name>_unsharded`, whose slice `@__hetero_shard_init` (called on
+    entry of every public function, once) copies in. Any other reader keeps
+    a parameter replicated. `shard-parameters=false` keeps all replicated,
+    and so does `migration=true`: a receiver of migrated columns reads the
+    straggler's slice of the weight.
 
     With `migration=true` a straggling rank can hand contraction columns of
     its shard to the other ranks of its group (SEMI-migration's
@@ -79,10 +91,14 @@ def HeteroPartitionTensorParallel
   let options = [
     Option<"migration", "migration", "bool", /*default=*/"false",
            "Let straggling ranks migrate contraction columns to the other "
-           "ranks of their tensor-parallel group">
+           "ranks of their tensor-parallel group">,
+    Option<"shardParameters", "shard-parameters", "bool", /*default=*/"true",
+           "Store the parameters only tensor-parallel products read (and "
+           "their gradients and optimizer state) as the rank's shard">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::shard::ShardDialect",
                            "::mlir::tensor::TensorDialect"];
