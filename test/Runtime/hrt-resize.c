@@ -81,6 +81,11 @@
  * CHECK-DAG: rank 1: priority migration: epoch 0 splits all 8 columns
  * CHECK-DAG: rank 0: priority migration: epoch 1 receives the 2 columns rank 1's ranking migrates
  * CHECK-DAG: rank 1: priority migration: epoch 1 keeps what its ranking keeps
+ *
+ * The exchange checks that every rank of the group shows the runtime the
+ * same layers: here rank 1 observes another layer, then one more.
+ * CHECK-DAG: other layers: invalid argument: hrt_resize_begin_iteration on rank 0 (8 bytes): rank 1 of the migration group observed other layers; expected the same layers on every rank
+ * CHECK-DAG: more layers: invalid argument: hrt_resize_begin_iteration on rank 0 (8 bytes): the ranks of the migration group observed different weights (12 and 24 values of statistics); expected the same layers on every rank
  * CHECK-DAG: priority without epochs: invalid argument: hrt_resize_configure_priority (0 bytes): the columns are ranked by their change over an epoch; configure epoch_iterations >= 1 first
  *
  * SEMI (policy HRT_RESIZE_SEMI): a layer of 32 columns whose GEMM takes
@@ -462,6 +467,29 @@ static void priorityMigration(hrt_comm world, int rank) {
   }
 }
 
+/* Epoch 0 (2 iterations) of priority pruning with migration, rank 0
+ * observing layer 7 and rank 1 `layers` others; then the exchange. */
+static void mismatchedLayers(hrt_comm world, int rank, int layers,
+                             const char *what) {
+  CHECK_OK(hrt_resize_configure(0.25, 1ULL << 1, /*epoch_iterations=*/2, 5));
+  CHECK_OK(hrt_resize_configure_migration(world, 0.25, 1ULL << 1));
+  CHECK_OK(hrt_resize_configure_priority(0));
+  float weight[16] = {0};
+  for (long long i = 0; i < 2; ++i) {
+    CHECK_OK(hrt_resize_begin_iteration(i));
+    for (int k = 0; k < 16; ++k)
+      weight[k] += (float)(k + 1) * 1e-3f;
+    if (rank == 0)
+      hrt_mlir_observe_weight(7, 8, 2, weight);
+    else
+      for (int layer = 0; layer < layers; ++layer)
+        hrt_mlir_observe_weight(8 + (unsigned long long)layer, 8, 2, weight);
+  }
+  hrt_status status = hrt_resize_begin_iteration(2);
+  if (rank == 0)
+    printf("%s: %s: %s\n", what, hrt_status_string(status), hrt_last_error());
+}
+
 static long long iteration(long long i, double gemmMs) {
   long long kept[32];
   hrt_resize_begin_iteration(i);
@@ -531,6 +559,8 @@ int main(int argc, char **argv) {
 
   priority(rank);
   priorityMigration(world, rank);
+  mismatchedLayers(world, rank, 1, "other layers");
+  mismatchedLayers(world, rank, 2, "more layers");
   semi(world, rank);
   semiCommunication(world, rank);
   keptProducts(rank);
