@@ -104,6 +104,8 @@ struct OnlinePlanner {
   /// The pruned and migrated share of each rank of the group, in force
   /// since the last refresh.
   std::vector<double> ratios, migrated;
+  /// Whether the iteration in progress is one of the pre-test's.
+  bool pretest = false;
 };
 
 /// ZERO-Pri's statistics of one layer on this rank: the copies of its
@@ -647,7 +649,9 @@ extern "C" hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
   }
   hetero::resize::RankTimes times =
       hetero::resize::unprunedEquivalent({busyMs, gemmMs}, pruned);
-  bool refresh = !planner.monitor || planner.monitor->observe(times.busyMs);
+  // A pre-test iteration's times are no reference for training.
+  bool refresh = !planner.pretest &&
+                 (!planner.monitor || planner.monitor->observe(times.busyMs));
   double record[kRecordFields] = {times.busyMs,        times.gemmMs,
                                   refresh ? 1.0 : 0.0, prunedShare,
                                   extractMs,           communicationMs};
@@ -697,7 +701,18 @@ extern "C" hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
       s.epochIterations > 0 && (s.iteration + 1) % s.epochIterations == 0;
   bool newCosts = semi && ((firstCosts && !planner.extraction.empty()) ||
                            firstMigration || epochEnds);
-  if (anyRefresh || newCosts) {
+  if (planner.pretest) {
+    // The samples are all a pre-test iteration leaves; training starts
+    // with no shares.
+    planner.pretest = false;
+    planner.ratios.assign(size_t(size), 0.0);
+    planner.migrated.assign(size_t(size), 0.0);
+    s.ratio = 0;
+    if (s.migration) {
+      s.migration->prune = planner.ratios;
+      s.migration->migrate = planner.migrated;
+    }
+  } else if (anyRefresh || newCosts) {
     if (anyRefresh)
       planner.monitor.emplace(times.busyMs, 0.10, /*symmetric=*/true);
     std::vector<double> pruned, moved(size_t(size), 0.0);
@@ -736,6 +751,67 @@ extern "C" hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
       migrated[r] =
           planner.migrated.empty() ? 0.0 : planner.migrated[size_t(r)];
   }
+  return HRT_SUCCESS;
+}
+
+extern "C" hrt_status hrt_resize_pretest(int rank, double prune,
+                                         double migrate) {
+  ResizeState &s = resize();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  CallSite here{"hrt_resize_pretest", s.online ? s.online->group : nullptr, 0};
+  if (!s.online || s.online->policy != HRT_RESIZE_SEMI || !s.migration)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "the pre-test fits SEMI's costs; configure the online "
+                "planner with HRT_RESIZE_SEMI first");
+  int size = int(s.migration->migrate.size());
+  bool everyRank = rank == -1;
+  if (rank < -1 || rank >= size || !std::isfinite(prune) || prune < 0 ||
+      !std::isfinite(migrate) || migrate < 0 || prune + migrate >= 1 ||
+      (everyRank && migrate > 0))
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "needs a rank of the group of " + std::to_string(size) +
+                    " (or -1: every rank prunes, none migrates) and shares "
+                    ">= 0 with a sum below 1, got rank " +
+                    std::to_string(rank) + ", prune " + std::to_string(prune) +
+                    ", migrate " + std::to_string(migrate));
+  OnlinePlanner &planner = *s.online;
+  planner.pretest = true;
+  planner.ratios.assign(size_t(size), everyRank ? prune : 0.0);
+  planner.migrated.assign(size_t(size), 0.0);
+  if (!everyRank) {
+    planner.ratios[size_t(rank)] = prune;
+    planner.migrated[size_t(rank)] = migrate;
+  }
+  s.migration->prune = planner.ratios;
+  s.migration->migrate = planner.migrated;
+  s.ratio = planner.ratios[size_t(s.migration->rank)];
+  return HRT_SUCCESS;
+}
+
+extern "C" hrt_status hrt_resize_end_pretest(double share, double *extract_ms,
+                                             double *communicate_ms) {
+  ResizeState &s = resize();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  CallSite here{"hrt_resize_end_pretest", nullptr, 0};
+  if (!s.online || s.online->policy != HRT_RESIZE_SEMI)
+    return fail(HRT_ERROR_INVALID_ARGUMENT, here,
+                "the pre-test fits SEMI's costs; configure the online "
+                "planner with HRT_RESIZE_SEMI first");
+  // What the pre-test's iterations planned and kept is not training's.
+  s.plans.clear();
+  s.kept.clear();
+  if (s.migration)
+    s.migration->plans.clear();
+  if (s.priority) {
+    s.priority->layers.clear();
+    s.priority->peers.clear();
+  }
+  s.totals = hrt_resize_stats{};
+  hetero::resize::SemiCosts costs = semiCosts(*s.online);
+  if (extract_ms)
+    *extract_ms = costs.extract(share);
+  if (communicate_ms)
+    *communicate_ms = costs.communicate(share);
   return HRT_SUCCESS;
 }
 

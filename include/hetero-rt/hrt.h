@@ -533,6 +533,20 @@ HRT_EXPORT hrt_status hrt_resize_begin_iteration(long long iteration);
  * share changed. */
 HRT_EXPORT hrt_status hrt_resize_end_iteration(double *ratios, double *migrated,
                                                int capacity, int *changed);
+/* SEMI's pre-test (Algorithm 2, line 1), before training: the next
+ * iteration runs with rank `rank` of the online planner's group pruning
+ * `prune` and migrating `migrate` of its columns and the others whole (or,
+ * with rank -1, every rank pruning `prune` and none migrating). Its
+ * hrt_resize_end_iteration records the extraction and communication it
+ * measured as samples of Eq. 2 and 3's cost curves and plans nothing. Needs
+ * hrt_resize_configure_online with HRT_RESIZE_SEMI. */
+HRT_EXPORT hrt_status hrt_resize_pretest(int rank, double prune,
+                                         double migrate);
+/* Ends the pre-test: forgets the columns, kept products and priority
+ * statistics its iterations left, keeps the cost samples, and writes the
+ * fitted extraction cost E and Comm at `share` (either may be NULL). */
+HRT_EXPORT hrt_status hrt_resize_end_pretest(double share, double *extract_ms,
+                                             double *communicate_ms);
 
 /*===----------------------------------------------------------------------===*
  * Timelines of measured iterations. Between hrt_timeline_begin_iteration

@@ -109,6 +109,17 @@
  * when migrating communicates for free.
  * CHECK-DAG: semi: priced communication prunes more and migrates less
  *
+ * SEMI's pre-test (Algorithm 2, line 1) measures the extraction before
+ * training: an unpruned iteration, every rank pruning 1/8 to 7/8, rank 1
+ * migrating 1/8 to 3/4. Its first plan then splits the straggler's share
+ * between pruning and migration, where without it (above) rank 1 first
+ * prunes all of its 3/4. A pre-test iteration plans nothing, and one needs
+ * the SEMI planner.
+ * CHECK-DAG: pretest: E(0.5) over 0, 10 iterations planned nothing
+ * CHECK-DAG: pretest: the first plan prunes and migrates
+ * CHECK-DAG: pretest without SEMI: invalid argument: hrt_resize_pretest on rank 0 (0 bytes): the pre-test fits SEMI's costs; configure the online planner with HRT_RESIZE_SEMI first
+ * CHECK-DAG: pretest of both on every rank: invalid argument: hrt_resize_pretest on rank 0 (0 bytes): needs a rank of the group of 2 (or -1: every rank prunes, none migrates) and shares >= 0 with a sum below 1, got rank -1, prune 0.250000, migrate 0.250000
+ *
  * Same imputation's store (rank 0 prunes a fixed half, rank 1 nothing): per
  * layer and product, a question reads the value the last iteration kept
  * where this iteration's next keep goes (the (n+1)-th after n keeps); a
@@ -210,6 +221,46 @@ static void semiRun(hrt_comm world, int priced, double *ratios,
   for (long long i = 0; i < 4; ++i)
     semiIteration(i, ratios, migrated, &changed);
   CHECK_OK(hrt_set_link_model(0.0, 0.0));
+}
+
+static void pretest(hrt_comm world, int rank) {
+  double ratios[2] = {0, 0}, migrated[2] = {0, 0};
+  int changed = 0, quiet = 1;
+  CHECK_OK(hrt_resize_configure_online(world, /*min*/ 1, HRT_RESIZE_PRUNE, 0,
+                                       1));
+  hrt_status status = hrt_resize_pretest(-1, 0.25, 0);
+  if (rank == 0)
+    printf("pretest without SEMI: %s: %s\n", hrt_status_string(status),
+           hrt_last_error());
+  CHECK_OK(hrt_resize_configure_online(world, /*min*/ 1, HRT_RESIZE_SEMI, 0,
+                                       1));
+  status = hrt_resize_pretest(-1, 0.25, 0.25);
+  if (rank == 0)
+    printf("pretest of both on every rank: %s: %s\n",
+           hrt_status_string(status), hrt_last_error());
+  const double shares[10][2] = {{0, 0},     {0.125, 0}, {0.25, 0}, {0.5, 0},
+                                {0.75, 0},  {0.875, 0}, {0, 0.125}, {0, 0.25},
+                                {0, 0.5},   {0, 0.75}};
+  for (int i = 0; i < 10; ++i) {
+    CHECK_OK(hrt_resize_pretest(shares[i][1] > 0 ? 1 : -1, shares[i][0],
+                                shares[i][1]));
+    /* The iteration runs the forced shares; the planner's are 0 after. */
+    semiIteration(0, ratios, migrated, &changed);
+    quiet &= !changed && ratios[0] == 0 && ratios[1] == 0 &&
+             migrated[0] == 0 && migrated[1] == 0;
+    migrated[0] = migrated[1] = 0;
+  }
+  double extract = 0, communicate = 0;
+  CHECK_OK(hrt_resize_end_pretest(0.5, &extract, &communicate));
+  if (rank == 0)
+    printf("pretest: E(0.5) %s, %s\n", extract > 0 ? "over 0" : "is 0",
+           quiet ? "10 iterations planned nothing" : "an iteration planned");
+  semiIteration(0, ratios, migrated, &changed);
+  if (rank == 0 && changed && ratios[1] > 0.05 && migrated[1] > 0.05)
+    printf("pretest: the first plan prunes and migrates\n");
+  else if (rank == 0)
+    printf("pretest: the first plan prunes %g and migrates %g\n", ratios[1],
+           migrated[1]);
 }
 
 static void semiCommunication(hrt_comm world, int rank) {
@@ -563,6 +614,7 @@ int main(int argc, char **argv) {
   mismatchedLayers(world, rank, 2, "more layers");
   semi(world, rank);
   semiCommunication(world, rank);
+  pretest(world, rank);
   keptProducts(rank);
 
   /* Fixed migration: rank 1 migrates half. */

@@ -198,7 +198,9 @@ static cl::opt<std::string> pruneOption(
              "columns that changed least over the last epoch; needs epoch= "
              "and hetero-resize{priority=true}) [,epsilon=e] (PriDiff: "
              "prune more of layers whose columns changed less than "
-             "epoch x e) (docs/resizing.md)"),
+             "epoch x e) [,pretest=n] (policy=semi: before training, n "
+             "rounds of iterations at the spec's sample shares fit Eq. 2 "
+             "and 3's costs; their updates are undone) (docs/resizing.md)"),
     cl::init(""), cl::cat(category));
 
 namespace {
@@ -220,6 +222,8 @@ struct PruneConfig {
   bool priority = false;
   double epsilon = 0;
   bool epsilonSet = false;
+  /// pretest=: rounds of SEMI's pre-test before training.
+  long long pretest = 0;
   /// Whether the module's ranks talk to the others of their tensor-parallel
   /// group about it.
   bool needsGroup() const {
@@ -283,10 +287,14 @@ std::string parsePruneConfig(StringRef text, PruneConfig &config) {
           !std::isfinite(config.epsilon))
         return "epsilon must be a number > 0, got '" + value.str() + "'";
       config.epsilonSet = true;
+    } else if (key == "pretest") {
+      if (value.getAsInteger(10, config.pretest) || config.pretest < 1)
+        return "pretest must be a whole number of rounds >= 1, got '" +
+               value.str() + "'";
     } else {
       return "unknown key '" + key.str() +
              "', expected ratio, ranks, migrate, target, policy, epoch, "
-             "order or epsilon";
+             "order, epsilon or pretest";
     }
   }
   if (config.target && (ratio || config.ranks || config.migrates))
@@ -310,6 +318,9 @@ std::string parsePruneConfig(StringRef text, PruneConfig &config) {
   if (config.priority && config.epoch < 1)
     return "order=priority ranks the columns by their change over an epoch; "
            "it needs epoch=n";
+  if (config.pretest && config.policy != HRT_RESIZE_SEMI)
+    return "pretest= fits SEMI's extraction and communication costs; it "
+           "needs target=min,policy=semi";
   return "";
 }
 
@@ -328,6 +339,29 @@ bool configureResize(const PruneConfig &config, hrt_comm group,
                                                 config.ranks) == HRT_SUCCESS);
   return configured && (!config.priority || hrt_resize_configure_priority(
                                                 config.epsilon) == HRT_SUCCESS);
+}
+
+/// A global the step writes, and its bytes: what SEMI's pre-test undoes.
+struct WritableGlobal {
+  std::string name;
+  size_t bytes;
+};
+
+/// Every global of `module` that the program may write, made visible to
+/// the JIT's symbol lookup.
+std::vector<WritableGlobal> collectWritableGlobals(ModuleOp module) {
+  std::vector<WritableGlobal> globals;
+  for (auto global : module.getOps<memref::GlobalOp>()) {
+    MemRefType type = global.getType();
+    if (global.getConstant() || global.isExternal() || !type.hasStaticShape())
+      continue;
+    SymbolTable::setSymbolVisibility(global, SymbolTable::Visibility::Public);
+    size_t element =
+        std::max<size_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
+    globals.push_back(
+        {global.getSymName().str(), size_t(type.getNumElements()) * element});
+  }
+  return globals;
 }
 
 /// What the entry function takes and returns.
@@ -537,6 +571,74 @@ preparePipeline(ModuleOp module, const hetero::CheckpointConfig &checkpoint) {
       failed(hetero::placeCheckpointChunks(module, checkpoint)))
     return failure();
   return std::optional<PipelineFacts>(facts);
+}
+
+/// SEMI's pre-test (Algorithm 2, line 1): before training, after one
+/// warm-up, `rounds` rounds of iterations at the spec's sample shares (none;
+/// every rank pruning 1/8 to 7/8; the group's last rank migrating 1/8 to
+/// 3/4) whose measurements fit Eq. 2 and 3's extraction and communication
+/// costs. Every writable global is restored afterwards, so that training
+/// starts where it would have. Collective; false after a message.
+bool runPretest(ExecutionEngine &engine, const EntrySignature &signature,
+                StringRef entry, int64_t rounds, hrt_comm group,
+                const std::vector<WritableGlobal> &globals, bool printer) {
+  std::vector<std::vector<char>> saved;
+  std::vector<char *> addresses;
+  for (const WritableGlobal &global : globals) {
+    llvm::Expected<void *> address = engine.lookup(global.name);
+    if (!address) {
+      llvm::errs() << "hetero-run: --prune pretest=: cannot find @"
+                   << global.name << " in the compiled program: "
+                   << llvm::toString(address.takeError()) << "\n";
+      return false;
+    }
+    addresses.push_back(static_cast<char *>(*address));
+    saved.emplace_back(addresses.back(), addresses.back() + global.bytes);
+  }
+  int size = 1;
+  hrt_comm_size(group, &size);
+  struct Share {
+    double prune, migrate;
+  };
+  static constexpr Share kShares[] = {
+      {0, 0},     {0.125, 0}, {0.25, 0}, {0.5, 0}, {0.75, 0},
+      {0.875, 0}, {0, 0.125}, {0, 0.25}, {0, 0.5}, {0, 0.75}};
+  auto fail = [](llvm::Twine what) {
+    llvm::errs() << "hetero-run: --prune pretest=: " << what << "\n";
+    return false;
+  };
+  int64_t count = 0;
+  for (int64_t round = -1; round < rounds; ++round) {
+    // Round -1 warms up: first touches would pass for extraction.
+    for (const Share &share : kShares) {
+      if (hrt_resize_begin_iteration(0) != HRT_SUCCESS ||
+          (round >= 0 &&
+           hrt_resize_pretest(share.migrate > 0 ? size - 1 : -1, share.prune,
+                              share.migrate) != HRT_SUCCESS))
+        return fail(hrt_last_error());
+      if (llvm::Expected<std::string> printed =
+              invoke(engine, signature, 0, entry);
+          !printed)
+        return fail(llvm::toString(printed.takeError()));
+      if (round < 0)
+        break;
+      int changed = 0;
+      if (hrt_resize_end_iteration(nullptr, nullptr, 0, &changed) !=
+          HRT_SUCCESS)
+        return fail(hrt_last_error());
+      ++count;
+    }
+  }
+  for (size_t i = 0; i < globals.size(); ++i)
+    std::copy(saved[i].begin(), saved[i].end(), addresses[i]);
+  double extract = 0, communicate = 0;
+  if (hrt_resize_end_pretest(0.5, &extract, &communicate) != HRT_SUCCESS)
+    return fail(hrt_last_error());
+  if (printer)
+    std::printf("pre-test: %lld iterations; E(0.5) = %.3f ms, Comm(0.5) = "
+                "%.3f ms\n",
+                (long long)count, extract, communicate);
+  return true;
 }
 
 /// A parameter of `shape` split `shards` ways along `dim`, read row-major
@@ -929,6 +1031,10 @@ int run() {
     final->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
   }
 
+  // SEMI's pre-test undoes what its iterations write.
+  std::vector<WritableGlobal> pretestGlobals;
+  if (prune && prune->pretest)
+    pretestGlobals = collectWritableGlobals(*module);
   // Sharded parameters take their slices of the initial values before
   // --load may replace them.
   constexpr llvm::StringLiteral kShardInit = "__hetero_shard_init";
@@ -1064,6 +1170,10 @@ int run() {
                     "at least 2 iterations (the first warms up)\n";
     return 1;
   }
+  if (prune && prune->pretest &&
+      !runPretest(**engine, *signature, entry, prune->pretest, resizeGroup,
+                  pretestGlobals, printer))
+    return 1;
   // No collective over every rank runs between two steps: a replica that
   // waits in a dynamic sync group (docs/sync-groups.md) for others would
   // never join it. So each rank times its own iterations.
