@@ -120,11 +120,15 @@ LogicalResult
 hetero::buildLowerToGpuPipeline(OpPassManager &pm,
                                 const GpuPipelineOptions &options) {
   addHeteroAndBufferization(pm, /*blockingCollectives=*/false);
-  // Every parallel loop nest becomes a kernel; reductions stay sequential
-  // loops inside the kernel.
+  // The f32 GEMMs go to cuBLAS; every other parallel loop nest becomes a
+  // kernel of thread blocks, its reductions sequential loops in a thread.
+  if (options.matmul == hetero::GpuMatmul::cublas)
+    pm.addPass(hetero::createHeteroMatmulToCublas());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   OpPassManager &kernels = pm.nest<func::FuncOp>();
-  kernels.addPass(createGpuMapParallelLoopsPass());
+  hetero::HeteroGpuMapLoopsOptions mapping;
+  mapping.threadsPerBlock = options.threadsPerBlock;
+  kernels.addPass(hetero::createHeteroGpuMapLoops(mapping));
   kernels.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createLowerAffinePass());

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -92,6 +93,9 @@ buildLowerToCpuPipeline(mlir::OpPassManager &pm,
 enum class GpuKernelFormat { isa, bin, fatbin };
 
 /// Options of the GPU pipeline.
+/// Where the f32 matmuls of the GPU pipeline run.
+enum class GpuMatmul { cublas, kernel };
+
 struct GpuPipelineOptions
     : public mlir::PassPipelineOptions<GpuPipelineOptions> {
   Option<std::string> chip{*this, "chip",
@@ -108,6 +112,18 @@ struct GpuPipelineOptions
           clEnumValN(GpuKernelFormat::bin, "bin", "cubin, through ptxas"),
           clEnumValN(GpuKernelFormat::fatbin, "fatbin",
                      "fat binary of cubin and PTX"))};
+  Option<GpuMatmul> matmul{
+      *this, "matmul", llvm::cl::desc("How f32 matmuls on buffers run"),
+      llvm::cl::init(GpuMatmul::cublas),
+      llvm::cl::values(
+          clEnumValN(GpuMatmul::cublas, "cublas",
+                     "cuBLAS, through hrt_cuda_sgemm"),
+          clEnumValN(GpuMatmul::kernel, "kernel",
+                     "a generated kernel, like the other loop nests"))};
+  Option<int64_t> threadsPerBlock{
+      *this, "threads-per-block",
+      llvm::cl::desc("Threads per block of the generated kernels"),
+      llvm::cl::init(256)};
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit root, for libdevice and ptxas (default: "

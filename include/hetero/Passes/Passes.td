@@ -685,4 +685,60 @@ def HeteroLowerToRuntime : Pass<"hetero-lower-to-runtime",
                            "::hetero::HeteroDialect"];
 }
 
+def HeteroGpuMapLoops
+    : Pass<"hetero-gpu-map-loops", "::mlir::func::FuncOp"> {
+  let summary = "Tile parallel loops into thread blocks and map them to the GPU";
+  let description = [{
+    Tiles every outermost `scf.parallel` without reductions so that a tile
+    is one thread block of at most `threads-per-block` threads, then maps the
+    tile loop onto blocks and the loop within a tile onto threads (the
+    mapping attributes `convert-parallel-loops-to-gpu` reads). The innermost
+    dimension, the contiguous one of row-major buffers, goes to x, so that
+    neighbouring threads touch neighbouring elements: up to 32 threads
+    along it (all of them for a one-dimensional loop), the rest of the block
+    along the next dimensions, never more threads than a dimension has
+    iterations when that is known. Dimensions beyond the third, and every
+    parallel loop nested inside a mapped one, run sequentially within their
+    thread. Loops with reductions are left unmapped.
+
+    ```
+    hetero-opt --convert-linalg-to-parallel-loops \
+      --pass-pipeline='builtin.module(func.func(hetero-gpu-map-loops))' f.mlir
+    ```
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t",
+           /*default=*/"256",
+           "Threads per block: a power of two from 32 to 1024">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def HeteroMatmulToCublas
+    : Pass<"hetero-matmul-to-cublas", "::mlir::ModuleOp"> {
+  let summary = "Compute f32 matmuls on buffers with cuBLAS";
+  let description = [{
+    Rewrites every `linalg.matmul` on f32 buffers whose rows are contiguous
+    (unit stride along the second dimension) into a call of the runtime's
+    `hrt_cuda_sgemm(m, n, k, A, lda, B, ldb, C, ldc)`, which accumulates
+    into C as the matmul does, on the thread's stream. The buffers must be
+    device memory when the call runs. Other matmuls (other element types,
+    indexing maps or layouts) are left to the generated kernels.
+
+    ```mlir
+    linalg.matmul ins(%a, %b : memref<16x32xf32>, memref<32x8xf32>)
+                  outs(%c : memref<16x8xf32>)
+    ```
+
+    becomes a call with the aligned pointers (plus each buffer's offset) as
+    `!llvm.ptr` and the sizes and row strides as i64.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // HETERO_PASSES_PASSES_TD

@@ -1,0 +1,86 @@
+//===- Blas.cpp - cuBLAS products for compiled GPU code -------------------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// hetero-matmul-to-cublas turns the f32 linalg.matmul of a GPU step into a
+// call of hrt_cuda_sgemm. cuBLAS is column-major: a row-major C = A B is the
+// column-major C^T = B^T A^T, so the product is taken with the operands
+// swapped and no transposes. Each thread has one handle, on its stream.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Context.h"
+#include "hetero-rt/gpu.h"
+
+#include <cublas_v2.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+/// Aborts with the cuBLAS status of a failed `call` on shapes m x n x k.
+void checkBlas(cublasStatus_t status, const char *call, int64_t m, int64_t n,
+               int64_t k) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return;
+  std::fprintf(stderr,
+               "hetero GPU runtime: %s failed for a %lld x %lld x %lld "
+               "product: %s (%s)\n",
+               call, (long long)m, (long long)n, (long long)k,
+               cublasGetStatusName(status), cublasGetStatusString(status));
+  std::fflush(stderr);
+  std::abort();
+}
+
+/// This thread's handle, bound to its stream, in full f32 precision.
+cublasHandle_t threadHandle() {
+  static thread_local cublasHandle_t handle = nullptr;
+  if (!handle) {
+    hetero::rt::cuda::ensureContext();
+    checkBlas(cublasCreate(&handle), "cublasCreate", 0, 0, 0);
+    checkBlas(cublasSetStream(handle, static_cast<cudaStream_t>(
+                                          hetero::rt::cuda::threadStream())),
+              "cublasSetStream", 0, 0, 0);
+    checkBlas(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH),
+              "cublasSetMathMode", 0, 0, 0);
+  }
+  return handle;
+}
+
+/// `value` as cuBLAS's int, or an abort naming what overflowed.
+int asBlasInt(int64_t value, const char *what, int64_t m, int64_t n,
+              int64_t k) {
+  if (value < 0 || value > INT32_MAX) {
+    std::fprintf(stderr,
+                 "hetero GPU runtime: hrt_cuda_sgemm: %s %lld of a %lld x "
+                 "%lld x %lld product is outside cuBLAS's int range\n",
+                 what, (long long)value, (long long)m, (long long)n,
+                 (long long)k);
+    std::fflush(stderr);
+    std::abort();
+  }
+  return int(value);
+}
+
+} // namespace
+
+HRT_CUDA_EXPORT void hrt_cuda_sgemm(int64_t m, int64_t n, int64_t k,
+                                    const float *a, int64_t lda,
+                                    const float *b, int64_t ldb, float *c,
+                                    int64_t ldc) {
+  if (m == 0 || n == 0)
+    return;
+  const float one = 1.0f;
+  cublasHandle_t handle = threadHandle();
+  checkBlas(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N,
+                        asBlasInt(n, "n", m, n, k), asBlasInt(m, "m", m, n, k),
+                        asBlasInt(k, "k", m, n, k), &one, b,
+                        asBlasInt(ldb, "ldb", m, n, k), a,
+                        asBlasInt(lda, "lda", m, n, k), &one, c,
+                        asBlasInt(ldc, "ldc", m, n, k)),
+            "cublasSgemm", m, n, k);
+  HRT_CUDA_CHECK(cuStreamSynchronize(hetero::rt::cuda::threadStream()));
+}

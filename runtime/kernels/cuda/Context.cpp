@@ -1,0 +1,105 @@
+//===- Context.cpp - the device, context and stream of a thread -----------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// One device per process: a rank of a job on a machine with several GPUs
+// takes the one its local rank names, as the NCCL backend does, so that the
+// kernels and the collectives of a rank run on the same device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Context.h"
+#include "hetero-rt/gpu.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
+
+namespace hetero::rt::cuda {
+namespace {
+
+/// The device mgpuSetDefaultDevice named, or -1 until one is chosen.
+std::atomic<int> chosenDevice{-1};
+
+/// The local rank the launcher exported, or 0 outside a job.
+int localRank() {
+  for (const char *variable : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                               "SLURM_LOCALID", "LOCAL_RANK"})
+    if (const char *value = std::getenv(variable)) {
+      char *end = nullptr;
+      long rank = std::strtol(value, &end, 10);
+      if (end != value && *end == '\0' && rank >= 0)
+        return int(rank);
+    }
+  return 0;
+}
+
+} // namespace
+
+void check(CUresult result, const char *call) {
+  if (result == CUDA_SUCCESS)
+    return;
+  const char *name = "unknown";
+  const char *text = "unknown error";
+  cuGetErrorName(result, &name);
+  cuGetErrorString(result, &text);
+  std::fprintf(stderr, "hetero GPU runtime: %s failed: %s (%s)\n", call, name,
+               text);
+  std::fflush(stderr);
+  std::abort();
+}
+
+void fail(const char *message) {
+  std::fprintf(stderr, "hetero GPU runtime: %s\n", message);
+  std::fflush(stderr);
+  std::abort();
+}
+
+void selectDevice(int device) { chosenDevice.store(device); }
+
+int device() {
+  int device = chosenDevice.load();
+  if (device >= 0)
+    return device;
+  HRT_CUDA_CHECK(cuInit(0));
+  int count = 0;
+  HRT_CUDA_CHECK(cuDeviceGetCount(&count));
+  if (count == 0)
+    fail("no CUDA device is visible to this process");
+  int expected = -1;
+  chosenDevice.compare_exchange_strong(expected, localRank() % count);
+  return chosenDevice.load();
+}
+
+void ensureContext() {
+  static thread_local bool ready = false;
+  if (ready)
+    return;
+  HRT_CUDA_CHECK(cuInit(0));
+  CUdevice handle;
+  HRT_CUDA_CHECK(cuDeviceGet(&handle, device()));
+  CUcontext context;
+  HRT_CUDA_CHECK(cuDevicePrimaryCtxRetain(&context, handle));
+  HRT_CUDA_CHECK(cuCtxSetCurrent(context));
+  ready = true;
+}
+
+CUstream threadStream() {
+  static thread_local CUstream stream = nullptr;
+  if (!stream) {
+    ensureContext();
+    HRT_CUDA_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  }
+  return stream;
+}
+
+} // namespace hetero::rt::cuda
+
+HRT_CUDA_EXPORT int hrt_cuda_device(void) { return hetero::rt::cuda::device(); }
+
+HRT_CUDA_EXPORT void *hrt_cuda_stream(void) {
+  return hetero::rt::cuda::threadStream();
+}
