@@ -9,7 +9,8 @@
 // cuBLAS through libhetero_rt_cuda's hrt_cuda_sgemm (include/hetero-rt/
 // gpu.h). A matmul qualifies when its buffers are f32 with unit stride
 // along their rows (cuBLAS takes a leading dimension, not a column stride)
-// and it has the default indexing maps.
+// and it has the default indexing maps. A zero fill of the output right
+// before the product becomes cuBLAS's beta = 0.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 
 namespace hetero {
 #define GEN_PASS_DEF_HETEROMATMULTOCUBLAS
@@ -100,6 +102,20 @@ Matrix matrixOf(OpBuilder &b, Location loc, Value memref) {
   return {address, size(0), size(1), rowStride};
 }
 
+/// The linalg.fill of 0.0 into `matmul`'s output that immediately precedes
+/// it, if there is one.
+linalg::FillOp zeroFillOf(linalg::MatmulOp matmul) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(matmul->getPrevNode());
+  if (!fill || !fill.hasPureBufferSemantics() ||
+      fill.getOutputs()[0] != matmul.getOutputs()[0])
+    return {};
+  FloatAttr value;
+  if (!matchPattern(fill.getInputs()[0], m_Constant(&value)) ||
+      !value.getValue().isPosZero())
+    return {};
+  return fill;
+}
+
 struct MatmulToCublasPass
     : hetero::impl::HeteroMatmulToCublasBase<MatmulToCublasPass> {
   void runOnOperation() override {
@@ -114,9 +130,10 @@ struct MatmulToCublasPass
     MLIRContext *context = &getContext();
     Type i64 = IntegerType::get(context, 64);
     Type pointer = LLVM::LLVMPointerType::get(context);
+    Type f32 = Float32Type::get(context);
     FunctionType sgemmType = FunctionType::get(
-        context, {i64, i64, i64, pointer, i64, pointer, i64, pointer, i64},
-        {});
+        context,
+        {i64, i64, i64, pointer, i64, pointer, i64, f32, pointer, i64}, {});
     auto sgemm = module.lookupSymbol<func::FuncOp>(kSgemm);
     if (!sgemm) {
       OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
@@ -129,17 +146,24 @@ struct MatmulToCublasPass
       return signalPassFailure();
     }
     for (linalg::MatmulOp matmul : matmuls) {
+      // A zero fill of C just before the product is cuBLAS's beta = 0:
+      // one pass over C fewer, and no kernel launch.
+      linalg::FillOp zeroFill = zeroFillOf(matmul);
       OpBuilder b(matmul);
       Location loc = matmul.getLoc();
       Matrix a = matrixOf(b, loc, matmul.getInputs()[0]);
       Matrix bMatrix = matrixOf(b, loc, matmul.getInputs()[1]);
       Matrix c = matrixOf(b, loc, matmul.getOutputs()[0]);
+      Value beta = arith::ConstantOp::create(
+          b, loc, b.getF32FloatAttr(zeroFill ? 0.0f : 1.0f));
       func::CallOp::create(b, loc, sgemm,
                            ValueRange{a.rows, c.columns, a.columns, a.address,
                                       a.rowStride, bMatrix.address,
-                                      bMatrix.rowStride, c.address,
+                                      bMatrix.rowStride, beta, c.address,
                                       c.rowStride});
       matmul.erase();
+      if (zeroFill)
+        zeroFill.erase();
     }
   }
 };

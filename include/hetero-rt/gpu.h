@@ -26,14 +26,14 @@ int hrt_cuda_device(void);
 /* This thread's stream (a CUstream, also usable as a cudaStream_t). */
 void *hrt_cuda_stream(void);
 
-/* C += A B for row-major f32 matrices on the device: A is m x k with rows
- * `lda` elements apart, B is k x n (rows `ldb` apart), C is m x n (rows
- * `ldc` apart). cuBLAS in full f32 precision (no TF32), on this thread's
- * stream; returns when C is written. A failure prints the cuBLAS status with
- * the shapes and aborts: compiled code has no error path. */
+/* C = A B + beta C for row-major f32 matrices on the device: A is m x k
+ * with rows `lda` elements apart, B is k x n (rows `ldb` apart), C is m x n
+ * (rows `ldc` apart). cuBLAS in full f32 precision (no TF32), on this
+ * thread's stream; returns when C is written. A failure prints the cuBLAS
+ * status with the shapes and aborts: compiled code has no error path. */
 void hrt_cuda_sgemm(int64_t m, int64_t n, int64_t k, const float *a,
-                    int64_t lda, const float *b, int64_t ldb, float *c,
-                    int64_t ldc);
+                    int64_t lda, const float *b, int64_t ldb, float beta,
+                    float *c, int64_t ldc);
 
 #ifdef __cplusplus
 }

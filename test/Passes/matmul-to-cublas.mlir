@@ -1,8 +1,10 @@
 // hetero-matmul-to-cublas: an f32 matmul on row-contiguous buffers becomes
-// one hrt_cuda_sgemm(m, n, k, A, lda, B, ldb, C, ldc); other matmuls stay.
+// one hrt_cuda_sgemm(m, n, k, A, lda, B, ldb, beta, C, ldc), beta 0 when
+// a zero fill of C comes right before it (the fill goes), else 1; other
+// matmuls stay.
 // RUN: hetero-opt %s --split-input-file --verify-diagnostics --hetero-matmul-to-cublas --cse | FileCheck %s
 
-// CHECK: func.func private @hrt_cuda_sgemm(i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64)
+// CHECK: func.func private @hrt_cuda_sgemm(i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
 // CHECK-LABEL: func.func @static
 // CHECK: %[[A:.*]] = memref.extract_aligned_pointer_as_index %arg0
 // CHECK: %[[AI:.*]] = arith.index_cast %[[A]] : index to i64
@@ -14,7 +16,8 @@
 // CHECK: %[[N:.*]] = arith.constant 48 : i64
 // CHECK: %[[C:.*]] = memref.extract_aligned_pointer_as_index %arg2
 // CHECK: %[[CP:.*]] = llvm.inttoptr
-// CHECK: call @hrt_cuda_sgemm(%[[M]], %[[N]], %[[K]], %[[AP]], %[[K]], %[[BP]], %[[N]], %[[CP]], %[[N]])
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: call @hrt_cuda_sgemm(%[[M]], %[[N]], %[[K]], %[[AP]], %[[K]], %[[BP]], %[[N]], %[[ONE]], %[[CP]], %[[N]])
 // CHECK-NOT: linalg.matmul
 func.func @static(%a: memref<64x32xf32>, %b: memref<32x48xf32>, %c: memref<64x48xf32>) {
   linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x48xf32>) outs(%c : memref<64x48xf32>)
@@ -31,7 +34,7 @@ func.func @static(%a: memref<64x32xf32>, %b: memref<32x48xf32>, %c: memref<64x48
 // CHECK: %[[BYTES:.*]] = arith.muli %[[OFF]], %[[C4]]
 // CHECK: arith.addi %[[BASE]], %[[BYTES]]
 // CHECK: %[[LD:.*]] = arith.constant 96 : i64
-// CHECK: call @hrt_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LD]],
+// CHECK: call @hrt_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LD]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
 func.func @view(%a: memref<16x96xf32>, %b: memref<32x8xf32>, %c: memref<16x8xf32>, %o: index) {
   %v = memref.subview %a[0, %o] [16, 32] [1, 1] : memref<16x96xf32> to memref<16x32xf32, strided<[96, 1], offset: ?>>
   linalg.matmul ins(%v, %b : memref<16x32xf32, strided<[96, 1], offset: ?>>, memref<32x8xf32>) outs(%c : memref<16x8xf32>)
@@ -47,9 +50,34 @@ func.func @view(%a: memref<16x96xf32>, %b: memref<32x8xf32>, %c: memref<16x8xf32
 // CHECK: %{{.*}}, %{{.*}}, %[[CS:.*]]:2, %[[CST:.*]]:2 = memref.extract_strided_metadata %arg2
 // CHECK: %[[LDC:.*]] = arith.index_cast %[[CST]]#0 : index to i64
 // CHECK: %[[N:.*]] = arith.index_cast %[[CS]]#1 : index to i64
-// CHECK: call @hrt_cuda_sgemm(%[[M]], %[[N]], %[[K]], %{{.*}}, %[[LDA]], %{{.*}}, %{{.*}}, %{{.*}}, %[[LDC]])
+// CHECK: call @hrt_cuda_sgemm(%[[M]], %[[N]], %[[K]], %{{.*}}, %[[LDA]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LDC]])
 func.func @dynamic(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  return
+}
+
+// The zero fill right before the product is beta = 0 and goes; a fill of
+// another value, or one with an op in between, stays, and beta is 1.
+// CHECK-LABEL: func.func @fills
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NOT: linalg.fill
+// CHECK: call @hrt_cuda_sgemm({{.*}}, %[[ZERO]], %{{.*}}, %{{.*}})
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg2
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: call @hrt_cuda_sgemm({{.*}}, %[[ONE]], %{{.*}}, %{{.*}})
+// CHECK: linalg.fill ins(%[[ZERO]] : f32) outs(%arg2
+// CHECK: memref.store
+// CHECK: call @hrt_cuda_sgemm({{.*}}, %[[ONE]], %{{.*}}, %{{.*}})
+func.func @fills(%a: memref<8x4xf32>, %b: memref<4x8xf32>, %c: memref<8x8xf32>, %i: index) {
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x8xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x8xf32>) outs(%c : memref<8x8xf32>)
+  linalg.fill ins(%two : f32) outs(%c : memref<8x8xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x8xf32>) outs(%c : memref<8x8xf32>)
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x8xf32>)
+  memref.store %two, %c[%i, %i] : memref<8x8xf32>
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x8xf32>) outs(%c : memref<8x8xf32>)
   return
 }
 
@@ -70,7 +98,7 @@ func.func @kept(%a: memref<8x8xf16>, %c: memref<8x8xf16>, %s: memref<8x16xf32>, 
 
 // -----
 
-// expected-error @+1 {{hetero-matmul-to-cublas: @hrt_cuda_sgemm is declared as '(i64) -> ()', expected '(i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64) -> ()'}}
+// expected-error @+1 {{hetero-matmul-to-cublas: @hrt_cuda_sgemm is declared as '(i64) -> ()', expected '(i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> ()'}}
 func.func private @hrt_cuda_sgemm(i64)
 func.func @clash(%a: memref<4x4xf32>) {
   linalg.matmul ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>) outs(%a : memref<4x4xf32>)

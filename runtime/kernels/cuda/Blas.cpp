@@ -16,6 +16,7 @@
 
 #include <cublas_v2.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -65,21 +66,31 @@ int asBlasInt(int64_t value, const char *what, int64_t m, int64_t n,
   return int(value);
 }
 
+/// The leading dimension cuBLAS is given for a rows x columns matrix whose
+/// rows are `stride` apart: a matrix of at most one row may carry any
+/// stride, and cuBLAS wants at least max(1, columns).
+int64_t leading(int64_t stride, int64_t rows, int64_t columns) {
+  return rows <= 1 ? std::max({stride, columns, int64_t(1)}) : stride;
+}
+
 } // namespace
 
 HRT_CUDA_EXPORT void hrt_cuda_sgemm(int64_t m, int64_t n, int64_t k,
                                     const float *a, int64_t lda,
-                                    const float *b, int64_t ldb, float *c,
-                                    int64_t ldc) {
+                                    const float *b, int64_t ldb, float beta,
+                                    float *c, int64_t ldc) {
   if (m == 0 || n == 0)
     return;
+  lda = leading(lda, m, k);
+  ldb = leading(ldb, k, n);
+  ldc = leading(ldc, m, n);
   const float one = 1.0f;
   cublasHandle_t handle = threadHandle();
   checkBlas(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N,
                         asBlasInt(n, "n", m, n, k), asBlasInt(m, "m", m, n, k),
                         asBlasInt(k, "k", m, n, k), &one, b,
                         asBlasInt(ldb, "ldb", m, n, k), a,
-                        asBlasInt(lda, "lda", m, n, k), &one, c,
+                        asBlasInt(lda, "lda", m, n, k), &beta, c,
                         asBlasInt(ldc, "ldc", m, n, k)),
             "cublasSgemm", m, n, k);
   HRT_CUDA_CHECK(cuStreamSynchronize(hetero::rt::cuda::threadStream()));

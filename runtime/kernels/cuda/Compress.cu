@@ -32,6 +32,36 @@ unsigned blocksFor(size_t n) {
   return unsigned(std::max<size_t>(1, (n + kThreads - 1) / kThreads));
 }
 
+/// Blocks of a reduction: each thread strides over the input, so that a
+/// block adds one partial sum to the result, not one per warp.
+constexpr unsigned kReductionBlocks = 2048;
+unsigned reductionBlocksFor(size_t n) {
+  return std::min(blocksFor(n), kReductionBlocks);
+}
+
+/// The sum of `value` over the block (of kThreads threads), in thread 0.
+template <typename T> __device__ T blockSum(T value) {
+  __shared__ T partial[kThreads / 32];
+  __syncthreads(); // a previous call's readers are done with `partial`
+  for (int offset = 16; offset > 0; offset /= 2)
+    value += __shfl_down_sync(0xffffffffu, value, offset);
+  unsigned lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  if (lane == 0)
+    partial[warp] = value;
+  __syncthreads();
+  if (warp != 0)
+    return T(0);
+  value = lane < kThreads / 32 ? partial[lane] : T(0);
+  for (int offset = 16; offset > 0; offset /= 2)
+    value += __shfl_down_sync(0xffffffffu, value, offset);
+  return value;
+}
+
+/// The indices a thread of a reduction visits: i, i + stride, ...
+#define FOR_EACH_STRIDED(i, n)                                                 \
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < (n);      \
+       i += size_t(gridDim.x) * blockDim.x)
+
 __device__ uint32_t magnitudeKey(float value) {
   return __float_as_uint(value) & 0x7fffffffu;
 }
@@ -85,14 +115,15 @@ __global__ void unpackSigns(const uint32_t *words, size_t n, float scale,
 }
 
 __global__ void sumAbsAndSquares(const float *g, size_t n, double *sums) {
-  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-  double magnitude = i < n ? fabs(double(g[i])) : 0.0;
-  double square = magnitude * magnitude;
-  for (int offset = 16; offset > 0; offset /= 2) {
-    magnitude += __shfl_down_sync(0xffffffffu, magnitude, offset);
-    square += __shfl_down_sync(0xffffffffu, square, offset);
+  double magnitude = 0.0, square = 0.0;
+  FOR_EACH_STRIDED(i, n) {
+    double value = fabs(double(g[i]));
+    magnitude += value;
+    square += value * value;
   }
-  if ((threadIdx.x & 31) == 0) {
+  magnitude = blockSum(magnitude);
+  square = blockSum(square);
+  if (threadIdx.x == 0) {
     atomicAdd(&sums[0], magnitude);
     atomicAdd(&sums[1], square);
   }
@@ -135,11 +166,11 @@ __global__ void gather(const float *g, const uint32_t *indices, size_t count,
 /// Elements whose magnitude key is at least `floor`.
 __global__ void countAtLeast(const float *g, size_t n, uint32_t floor,
                              unsigned long long *count) {
-  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-  bool hit = i < n && magnitudeKey(g[i]) >= floor;
-  unsigned votes = __popc(__ballot_sync(0xffffffffu, hit));
-  if ((threadIdx.x & 31) == 0 && votes)
-    atomicAdd(count, (unsigned long long)votes);
+  unsigned long long hits = 0;
+  FOR_EACH_STRIDED(i, n) { hits += magnitudeKey(g[i]) >= floor; }
+  hits = blockSum(hits);
+  if (threadIdx.x == 0 && hits)
+    atomicAdd(count, hits);
 }
 
 /// The selection predicate: key > above, or key == above and index <=
@@ -238,8 +269,8 @@ unsigned long long countKeys(const float *g, size_t n, uint32_t floor,
   if (!scratch.count)
     cudaMalloc(&scratch.count, sizeof(unsigned long long));
   cudaMemsetAsync(scratch.count, 0, sizeof(unsigned long long), stream);
-  countAtLeast<<<blocksFor(n), kThreads, 0, stream>>>(g, n, floor,
-                                                      scratch.count);
+  countAtLeast<<<reductionBlocksFor(n), kThreads, 0, stream>>>(
+      g, n, floor, scratch.count);
   unsigned long long count = 0;
   cudaMemcpyAsync(&count, scratch.count, sizeof count, cudaMemcpyDeviceToHost,
                   stream);
@@ -311,7 +342,8 @@ void sumsThen(const float *g, size_t n, void *stream, Then then,
   double *sums = nullptr;
   cudaMalloc(&sums, 2 * sizeof(double));
   cudaMemsetAsync(sums, 0, 2 * sizeof(double), asStream(stream));
-  sumAbsAndSquares<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n, sums);
+  sumAbsAndSquares<<<reductionBlocksFor(n), kThreads, 0, asStream(stream)>>>(
+      g, n, sums);
   then(sums);
   cudaMemcpyAsync(host, sums, 2 * sizeof(double), cudaMemcpyDeviceToHost,
                   asStream(stream));

@@ -46,7 +46,12 @@ HRT_CUDA_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
 }
 
 HRT_CUDA_EXPORT void mgpuModuleUnload(void *module) {
-  HRT_CUDA_CHECK(cuModuleUnload(static_cast<CUmodule>(module)));
+  // The host code unloads its modules from a global destructor, which may
+  // run after the CUDA runtime has released the context at exit: the
+  // module went with it.
+  CUresult result = cuModuleUnload(static_cast<CUmodule>(module));
+  if (result != CUDA_ERROR_DEINITIALIZED)
+    HRT_CUDA_CHECK(result);
 }
 
 HRT_CUDA_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
