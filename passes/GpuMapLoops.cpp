@@ -38,10 +38,8 @@ constexpr int64_t kWarp = 32;
 
 /// The iterations of `loop` along `dim`, when they are constants.
 std::optional<int64_t> tripCount(scf::ParallelOp loop, unsigned dim) {
-  std::optional<int64_t> lower =
-      getConstantIntValue(loop.getLowerBound()[dim]);
-  std::optional<int64_t> upper =
-      getConstantIntValue(loop.getUpperBound()[dim]);
+  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound()[dim]);
+  std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound()[dim]);
   std::optional<int64_t> step = getConstantIntValue(loop.getStep()[dim]);
   if (!lower || !upper || !step || *step <= 0)
     return std::nullopt;
@@ -55,13 +53,12 @@ SmallVector<int64_t> tileSizes(scf::ParallelOp loop, int64_t threads) {
   unsigned rank = loop.getNumLoops();
   SmallVector<int64_t> tile(rank, 1);
   int64_t left = threads;
-  for (unsigned mapped = 0; mapped < std::min(rank, 3u) && left > 1;
-       ++mapped) {
+  for (unsigned mapped = 0; mapped < std::min(rank, 3u) && left > 1; ++mapped) {
     unsigned dim = rank - 1 - mapped;
     int64_t want = (mapped == 0 && rank > 1) ? std::min(kWarp, left) : left;
     if (std::optional<int64_t> count = tripCount(loop, dim))
-      want = std::min<int64_t>(want, llvm::PowerOf2Ceil(std::max<int64_t>(
-                                         *count, 1)));
+      want = std::min<int64_t>(
+          want, llvm::PowerOf2Ceil(std::max<int64_t>(*count, 1)));
     tile[dim] = want;
     left /= want;
   }
@@ -78,12 +75,11 @@ void mapLoop(scf::ParallelOp loop, gpu::Processor first) {
   for (unsigned dim = 0; dim < rank; ++dim) {
     unsigned fromInnermost = rank - 1 - dim;
     gpu::Processor processor =
-        fromInnermost < 3
-            ? static_cast<gpu::Processor>(static_cast<unsigned>(first) +
-                                          fromInnermost)
-            : gpu::Processor::Sequential;
-    mapping.push_back(gpu::ParallelLoopDimMappingAttr::get(
-        context, processor, identity, identity));
+        fromInnermost < 3 ? static_cast<gpu::Processor>(
+                                static_cast<unsigned>(first) + fromInnermost)
+                          : gpu::Processor::Sequential;
+    mapping.push_back(gpu::ParallelLoopDimMappingAttr::get(context, processor,
+                                                           identity, identity));
   }
   (void)gpu::setMappingAttr(loop, mapping);
 }
@@ -99,8 +95,7 @@ void mapSequential(scf::ParallelOp loop) {
   (void)gpu::setMappingAttr(loop, mapping);
 }
 
-struct GpuMapLoopsPass
-    : hetero::impl::HeteroGpuMapLoopsBase<GpuMapLoopsPass> {
+struct GpuMapLoopsPass : hetero::impl::HeteroGpuMapLoopsBase<GpuMapLoopsPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -94,8 +94,8 @@ Matrix matrixOf(OpBuilder &b, Location loc, Value memref) {
   Value address = LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), asI64(start));
   auto size = [&](unsigned dim) {
-    return asI64(index(type.getDimSize(dim),
-                       [&] { return metadata.getSizes()[dim]; }));
+    return asI64(
+        index(type.getDimSize(dim), [&] { return metadata.getSizes()[dim]; }));
   };
   Value rowStride =
       asI64(index(strides[0], [&] { return metadata.getStrides()[0]; }));
@@ -132,8 +132,8 @@ struct MatmulToCublasPass
     Type pointer = LLVM::LLVMPointerType::get(context);
     Type f32 = Float32Type::get(context);
     FunctionType sgemmType = FunctionType::get(
-        context,
-        {i64, i64, i64, pointer, i64, pointer, i64, f32, pointer, i64}, {});
+        context, {i64, i64, i64, pointer, i64, pointer, i64, f32, pointer, i64},
+        {});
     auto sgemm = module.lookupSymbol<func::FuncOp>(kSgemm);
     if (!sgemm) {
       OpBuilder b = OpBuilder::atBlockBegin(module.getBody());

@@ -104,9 +104,8 @@ static int check(void) {
         expected += a[i * k + l] * b[l * n + j];
       wrong += c[i * n + j] != expected;
     }
-  printf("matmul %lldx%lldx%lld: %lld of %lld elements differ\n",
-         (long long)m, (long long)n, (long long)k, (long long)wrong,
-         (long long)(m * n));
+  printf("matmul %lldx%lldx%lld: %lld of %lld elements differ\n", (long long)m,
+         (long long)n, (long long)k, (long long)wrong, (long long)(m * n));
 
   const int64_t count = 100003;
   float *x = malloc(count * sizeof(float)), *y = malloc(count * sizeof(float));
@@ -122,7 +121,8 @@ static int check(void) {
   double worst = 0;
   for (int64_t i = 0; i < count; ++i) {
     double expected = geluHost(x[i]);
-    worst = fmax(worst, fabs((double)y[i] - expected) / fmax(1.0, fabs(expected)));
+    worst =
+        fmax(worst, fabs((double)y[i] - expected) / fmax(1.0, fabs(expected)));
   }
   printf("gelu %lld: largest error %s 1e-5 (%.1e)\n", (long long)count,
          worst <= 1e-5 ? "within" : "BEYOND", worst);
@@ -166,8 +166,10 @@ static int check(void) {
   } while (0)
 
 static void benchMatmul(cublasHandle_t handle, cudaStream_t stream) {
-  static const int64_t shapes[][3] = {{4096, 4096, 4096}, {2048, 3072, 768},
-                                      {2048, 768, 3072},  {8192, 768, 768},
+  static const int64_t shapes[][3] = {{4096, 4096, 4096},
+                                      {2048, 3072, 768},
+                                      {2048, 768, 3072},
+                                      {8192, 768, 768},
                                       {512, 512, 512}};
   const float one = 1.0f, zero = 0.0f;
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
@@ -179,9 +181,8 @@ static void benchMatmul(cublasHandle_t handle, cudaStream_t stream) {
     int reps = flops > 1e11 ? 5 : 20;
     TIME(ours, reps, matmul(ARG2(da, m, k), ARG2(db, k, n), ARG2(dc, m, n)));
     TIME(blas, reps, {
-      BLAS(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m,
-                       (int)k, &one, db, (int)n, da, (int)k, &zero, dc,
-                       (int)n));
+      BLAS(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k,
+                       &one, db, (int)n, da, (int)k, &zero, dc, (int)n));
       CUDA(cudaStreamSynchronize(stream));
     });
     printf("matmul %lldx%lldx%lld: %.2f TFLOP/s, cublasSgemm %.2f TFLOP/s, "
@@ -199,8 +200,8 @@ static void benchMatmul(cublasHandle_t handle, cudaStream_t stream) {
 static void report(const char *name, double bytes, double seconds,
                    double copyBandwidth) {
   double bandwidth = bytes / seconds / 1e9;
-  printf("%s: %.0f GB/s, device copy %.0f GB/s, ratio %.3f\n", name,
-         bandwidth, copyBandwidth, bandwidth / copyBandwidth);
+  printf("%s: %.0f GB/s, device copy %.0f GB/s, ratio %.3f\n", name, bandwidth,
+         copyBandwidth, bandwidth / copyBandwidth);
 }
 
 static void benchMemory(cudaStream_t stream) {
@@ -223,8 +224,7 @@ static void benchMemory(cudaStream_t stream) {
          seconds, copyBandwidth);
   TIME(seconds, 10, rowsum(ARG2(dx, rows, cols), ARG1(dy, rows)));
   report("rowsum (generated, 8192x8192)",
-         (double)(rows * cols + rows) * sizeof(float), seconds,
-         copyBandwidth);
+         (double)(rows * cols + rows) * sizeof(float), seconds, copyBandwidth);
 
   uint16_t *halves = NULL;
   uint32_t *words = NULL, *indices = NULL;

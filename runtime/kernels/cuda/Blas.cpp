@@ -76,9 +76,9 @@ int64_t leading(int64_t stride, int64_t rows, int64_t columns) {
 } // namespace
 
 HRT_CUDA_EXPORT void hrt_cuda_sgemm(int64_t m, int64_t n, int64_t k,
-                                    const float *a, int64_t lda,
-                                    const float *b, int64_t ldb, float beta,
-                                    float *c, int64_t ldc) {
+                                    const float *a, int64_t lda, const float *b,
+                                    int64_t ldb, float beta, float *c,
+                                    int64_t ldc) {
   if (m == 0 || n == 0)
     return;
   lda = leading(lda, m, k);

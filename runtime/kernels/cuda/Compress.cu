@@ -7,7 +7,8 @@
 // Device counterparts of runtime/kernels/cpu (include/hetero-rt/
 // compress_cuda.h). Buffers are device pointers; work is queued on `stream`.
 // Selections (top-k, DGC) keep index order: a block counts its hits, a scan
-// turns the counts into offsets, and each block writes its hits in order.
+// (CUB's) turns the counts into offsets, and each block writes its hits in
+// order.
 // Top-k finds the exact k-th largest magnitude by bisection over the bits
 // of |g| (non-negative floats order like their bit patterns).
 //
@@ -15,6 +16,7 @@
 
 #include "hetero-rt/compress_cuda.h"
 
+#include <cub/device/device_scan.cuh>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -200,17 +202,6 @@ __global__ void countPerBlock(const float *g, size_t n, Select select,
     counts[blockIdx.x] = total;
 }
 
-/// Exclusive scan of the block counts, in one thread (few blocks' worth).
-__global__ void scanCounts(uint32_t *counts, unsigned blocks) {
-  uint32_t running = 0;
-  for (unsigned b = 0; b < blocks; ++b) {
-    uint32_t count = counts[b];
-    counts[b] = running;
-    running += count;
-  }
-  counts[blocks] = running;
-}
-
 /// Writes the hits of each block at its offset, in index order.
 __global__ void writeHits(const float *g, size_t n, Select select,
                           const uint32_t *offsets, size_t capacity,
@@ -237,23 +228,35 @@ __global__ void writeHits(const float *g, size_t n, Select select,
 /// Device scratch of the selections.
 struct Scratch {
   unsigned long long *count = nullptr;
-  uint32_t *offsets = nullptr;
+  uint32_t *counts = nullptr, *offsets = nullptr;
+  void *scan = nullptr;
+  size_t scanBytes = 0;
   ~Scratch() {
     cudaFree(count);
+    cudaFree(counts);
     cudaFree(offsets);
+    cudaFree(scan);
   }
 };
 
 /// Writes the elements `select` keeps, in index order, up to `capacity`;
-/// returns how many it kept.
+/// returns how many it kept. The block counts (and a trailing 0) are
+/// scanned by CUB, so that offsets[blocks] is the total.
 size_t compact(const float *g, size_t n, Select select, size_t capacity,
                uint32_t *indices, float *values, cudaStream_t stream,
                Scratch &scratch) {
   unsigned blocks = blocksFor(n);
-  if (!scratch.offsets)
+  if (!scratch.offsets) {
+    cudaMalloc(&scratch.counts, sizeof(uint32_t) * (blocks + 1));
     cudaMalloc(&scratch.offsets, sizeof(uint32_t) * (blocks + 1));
-  countPerBlock<<<blocks, kThreads, 0, stream>>>(g, n, select, scratch.offsets);
-  scanCounts<<<1, 1, 0, stream>>>(scratch.offsets, blocks);
+    cub::DeviceScan::ExclusiveSum(nullptr, scratch.scanBytes, scratch.counts,
+                                  scratch.offsets, blocks + 1, stream);
+    cudaMalloc(&scratch.scan, scratch.scanBytes);
+  }
+  cudaMemsetAsync(scratch.counts + blocks, 0, sizeof(uint32_t), stream);
+  countPerBlock<<<blocks, kThreads, 0, stream>>>(g, n, select, scratch.counts);
+  cub::DeviceScan::ExclusiveSum(scratch.scan, scratch.scanBytes, scratch.counts,
+                                scratch.offsets, blocks + 1, stream);
   writeHits<<<blocks, kThreads, 0, stream>>>(g, n, select, scratch.offsets,
                                              capacity, indices, values);
   uint32_t kept = 0;
@@ -269,8 +272,8 @@ unsigned long long countKeys(const float *g, size_t n, uint32_t floor,
   if (!scratch.count)
     cudaMalloc(&scratch.count, sizeof(unsigned long long));
   cudaMemsetAsync(scratch.count, 0, sizeof(unsigned long long), stream);
-  countAtLeast<<<reductionBlocksFor(n), kThreads, 0, stream>>>(
-      g, n, floor, scratch.count);
+  countAtLeast<<<reductionBlocksFor(n), kThreads, 0, stream>>>(g, n, floor,
+                                                               scratch.count);
   unsigned long long count = 0;
   cudaMemcpyAsync(&count, scratch.count, sizeof count, cudaMemcpyDeviceToHost,
                   stream);
