@@ -194,16 +194,8 @@ private:
     } else if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
       poisoned |= !splat;
-    } else if (auto product = dyn_cast<PrunableMatmulOp>(op)) {
-      poisoned |= !splitsWeight(product, value, dim);
-    } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-               linalgOp && isElementwise(linalgOp)) {
-      sameAsAll(op, dim);
-    } else if (auto reduce = dyn_cast<AllReduceOp>(op);
-               reduce && reducesOtherAxes(reduce)) {
-      visit(reduce.getInput(), dim);
     } else {
-      poisoned = true;
+      throughShared(op, value, dim);
     }
   }
 
@@ -243,17 +235,27 @@ private:
     } else if (isa<bufferization::MaterializeInDestinationOp, memref::CopyOp>(
                    op)) {
       sameAsAll(op, dim);
-    } else if (auto product = dyn_cast<PrunableMatmulOp>(op)) {
-      poisoned |= !splitsWeight(product, use.get(), dim);
-    } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-               linalgOp && isElementwise(linalgOp)) {
-      sameAsAll(op, dim);
-    } else if (auto reduce = dyn_cast<AllReduceOp>(op);
-               reduce && reducesOtherAxes(reduce)) {
-      visit(reduce.getResult(), dim);
     } else {
-      poisoned = true;
+      throughShared(op, use.get(), dim);
     }
+  }
+
+  /// The ops `value` may come from or go to alike: a product that splits it
+  /// as a sharded weight (nothing follows), element-wise linalg and an
+  /// all-reduce over other axes (every operand and result split as
+  /// `value`). Any other op keeps the component whole.
+  void throughShared(Operation *op, Value value, int64_t dim) {
+    if (auto product = dyn_cast<PrunableMatmulOp>(op)) {
+      poisoned |= !splitsWeight(product, value, dim);
+      return;
+    }
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    auto reduce = dyn_cast<AllReduceOp>(op);
+    if ((linalgOp && isElementwise(linalgOp)) ||
+        (reduce && reducesOtherAxes(reduce)))
+      sameAsAll(op, dim);
+    else
+      poisoned = true;
   }
 
   /// Every shaped operand and result of `op` is split as one of them is.

@@ -1078,12 +1078,13 @@ int run() {
     }
   }
   // The ranks of one replica of a stage, in shard order: they hold the
-  // slices of a sharded parameter.
+  // slices of a sharded parameter, which --load and --save exchange.
   hrt_comm shardGroup = nullptr;
-  if (*pipeline && llvm::any_of((*pipeline)->params,
-                                [](const PipelineFacts::Parameter &param) {
-                                  return param.shardDim >= 0;
-                                })) {
+  if ((!loadDirectory.empty() || !saveDirectory.empty()) && *pipeline &&
+      llvm::any_of((*pipeline)->params,
+                   [](const PipelineFacts::Parameter &param) {
+                     return param.shardDim >= 0;
+                   })) {
     int64_t shards = (*pipeline)->shards;
     if (hrt_comm_split(world, int(rank / shards), int(rank % shards),
                        &shardGroup) != HRT_SUCCESS) {
