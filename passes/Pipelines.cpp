@@ -120,8 +120,11 @@ LogicalResult
 hetero::buildLowerToGpuPipeline(OpPassManager &pm,
                                 const GpuPipelineOptions &options) {
   addHeteroAndBufferization(pm, /*blockingCollectives=*/false);
-  // The f32 GEMMs go to cuBLAS; every other parallel loop nest becomes a
+  // Temporaries in device memory; the f32 GEMMs go to cuBLAS; every other
+  // parallel loop nest (copies included) becomes a
   // kernel of thread blocks, its reductions sequential loops in a thread.
+  if (options.deviceBuffers)
+    pm.addNestedPass<func::FuncOp>(hetero::createHeteroGpuDeviceBuffers());
   if (options.matmul == hetero::GpuMatmul::cublas)
     pm.addPass(hetero::createHeteroMatmulToCublas());
   pm.addPass(createConvertLinalgToParallelLoopsPass());

@@ -38,6 +38,7 @@
 void matmul(MEMREF2, MEMREF2, MEMREF2);
 void gelu(MEMREF1, MEMREF1);
 void rowsum(MEMREF2, MEMREF1);
+void layer(MEMREF2, MEMREF2, MEMREF2);
 #define ARG1(p, n) (p), (p), 0, (int64_t)(n), 1
 #define ARG2(p, r, c) (p), (p), 0, (int64_t)(r), (int64_t)(c), (int64_t)(c), 1
 
@@ -141,7 +142,17 @@ static int check(void) {
   }
   printf("rowsum %lldx%lld: %lld of %lld rows differ\n", (long long)rows,
          (long long)cols, (long long)rowsWrong, (long long)rows);
-  return wrong || worst > 1e-5 || rowsWrong ? 1 : 0;
+
+  /* relu(a b): the product and the activation are device temporaries. */
+  float *dl = device(m * n), *l = malloc(m * n * sizeof(float));
+  layer(ARG2(da, m, k), ARG2(db, k, n), ARG2(dl, m, n));
+  CUDA(cudaMemcpy(l, dl, m * n * sizeof(float), cudaMemcpyDeviceToHost));
+  int64_t layerWrong = 0;
+  for (int64_t i = 0; i < m * n; ++i)
+    layerWrong += l[i] != fmaxf(c[i], 0.0f);
+  printf("layer %lldx%lldx%lld: %lld of %lld elements differ\n", (long long)m,
+         (long long)n, (long long)k, (long long)layerWrong, (long long)(m * n));
+  return wrong || worst > 1e-5 || rowsWrong || layerWrong ? 1 : 0;
 }
 
 /* Seconds per call of `body`, the best of 5 rounds of `reps` calls after
@@ -189,6 +200,16 @@ static void benchMatmul(cublasHandle_t handle, cudaStream_t stream) {
            "ratio %.3f\n",
            (long long)m, (long long)n, (long long)k, flops / ours / 1e12,
            flops / blas / 1e12, blas / ours);
+    if (i == 0) {
+      /* The tensor-level layer: allocation of two temporaries, the
+       * product, the activation and a copy, against the product alone. */
+      double whole;
+      TIME(whole, reps, layer(ARG2(da, m, k), ARG2(db, k, n), ARG2(dc, m, n)));
+      printf("layer %lldx%lldx%lld (product, relu, copy, 2 device "
+             "temporaries): %.3f ms, cublasSgemm %.3f ms, ratio %.3f\n",
+             (long long)m, (long long)n, (long long)k, whole * 1e3, blas * 1e3,
+             blas / whole);
+    }
     CUDA(cudaFree(da));
     CUDA(cudaFree(db));
     CUDA(cudaFree(dc));

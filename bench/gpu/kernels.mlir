@@ -2,7 +2,9 @@
 // bufferization, on dynamic sizes so that one build runs every shape:
 // a product (the layers' GEMMs), a fused element-wise chain (GELU, as a
 // block's activation) and a row reduction (a softmax or layer-norm
-// statistic). bench/gpu.sh lowers it with matmul=cublas and matmul=kernel;
+// statistic). @layer is written on tensors, as a model is: bufferization
+// gives it temporaries (the product, the activation), which the pipeline
+// allocates in device memory. bench/gpu.sh lowers it with matmul=cublas and matmul=kernel;
 // gpu-bench.c calls the functions on device buffers.
 
 #id = affine_map<(i) -> (i)>
@@ -48,5 +50,26 @@ func.func @rowsum(%x: memref<?x?xf32>, %y: memref<?xf32>) {
     %s = arith.addf %v, %acc : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// relu(x w) into %out, through two temporaries.
+func.func @layer(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %out: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %w, %c1 : tensor<?x?xf32>
+  %empty = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%empty : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %h = linalg.matmul ins(%x, %w : tensor<?x?xf32>, tensor<?x?xf32>) outs(%filled : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %activations = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<?x?xf32>) outs(%activations : tensor<?x?xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %p = arith.maximumf %v, %zero : f32
+    linalg.yield %p : f32
+  } -> tensor<?x?xf32>
+  bufferization.materialize_in_destination %r in restrict writable %out : (tensor<?x?xf32>, memref<?x?xf32>) -> ()
   return
 }

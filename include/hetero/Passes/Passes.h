@@ -120,6 +120,11 @@ struct GpuPipelineOptions
                      "cuBLAS, through hrt_cuda_sgemm"),
           clEnumValN(GpuMatmul::kernel, "kernel",
                      "a generated kernel, like the other loop nests"))};
+  Option<bool> deviceBuffers{
+      *this, "device-buffers",
+      llvm::cl::desc("Allocate the temporaries in device memory (gpu.alloc) "
+                     "instead of host memory"),
+      llvm::cl::init(true)};
   Option<int64_t> threadsPerBlock{
       *this, "threads-per-block",
       llvm::cl::desc("Threads per block of the generated kernels"),

@@ -716,6 +716,29 @@ def HeteroGpuMapLoops
                            "::mlir::scf::SCFDialect"];
 }
 
+def HeteroGpuDeviceBuffers
+    : Pass<"hetero-gpu-device-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Place a step's temporaries in device memory";
+  let description = [{
+    Rewrites every `memref.alloc` (bufferization's temporaries) into a
+    `gpu.alloc` of device memory, every `memref.dealloc` into a
+    `gpu.dealloc`, and every `memref.copy` into a `linalg.copy`, which the
+    GPU pipeline runs as a kernel. The async forms are emitted, each waited
+    for at once:
+
+    ```mlir
+    %0 = gpu.wait async
+    %m, %1 = gpu.alloc async [%0] (%n) : memref<?x64xf32>
+    gpu.wait [%1]
+    ```
+
+    libhetero_rt_cuda serves them from a stream-ordered pool that keeps
+    freed memory for reuse. Global buffers (parameters) stay where they are.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def HeteroMatmulToCublas
     : Pass<"hetero-matmul-to-cublas", "::mlir::ModuleOp"> {
   let summary = "Compute f32 matmuls on buffers with cuBLAS";

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
+#include <mutex>
 
 namespace hetero::rt::cuda {
 namespace {
@@ -94,6 +95,20 @@ CUstream threadStream() {
     HRT_CUDA_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
   }
   return stream;
+}
+
+void ensureCachingPool() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ensureContext();
+    CUdevice handle;
+    HRT_CUDA_CHECK(cuDeviceGet(&handle, device()));
+    CUmemoryPool pool;
+    HRT_CUDA_CHECK(cuDeviceGetDefaultMemPool(&pool, handle));
+    cuuint64_t keepAll = ~cuuint64_t(0);
+    HRT_CUDA_CHECK(cuMemPoolSetAttribute(
+        pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keepAll));
+  });
 }
 
 } // namespace hetero::rt::cuda

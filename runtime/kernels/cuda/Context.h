@@ -37,6 +37,10 @@ int device();
 /// This thread's stream, created on the first call.
 CUstream threadStream();
 
+/// Makes the device's default memory pool keep freed memory (a release
+/// threshold of all of it), once per process.
+void ensureCachingPool();
+
 } // namespace hetero::rt::cuda
 
 #define HRT_CUDA_CHECK(expression)                                             \

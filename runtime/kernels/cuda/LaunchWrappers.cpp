@@ -14,7 +14,10 @@
 // The streams the host code creates are the calling thread's one stream
 // (Context.h), so that kernels, copies and library calls (cuBLAS) run in
 // program order without a stream per launch; destroying it is a no-op.
-// Allocations are device memory: managed memory is refused.
+// Allocations are device memory, stream-ordered (cuMemAllocAsync) from the
+// device's pool, which keeps what is freed for the next allocation instead
+// of returning it to the driver: a step allocates and frees the same
+// temporaries every iteration. Managed memory is refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +27,15 @@
 
 using hetero::rt::cuda::ensureContext;
 using hetero::rt::cuda::threadStream;
+
+namespace {
+
+/// `stream`, or the thread's stream when the host code passes none.
+CUstream streamOr(void *stream) {
+  return stream ? static_cast<CUstream>(stream) : threadStream();
+}
+
+} // namespace
 
 HRT_CUDA_EXPORT void mgpuSetDefaultDevice(int32_t device) {
   hetero::rt::cuda::selectDevice(device);
@@ -109,23 +121,25 @@ HRT_CUDA_EXPORT void mgpuEventRecord(void *event, void *stream) {
                                static_cast<CUstream>(stream)));
 }
 
-HRT_CUDA_EXPORT void *mgpuMemAlloc(uint64_t bytes, void * /*stream*/,
+HRT_CUDA_EXPORT void *mgpuMemAlloc(uint64_t bytes, void *stream,
                                    bool hostShared) {
-  ensureContext();
-  CUdeviceptr pointer = 0;
-  if (bytes == 0)
-    return nullptr;
   if (hostShared)
     hetero::rt::cuda::fail("gpu.alloc host_shared asks for managed memory, "
                            "which hetero does not use: allocate device "
                            "memory and copy where the host reads");
-  HRT_CUDA_CHECK(cuMemAlloc(&pointer, bytes));
+  if (bytes == 0)
+    return nullptr;
+  ensureContext();
+  hetero::rt::cuda::ensureCachingPool();
+  CUdeviceptr pointer = 0;
+  HRT_CUDA_CHECK(cuMemAllocAsync(&pointer, bytes, streamOr(stream)));
   return reinterpret_cast<void *>(pointer);
 }
 
-HRT_CUDA_EXPORT void mgpuMemFree(void *pointer, void * /*stream*/) {
+HRT_CUDA_EXPORT void mgpuMemFree(void *pointer, void *stream) {
   if (pointer)
-    HRT_CUDA_CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)));
+    HRT_CUDA_CHECK(cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer),
+                                  streamOr(stream)));
 }
 
 HRT_CUDA_EXPORT void mgpuMemcpy(void *destination, void *source, size_t bytes,
