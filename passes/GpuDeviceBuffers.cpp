@@ -40,7 +40,8 @@ namespace {
 template <typename Build>
 void awaited(OpBuilder &b, Location loc, Build build) {
   Type token = gpu::AsyncTokenType::get(b.getContext());
-  Value start = gpu::WaitOp::create(b, loc, token, ValueRange{}).getAsyncToken();
+  Value start =
+      gpu::WaitOp::create(b, loc, token, ValueRange{}).getAsyncToken();
   Value done = build(token, start);
   gpu::WaitOp::create(b, loc, Type(), ValueRange{done});
 }

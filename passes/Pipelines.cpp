@@ -31,9 +31,8 @@
 using namespace mlir;
 
 /// The structured-op prefix the CPU and GPU pipelines share: hetero's own
-/// passes, then bufferization with ownership-based deallocation.
-static void addHeteroAndBufferization(OpPassManager &pm,
-                                      bool blockingCollectives) {
+/// passes on tensors.
+static void addHeteroPasses(OpPassManager &pm, bool blockingCollectives) {
   pm.addPass(hetero::createHeteroPartitionTensorParallel());
   pm.addPass(hetero::createHeteroPrunableToLinalg());
   pm.addPass(hetero::createHeteroColumnsToLinalg());
@@ -41,7 +40,11 @@ static void addHeteroAndBufferization(OpPassManager &pm,
   hetero::HeteroLowerToRuntimeOptions lowering;
   lowering.blockingCollectives = blockingCollectives;
   pm.addPass(hetero::createHeteroLowerToRuntime(lowering));
+}
 
+/// Bufferization with ownership-based deallocation, shared by both
+/// pipelines.
+static void addBufferization(OpPassManager &pm) {
   // Tensors to buffers across function boundaries, with plain row-major
   // layouts at the boundaries so that the runtime's ABI stays fixed.
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -74,7 +77,8 @@ static void addHeteroAndBufferization(OpPassManager &pm,
 LogicalResult
 hetero::buildLowerToCpuPipeline(OpPassManager &pm,
                                 const CpuPipelineOptions &options) {
-  addHeteroAndBufferization(pm, options.blockingCollectives);
+  addHeteroPasses(pm, options.blockingCollectives);
+  addBufferization(pm);
   // Loops and control flow, one function at a time.
   OpPassManager &loops = pm.nest<func::FuncOp>();
   loops.addPass(createConvertLinalgToLoopsPass());
@@ -119,7 +123,10 @@ static StringRef formatName(hetero::GpuKernelFormat format) {
 LogicalResult
 hetero::buildLowerToGpuPipeline(OpPassManager &pm,
                                 const GpuPipelineOptions &options) {
-  addHeteroAndBufferization(pm, /*blockingCollectives=*/false);
+  addHeteroPasses(pm, /*blockingCollectives=*/false);
+  // Long reductions with few outputs become parallel partials, on tensors.
+  pm.addNestedPass<func::FuncOp>(hetero::createHeteroGpuSplitReductions());
+  addBufferization(pm);
   // Temporaries in device memory; the f32 GEMMs go to cuBLAS; every other
   // parallel loop nest (copies included) becomes a
   // kernel of thread blocks, its reductions sequential loops in a thread.

@@ -39,6 +39,7 @@ void matmul(MEMREF2, MEMREF2, MEMREF2);
 void gelu(MEMREF1, MEMREF1);
 void rowsum(MEMREF2, MEMREF1);
 void layer(MEMREF2, MEMREF2, MEMREF2);
+void rowsum_tensor(MEMREF2, MEMREF1); /* 8192 x 8192 */
 #define ARG1(p, n) (p), (p), 0, (int64_t)(n), 1
 #define ARG2(p, r, c) (p), (p), 0, (int64_t)(r), (int64_t)(c), (int64_t)(c), 1
 
@@ -152,7 +153,24 @@ static int check(void) {
     layerWrong += l[i] != fmaxf(c[i], 0.0f);
   printf("layer %lldx%lldx%lld: %lld of %lld elements differ\n", (long long)m,
          (long long)n, (long long)k, (long long)layerWrong, (long long)(m * n));
-  return wrong || worst > 1e-5 || rowsWrong || layerWrong ? 1 : 0;
+
+  /* The split row sum: integers, so any order of the partials is exact. */
+  const int64_t big = 8192;
+  float *q = integers(big * big, 4), *qs = malloc(big * sizeof(float));
+  float *dq = device(big * big), *dqs = device(big);
+  CUDA(cudaMemcpy(dq, q, big * big * sizeof(float), cudaMemcpyHostToDevice));
+  rowsum_tensor(ARG2(dq, big, big), ARG1(dqs, big));
+  CUDA(cudaMemcpy(qs, dqs, big * sizeof(float), cudaMemcpyDeviceToHost));
+  int64_t splitWrong = 0;
+  for (int64_t i = 0; i < big; ++i) {
+    float expected = 0;
+    for (int64_t j = 0; j < big; ++j)
+      expected += q[i * big + j];
+    splitWrong += qs[i] != expected;
+  }
+  printf("rowsum_tensor %lldx%lld: %lld of %lld rows differ\n", (long long)big,
+         (long long)big, (long long)splitWrong, (long long)big);
+  return wrong || worst > 1e-5 || rowsWrong || layerWrong || splitWrong;
 }
 
 /* Seconds per call of `body`, the best of 5 rounds of `reps` calls after
@@ -245,6 +263,9 @@ static void benchMemory(cudaStream_t stream) {
          seconds, copyBandwidth);
   TIME(seconds, 10, rowsum(ARG2(dx, rows, cols), ARG1(dy, rows)));
   report("rowsum (generated, 8192x8192)",
+         (double)(rows * cols + rows) * sizeof(float), seconds, copyBandwidth);
+  TIME(seconds, 10, rowsum_tensor(ARG2(dx, rows, cols), ARG1(dy, rows)));
+  report("rowsum_tensor (split reduction, 8192x8192)",
          (double)(rows * cols + rows) * sizeof(float), seconds, copyBandwidth);
 
   uint16_t *halves = NULL;

@@ -73,3 +73,19 @@ func.func @layer(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %out: memref<?x?xf32>
   bufferization.materialize_in_destination %r in restrict writable %out : (tensor<?x?xf32>, memref<?x?xf32>) -> ()
   return
 }
+
+// The row sum on tensors, as a model writes it: hetero-gpu-split-reductions
+// spreads each long row over several threads before bufferization.
+func.func @rowsum_tensor(%x: tensor<8192x8192xf32>, %out: memref<8192xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<8192xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<8192xf32>) -> tensor<8192xf32>
+  %sum = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8192x8192xf32>) outs(%init : tensor<8192xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8192xf32>
+  bufferization.materialize_in_destination %sum in restrict writable %out : (tensor<8192xf32>, memref<8192xf32>) -> ()
+  return
+}

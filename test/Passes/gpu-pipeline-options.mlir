@@ -8,6 +8,7 @@
 // RUN: hetero-opt %s --hetero-lower-to-gpu="device-buffers=false matmul=kernel threads-per-block=128" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=HOST
 
 // CHECK: gpu-module-to-binary{format=fatbin {{.*}}toolkit=/opt/cuda-x}
+// DEFAULT: hetero-gpu-split-reductions
 // DEFAULT: hetero-gpu-device-buffers
 // DEFAULT: hetero-matmul-to-cublas
 // DEFAULT: hetero-gpu-map-loops{threads-per-block=256}

@@ -739,6 +739,33 @@ def HeteroGpuDeviceBuffers
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def HeteroGpuSplitReductions
+    : Pass<"hetero-gpu-split-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Split long reductions into parallel partials for the GPU";
+  let description = [{
+    A reduction becomes one thread per output element that walks the
+    reduced dimension alone, which leaves most of a GPU idle when there are
+    few outputs. On tensors, before bufferization, this pass splits every
+    linalg op whose one reduction is its innermost loop, with static sizes,
+    at least `min-reduced` reduced elements and fewer than `threads`
+    outputs: upstream's `linalg::splitReduction` computes r partials per
+    output in parallel (element k = j * r + p goes to partial p, so
+    neighbouring threads read neighbouring elements) and then combines
+    them. r is the largest power of two that divides the reduced size,
+    leaves each thread at least 32 elements and gives at most `threads`
+    partials in all. A combiner without a known neutral element leaves the
+    op whole.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"131072",
+           "Partials to aim for over all outputs">,
+    Option<"minimumReduced", "min-reduced", "int64_t", /*default=*/"1024",
+           "Reduced elements below which an op stays whole">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def HeteroMatmulToCublas
     : Pass<"hetero-matmul-to-cublas", "::mlir::ModuleOp"> {
   let summary = "Compute f32 matmuls on buffers with cuBLAS";
