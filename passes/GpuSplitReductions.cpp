@@ -99,8 +99,8 @@ struct GpuSplitReductionsPass
       rewriter.setInsertionPoint(op);
       // A combiner splitReduction cannot name a neutral element for (or an
       // indexing it cannot expand) leaves the op whole.
-      FailureOr<linalg::SplitReductionResult> split = linalg::splitReduction(
-          rewriter, op, [&](linalg::LinalgOp candidate) {
+      FailureOr<linalg::SplitReductionResult> split =
+          linalg::splitReduction(rewriter, op, [&](linalg::LinalgOp candidate) {
             return splitFor(candidate, wanted, smallest);
           });
       if (failed(split))
@@ -110,16 +110,15 @@ struct GpuSplitReductionsPass
       // form one nest (one kernel, the partial on x) and each thread walks
       // its j = 0, 1, ... with neighbouring threads on neighbouring
       // elements.
-      auto partial = dyn_cast<linalg::GenericOp>(
-          split->splitLinalgOp.getOperation());
+      auto partial =
+          dyn_cast<linalg::GenericOp>(split->splitLinalgOp.getOperation());
       if (!partial)
         continue;
       SmallVector<utils::IteratorType> iterators =
           partial.getIteratorTypesArray();
       SmallVector<unsigned> order, reductions;
       for (unsigned loop = 0; loop < iterators.size(); ++loop)
-        (iterators[loop] == utils::IteratorType::reduction ? reductions
-                                                           : order)
+        (iterators[loop] == utils::IteratorType::reduction ? reductions : order)
             .push_back(loop);
       order.append(reductions);
       rewriter.setInsertionPoint(partial);

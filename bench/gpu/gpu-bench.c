@@ -88,6 +88,31 @@ static float geluHost(float v) {
   return 0.5f * v * (1.0f + tanhf(0.797884583f * (v + 0.044715f * v * v * v)));
 }
 
+/* Runs `sum` (a row sum's ABI) on rows x cols small integers and prints
+ * how many rows differ from the host's sums; returns that count. */
+static int64_t checkRowSums(const char *name, void (*sum)(MEMREF2, MEMREF1),
+                            int64_t rows, int64_t cols, unsigned seed) {
+  float *r = integers(rows * cols, seed), *s = malloc(rows * sizeof(float));
+  float *dr = device(rows * cols), *ds = device(rows);
+  CUDA(cudaMemcpy(dr, r, rows * cols * sizeof(float), cudaMemcpyHostToDevice));
+  sum(ARG2(dr, rows, cols), ARG1(ds, rows));
+  CUDA(cudaMemcpy(s, ds, rows * sizeof(float), cudaMemcpyDeviceToHost));
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    float expected = 0;
+    for (int64_t j = 0; j < cols; ++j)
+      expected += r[i * cols + j];
+    wrong += s[i] != expected;
+  }
+  printf("%s %lldx%lld: %lld of %lld rows differ\n", name, (long long)rows,
+         (long long)cols, (long long)wrong, (long long)rows);
+  CUDA(cudaFree(dr));
+  CUDA(cudaFree(ds));
+  free(r);
+  free(s);
+  return wrong;
+}
+
 static int check(void) {
   const int64_t m = 129, n = 67, k = 95, rows = 301, cols = 1003;
   float *a = integers(m * k, 1), *b = integers(k * n, 2);
@@ -129,20 +154,7 @@ static int check(void) {
   printf("gelu %lld: largest error %s 1e-5 (%.1e)\n", (long long)count,
          worst <= 1e-5 ? "within" : "BEYOND", worst);
 
-  float *r = integers(rows * cols, 3), *s = malloc(rows * sizeof(float));
-  float *dr = device(rows * cols), *ds = device(rows);
-  CUDA(cudaMemcpy(dr, r, rows * cols * sizeof(float), cudaMemcpyHostToDevice));
-  rowsum(ARG2(dr, rows, cols), ARG1(ds, rows));
-  CUDA(cudaMemcpy(s, ds, rows * sizeof(float), cudaMemcpyDeviceToHost));
-  int64_t rowsWrong = 0;
-  for (int64_t i = 0; i < rows; ++i) {
-    float expected = 0;
-    for (int64_t j = 0; j < cols; ++j)
-      expected += r[i * cols + j];
-    rowsWrong += s[i] != expected;
-  }
-  printf("rowsum %lldx%lld: %lld of %lld rows differ\n", (long long)rows,
-         (long long)cols, (long long)rowsWrong, (long long)rows);
+  int64_t rowsWrong = checkRowSums("rowsum", rowsum, rows, cols, 3);
 
   /* relu(a b): the product and the activation are device temporaries. */
   float *dl = device(m * n), *l = malloc(m * n * sizeof(float));
@@ -155,21 +167,8 @@ static int check(void) {
          (long long)n, (long long)k, (long long)layerWrong, (long long)(m * n));
 
   /* The split row sum: integers, so any order of the partials is exact. */
-  const int64_t big = 8192;
-  float *q = integers(big * big, 4), *qs = malloc(big * sizeof(float));
-  float *dq = device(big * big), *dqs = device(big);
-  CUDA(cudaMemcpy(dq, q, big * big * sizeof(float), cudaMemcpyHostToDevice));
-  rowsum_tensor(ARG2(dq, big, big), ARG1(dqs, big));
-  CUDA(cudaMemcpy(qs, dqs, big * sizeof(float), cudaMemcpyDeviceToHost));
-  int64_t splitWrong = 0;
-  for (int64_t i = 0; i < big; ++i) {
-    float expected = 0;
-    for (int64_t j = 0; j < big; ++j)
-      expected += q[i * big + j];
-    splitWrong += qs[i] != expected;
-  }
-  printf("rowsum_tensor %lldx%lld: %lld of %lld rows differ\n", (long long)big,
-         (long long)big, (long long)splitWrong, (long long)big);
+  int64_t splitWrong =
+      checkRowSums("rowsum_tensor", rowsum_tensor, 8192, 8192, 4);
   return wrong || worst > 1e-5 || rowsWrong || layerWrong || splitWrong;
 }
 
