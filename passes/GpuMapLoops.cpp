@@ -65,9 +65,10 @@ SmallVector<int64_t> tileSizes(scf::ParallelOp loop, int64_t threads) {
   return tile;
 }
 
-/// Maps dimension d of an n-dimensional loop: the innermost three to x, y
-/// and z of `first` (block or thread ids), the others sequential.
-void mapLoop(scf::ParallelOp loop, gpu::Processor first) {
+/// Maps the innermost three dimensions of `loop` to x, y and z of `first`
+/// (block or thread ids) and the others to sequential iterations; with no
+/// `first`, every dimension is sequential.
+void mapLoop(scf::ParallelOp loop, std::optional<gpu::Processor> first) {
   MLIRContext *context = loop.getContext();
   AffineMap identity = AffineMap::getMultiDimIdentityMap(1, context);
   unsigned rank = loop.getNumLoops();
@@ -75,23 +76,13 @@ void mapLoop(scf::ParallelOp loop, gpu::Processor first) {
   for (unsigned dim = 0; dim < rank; ++dim) {
     unsigned fromInnermost = rank - 1 - dim;
     gpu::Processor processor =
-        fromInnermost < 3 ? static_cast<gpu::Processor>(
-                                static_cast<unsigned>(first) + fromInnermost)
-                          : gpu::Processor::Sequential;
+        first && fromInnermost < 3
+            ? static_cast<gpu::Processor>(static_cast<unsigned>(*first) +
+                                          fromInnermost)
+            : gpu::Processor::Sequential;
     mapping.push_back(gpu::ParallelLoopDimMappingAttr::get(context, processor,
                                                            identity, identity));
   }
-  (void)gpu::setMappingAttr(loop, mapping);
-}
-
-/// Maps every dimension of `loop` to sequential iterations of its thread.
-void mapSequential(scf::ParallelOp loop) {
-  MLIRContext *context = loop.getContext();
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(1, context);
-  SmallVector<gpu::ParallelLoopDimMappingAttr> mapping(
-      loop.getNumLoops(),
-      gpu::ParallelLoopDimMappingAttr::get(context, gpu::Processor::Sequential,
-                                           identity, identity));
   (void)gpu::setMappingAttr(loop, mapping);
 }
 
@@ -115,13 +106,13 @@ struct GpuMapLoopsPass : hetero::impl::HeteroGpuMapLoopsBase<GpuMapLoopsPass> {
     });
     for (scf::ParallelOp loop : outermost) {
       SmallVector<int64_t> tile = tileSizes(loop, threads);
-      auto [blocks, threads] =
+      auto [tiles, withinTile] =
           scf::tileParallelLoop(loop, tile, /*noMinMaxBounds=*/true);
-      mapLoop(blocks, gpu::Processor::BlockX);
-      mapLoop(threads, gpu::Processor::ThreadX);
-      threads.getBody()->walk([](scf::ParallelOp nested) {
+      mapLoop(tiles, gpu::Processor::BlockX);
+      mapLoop(withinTile, gpu::Processor::ThreadX);
+      withinTile.getBody()->walk([](scf::ParallelOp nested) {
         if (!nested->hasAttr(gpu::getMappingAttrName()))
-          mapSequential(nested);
+          mapLoop(nested, std::nullopt);
       });
     }
   }

@@ -89,20 +89,20 @@ struct GpuSplitReductionsPass
           << ", min-reduced = " << smallest;
       return signalPassFailure();
     }
-    SmallVector<linalg::LinalgOp> candidates;
+    SmallVector<std::pair<linalg::LinalgOp, linalg::SplitReductionOptions>>
+        candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (splitFor(op, wanted, smallest).ratio > 1)
-        candidates.push_back(op);
+      linalg::SplitReductionOptions options = splitFor(op, wanted, smallest);
+      if (options.ratio > 1)
+        candidates.push_back({op, options});
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : candidates) {
+    for (auto [op, options] : candidates) {
       rewriter.setInsertionPoint(op);
       // A combiner splitReduction cannot name a neutral element for (or an
       // indexing it cannot expand) leaves the op whole.
-      FailureOr<linalg::SplitReductionResult> split =
-          linalg::splitReduction(rewriter, op, [&](linalg::LinalgOp candidate) {
-            return splitFor(candidate, wanted, smallest);
-          });
+      FailureOr<linalg::SplitReductionResult> split = linalg::splitReduction(
+          rewriter, op, [&](linalg::LinalgOp) { return options; });
       if (failed(split))
         continue;
       // The partials' loop nest has the reduction between the output's

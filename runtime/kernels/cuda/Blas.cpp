@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 
 namespace {
 
@@ -27,13 +26,12 @@ void checkBlas(cublasStatus_t status, const char *call, int64_t m, int64_t n,
                int64_t k) {
   if (status == CUBLAS_STATUS_SUCCESS)
     return;
-  std::fprintf(stderr,
-               "hetero GPU runtime: %s failed for a %lld x %lld x %lld "
-               "product: %s (%s)\n",
-               call, (long long)m, (long long)n, (long long)k,
-               cublasGetStatusName(status), cublasGetStatusString(status));
-  std::fflush(stderr);
-  std::abort();
+  char message[256];
+  std::snprintf(message, sizeof message,
+                "%s failed for a %lld x %lld x %lld product: %s (%s)", call,
+                (long long)m, (long long)n, (long long)k,
+                cublasGetStatusName(status), cublasGetStatusString(status));
+  hetero::rt::cuda::fail(message);
 }
 
 /// This thread's handle, bound to its stream, in full f32 precision.
@@ -55,13 +53,13 @@ cublasHandle_t threadHandle() {
 int asBlasInt(int64_t value, const char *what, int64_t m, int64_t n,
               int64_t k) {
   if (value < 0 || value > INT32_MAX) {
-    std::fprintf(stderr,
-                 "hetero GPU runtime: hrt_cuda_sgemm: %s %lld of a %lld x "
-                 "%lld x %lld product is outside cuBLAS's int range\n",
-                 what, (long long)value, (long long)m, (long long)n,
-                 (long long)k);
-    std::fflush(stderr);
-    std::abort();
+    char message[256];
+    std::snprintf(message, sizeof message,
+                  "hrt_cuda_sgemm: %s %lld of a %lld x %lld x %lld product is "
+                  "outside cuBLAS's int range",
+                  what, (long long)value, (long long)m, (long long)n,
+                  (long long)k);
+    hetero::rt::cuda::fail(message);
   }
   return int(value);
 }
