@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuRuntime.h"
 #include "hetero/Passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -134,17 +135,10 @@ struct MatmulToCublasPass
     FunctionType sgemmType = FunctionType::get(
         context, {i64, i64, i64, pointer, i64, pointer, i64, f32, pointer, i64},
         {});
-    auto sgemm = module.lookupSymbol<func::FuncOp>(kSgemm);
-    if (!sgemm) {
-      OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-      sgemm = func::FuncOp::create(b, module.getLoc(), kSgemm, sgemmType);
-      sgemm.setPrivate();
-    } else if (sgemm.getFunctionType() != sgemmType) {
-      sgemm.emitError() << "hetero-matmul-to-cublas: @" << kSgemm
-                        << " is declared as " << sgemm.getFunctionType()
-                        << ", expected " << sgemmType;
+    func::FuncOp sgemm =
+        hetero::declareGpuRuntime(module, kSgemm, sgemmType, getArgument());
+    if (!sgemm)
       return signalPassFailure();
-    }
     for (linalg::MatmulOp matmul : matmuls) {
       // A zero fill of C just before the product is cuBLAS's beta = 0:
       // one pass over C fewer, and no kernel launch.

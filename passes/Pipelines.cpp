@@ -127,11 +127,14 @@ hetero::buildLowerToGpuPipeline(OpPassManager &pm,
   // Long reductions with few outputs become parallel partials, on tensors.
   pm.addNestedPass<func::FuncOp>(hetero::createHeteroGpuSplitReductions());
   addBufferization(pm);
-  // Temporaries in device memory; the f32 GEMMs go to cuBLAS; every other
+  // The step's data in device memory; the f32 GEMMs go to cuBLAS; every other
   // parallel loop nest (copies included) becomes a
   // kernel of thread blocks, its reductions sequential loops in a thread.
-  if (options.deviceBuffers)
-    pm.addNestedPass<func::FuncOp>(hetero::createHeteroGpuDeviceBuffers());
+  if (options.deviceBuffers) {
+    hetero::HeteroGpuDeviceBuffersOptions placement;
+    placement.deviceCollectives = options.deviceCollectives;
+    pm.addPass(hetero::createHeteroGpuDeviceBuffers(placement));
+  }
   if (options.matmul == hetero::GpuMatmul::cublas)
     pm.addPass(hetero::createHeteroMatmulToCublas());
   pm.addPass(createConvertLinalgToParallelLoopsPass());

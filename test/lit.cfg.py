@@ -82,6 +82,9 @@ if config.hetero_ptxas:
     config.substitutions.append(("%ptxas", config.hetero_ptxas))
 if config.hetero_enable_cuda:
     config.available_features.add("cuda")
+if config.hetero_cuda_stub:
+    config.available_features.add("cuda-stub")
+    config.substitutions.append(("%cuda_stub", config.hetero_cuda_stub))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(
     ("%clang", os.path.join(config.llvm_tools_dir, "clang")))

@@ -30,10 +30,43 @@ void *hrt_cuda_stream(void);
  * with rows `lda` elements apart, B is k x n (rows `ldb` apart), C is m x n
  * (rows `ldc` apart). cuBLAS in full f32 precision (no TF32), on this
  * thread's stream; returns when C is written. A failure prints the cuBLAS
- * status with the shapes and aborts: compiled code has no error path. */
+ * status with the shapes and ends the process: compiled code has no error
+ * path. */
 void hrt_cuda_sgemm(int64_t m, int64_t n, int64_t k, const float *a,
                     int64_t lda, const float *b, int64_t ldb, float beta,
                     float *c, int64_t ldc);
+
+/* The device copy of the host buffer `host` of `bytes` bytes (a global of
+ * the program: a parameter, optimizer state, a constant): made and filled
+ * from the host on the first call, the same one on every later call. The
+ * host buffer is not kept in step: hrt_cuda_mirrors_to_host and
+ * hrt_cuda_mirrors_to_device copy every device copy one way. Asking for one
+ * buffer with another size ends the process. */
+void *hrt_cuda_mirror(void *host, int64_t bytes);
+
+/* Copies every device copy to its host buffer, after the work queued on
+ * this thread's stream (before the host reads parameters: --save, a
+ * checkpoint). */
+void hrt_cuda_mirrors_to_host(void);
+
+/* Copies every host buffer to its device copy (after the host wrote
+ * parameters: --load, a restored checkpoint). */
+void hrt_cuda_mirrors_to_device(void);
+
+/* How many buffers have a device copy, and their bytes. */
+int64_t hrt_cuda_mirror_count(int64_t *bytes);
+
+/* Copies `bytes` bytes between any two of host and device memory, in order
+ * with this thread's stream, and returns when they are copied. */
+void hrt_cuda_copy(void *destination, const void *source, int64_t bytes);
+
+/* Host staging for a runtime call that reads or writes host memory: a
+ * pinned host buffer of `bytes` bytes, holding a copy of `device` when
+ * `copy_in` is nonzero. hrt_cuda_stage_out copies it back to `device` when
+ * `copy_out` is nonzero and releases it (buffers are reused). */
+void *hrt_cuda_stage_in(const void *device, int64_t bytes, int32_t copy_in);
+void hrt_cuda_stage_out(void *host, void *device, int64_t bytes,
+                        int32_t copy_out);
 
 #ifdef __cplusplus
 }

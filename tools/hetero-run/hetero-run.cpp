@@ -39,6 +39,7 @@
 
 #include "AdaptivePlanning.h"
 #include "Checkpointing.h"
+#include "Device.h"
 #include "MeasuredTimeline.h"
 #include "ToolDialects.h"
 
@@ -86,6 +87,13 @@ static cl::opt<std::string> backend("backend",
                                     cl::desc("Communication backend: mpi or "
                                              "nccl"),
                                     cl::init("mpi"), cl::cat(category));
+static cl::opt<std::string>
+    device("device",
+           cl::desc("Where the program computes: cpu, or gpu (compiled with "
+                    "hetero-lower-to-gpu, one GPU per rank; with --backend "
+                    "nccl the collectives move device buffers, with mpi they "
+                    "stage through pinned host memory)"),
+           cl::init("cpu"), cl::cat(category));
 static cl::opt<bool> allRanks("all-ranks",
                               cl::desc("Print the lines of every rank"),
                               cl::init(false), cl::cat(category));
@@ -581,7 +589,8 @@ preparePipeline(ModuleOp module, const hetero::CheckpointConfig &checkpoint) {
 /// starts where it would have. Collective; false after a message.
 bool runPretest(ExecutionEngine &engine, const EntrySignature &signature,
                 StringRef entry, int64_t rounds, hrt_comm group,
-                const std::vector<WritableGlobal> &globals, bool printer) {
+                const std::vector<WritableGlobal> &globals, bool printer,
+                const hetero::DeviceMemory &memory) {
   std::vector<std::vector<char>> saved;
   std::vector<char *> addresses;
   for (const WritableGlobal &global : globals) {
@@ -609,7 +618,8 @@ bool runPretest(ExecutionEngine &engine, const EntrySignature &signature,
   };
   int64_t count = 0;
   for (int64_t round = -1; round < rounds; ++round) {
-    // Round -1 warms up: first touches would pass for extraction.
+    // Round -1 warms up: first touches would pass for extraction. (On a
+    // GPU the globals' device copies are made then, from the saved values.)
     for (const Share &share : kShares) {
       if (hrt_resize_begin_iteration(0) != HRT_SUCCESS ||
           (round >= 0 &&
@@ -631,6 +641,7 @@ bool runPretest(ExecutionEngine &engine, const EntrySignature &signature,
   }
   for (size_t i = 0; i < globals.size(); ++i)
     std::copy(saved[i].begin(), saved[i].end(), addresses[i]);
+  memory.toDevice();
   double extract = 0, communicate = 0;
   if (hrt_resize_end_pretest(0.5, &extract, &communicate) != HRT_SUCCESS)
     return fail(hrt_last_error());
@@ -785,6 +796,24 @@ int run() {
   else {
     llvm::errs() << "hetero-run: unknown backend '" << backend
                  << "', expected mpi or nccl\n";
+    return 1;
+  }
+  bool onGpu = device == "gpu";
+  if (device != "cpu" && !onGpu) {
+    llvm::errs() << "hetero-run: unknown device '" << device
+                 << "', expected cpu or gpu\n";
+    return 1;
+  }
+  if (onGpu && !hetero::DeviceMemory::available()) {
+    llvm::errs() << "hetero-run: --device gpu: this hetero-run was built "
+                    "without CUDA (HETERO_ENABLE_CUDA is off)\n";
+    return 1;
+  }
+  if (onGpu && (!checkpointOption.empty() || blockingCollectives)) {
+    llvm::errs() << "hetero-run: --device gpu does not take "
+                 << (blockingCollectives ? "--blocking-collectives"
+                                         : "--checkpoint")
+                 << " yet; run it with --device cpu\n";
     return 1;
   }
   if (hrt_init(kind, nullptr, nullptr) != HRT_SUCCESS) {
@@ -1043,10 +1072,18 @@ int run() {
     shardInit->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
 
   PassManager pm(&context);
-  hetero::CpuPipelineOptions cpuOptions;
-  cpuOptions.blockingCollectives = blockingCollectives;
-  if (failed(hetero::buildLowerToCpuPipeline(pm, cpuOptions)) ||
-      failed(pm.run(*module)))
+  if (onGpu) {
+    hetero::GpuPipelineOptions gpuOptions;
+    gpuOptions.deviceCollectives = kind == HRT_BACKEND_NCCL;
+    if (failed(hetero::buildLowerToGpuPipeline(pm, gpuOptions)))
+      return 1;
+  } else {
+    hetero::CpuPipelineOptions cpuOptions;
+    cpuOptions.blockingCollectives = blockingCollectives;
+    if (failed(hetero::buildLowerToCpuPipeline(pm, cpuOptions)))
+      return 1;
+  }
+  if (failed(pm.run(*module)))
     return 1;
   if (!dumpLowered.empty()) {
     auto output = openOutputFile(dumpLowered, &errorMessage);
@@ -1064,12 +1101,20 @@ int run() {
   options.transformer = optimize;
   llvm::SmallVector<llvm::StringRef> libraries = {HETERO_C_RUNNER_UTILS};
   options.sharedLibPaths = libraries;
+  // The device copies of the globals, which --load and --save move; the
+  // library is loaded into the process, where the program finds it.
+  hetero::DeviceMemory memory;
+  if (onGpu && !memory.bind())
+    return 1;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine) {
     llvm::errs() << "hetero-run: cannot compile " << inputFile << ": "
                  << llvm::toString(engine.takeError()) << "\n";
     return 1;
   }
+  // Loads the kernels (the module's constructors).
+  if (onGpu)
+    (*engine)->initialize();
   if (shardInit) {
     if (llvm::Error error = (*engine)->invoke(kShardInit)) {
       llvm::errs() << "hetero-run: " << kShardInit << ": "
@@ -1108,10 +1153,12 @@ int run() {
     if (!planning->start())
       return 1;
   }
-  if (!loadDirectory.empty() &&
-      !exchangeParameters(**engine, **pipeline, loadDirectory, /*save=*/false,
-                          rank, isStep, shardGroup))
-    return 1;
+  if (!loadDirectory.empty()) {
+    if (!exchangeParameters(**engine, **pipeline, loadDirectory,
+                            /*save=*/false, rank, isStep, shardGroup))
+      return 1;
+    memory.toDevice();
+  }
   if (!corpus.empty() && hrt_data_open(corpus.c_str()) != HRT_SUCCESS) {
     llvm::errs() << "hetero-run: --corpus: " << hrt_last_error() << "\n";
     return 1;
@@ -1173,7 +1220,7 @@ int run() {
   }
   if (prune && prune->pretest &&
       !runPretest(**engine, *signature, entry, prune->pretest, resizeGroup,
-                  pretestGlobals, printer))
+                  pretestGlobals, printer, memory))
     return 1;
   // No collective over every rank runs between two steps: a replica that
   // waits in a dynamic sync group (docs/sync-groups.md) for others would
@@ -1319,10 +1366,12 @@ int run() {
                 text.c_str());
     std::fflush(stdout);
   }
-  if (!saveDirectory.empty() &&
-      !exchangeParameters(**engine, **pipeline, saveDirectory, /*save=*/true,
-                          rank, isStep, shardGroup))
-    return 1;
+  if (!saveDirectory.empty()) {
+    memory.toHost();
+    if (!exchangeParameters(**engine, **pipeline, saveDirectory,
+                            /*save=*/true, rank, isStep, shardGroup))
+      return 1;
+  }
   if (!then.empty()) {
     llvm::Expected<std::string> printed =
         invoke(**engine, *finalSignature, /*iteration=*/0, then);

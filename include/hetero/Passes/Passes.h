@@ -125,6 +125,12 @@ struct GpuPipelineOptions
       llvm::cl::desc("Allocate the temporaries in device memory (gpu.alloc) "
                      "instead of host memory"),
       llvm::cl::init(true)};
+  Option<bool> deviceCollectives{
+      *this, "device-collectives",
+      llvm::cl::desc("Hand the collectives and point-to-point calls device "
+                     "addresses (the NCCL backend) instead of staged host "
+                     "copies (the MPI backend)"),
+      llvm::cl::init(false)};
   Option<int64_t> threadsPerBlock{
       *this, "threads-per-block",
       llvm::cl::desc("Threads per block of the generated kernels"),

@@ -717,14 +717,17 @@ def HeteroGpuMapLoops
 }
 
 def HeteroGpuDeviceBuffers
-    : Pass<"hetero-gpu-device-buffers", "::mlir::func::FuncOp"> {
-  let summary = "Place a step's temporaries in device memory";
+    : Pass<"hetero-gpu-device-buffers", "::mlir::ModuleOp"> {
+  let summary = "Place a step's data in device memory";
   let description = [{
-    Rewrites every `memref.alloc` (bufferization's temporaries) into a
-    `gpu.alloc` of device memory, every `memref.dealloc` into a
-    `gpu.dealloc`, and every `memref.copy` into a `linalg.copy`, which the
-    GPU pipeline runs as a kernel. The async forms are emitted, each waited
-    for at once:
+    Decides, across functions, which buffers live in device memory: buffers
+    that alias (views, casts, call arguments and parameters, returned and
+    call results, the get_globals of one global) form a class, and a class
+    a structured op, a copy or a parallel loop touches is device memory.
+    Then an allocation of a device class becomes a `gpu.alloc` (the async
+    form, waited for at once; libhetero_rt_cuda serves it from a
+    stream-ordered pool that keeps freed memory) and its deallocations
+    `gpu.dealloc`:
 
     ```mlir
     %0 = gpu.wait async
@@ -732,11 +735,30 @@ def HeteroGpuDeviceBuffers
     gpu.wait [%1]
     ```
 
-    libhetero_rt_cuda serves them from a stream-ordered pool that keeps
-    freed memory for reuse. Global buffers (parameters) stay where they are.
+    A global of a device class (a parameter, optimizer state, a constant)
+    is used through its device copy, which `hrt_cuda_mirror` makes on first
+    use and keeps. A host `memref.load` or `memref.store` of device data
+    becomes a one-element `hrt_cuda_copy` through a host slot. A runtime
+    call (an external function) given the address of device data gets a
+    pinned host copy instead (`hrt_cuda_stage_in`), and the data gets the
+    copy back after the call or after the `hrt_mlir_wait` of the request it
+    returned (`hrt_cuda_stage_out`); with `device-collectives` the
+    collectives and sends and receives take device addresses (the NCCL
+    backend). Every `memref.copy` becomes a `linalg.copy`, a kernel later.
+    Buffers only the host touches stay host memory.
   }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect",
-                           "::mlir::linalg::LinalgDialect"];
+  let options = [
+    Option<"deviceCollectives", "device-collectives", "bool",
+           /*default=*/"false",
+           "Hand the collectives and point-to-point calls device addresses "
+           "(the NCCL backend) instead of staged host copies">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def HeteroGpuSplitReductions

@@ -49,7 +49,7 @@ cublasHandle_t threadHandle() {
   return handle;
 }
 
-/// `value` as cuBLAS's int, or an abort naming what overflowed.
+/// `value` as cuBLAS's int; a failure naming what overflowed otherwise.
 int asBlasInt(int64_t value, const char *what, int64_t m, int64_t n,
               int64_t k) {
   if (value < 0 || value > INT32_MAX) {

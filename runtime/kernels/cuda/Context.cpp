@@ -50,13 +50,13 @@ void check(CUresult result, const char *call) {
   std::fprintf(stderr, "hetero GPU runtime: %s failed: %s (%s)\n", call, name,
                text);
   std::fflush(stderr);
-  std::abort();
+  std::_Exit(EXIT_FAILURE);
 }
 
 void fail(const char *message) {
   std::fprintf(stderr, "hetero GPU runtime: %s\n", message);
   std::fflush(stderr);
-  std::abort();
+  std::_Exit(EXIT_FAILURE);
 }
 
 void selectDevice(int device) { chosenDevice.store(device); }

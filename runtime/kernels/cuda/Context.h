@@ -17,11 +17,13 @@
 
 namespace hetero::rt::cuda {
 
-/// Reports `result` of `call` and aborts when it is an error: compiled code
-/// has no error path.
+/// Reports `result` of `call` and ends the process (status 1) when it is an
+/// error: compiled code has no error path.
 void check(CUresult result, const char *call);
 
-/// Prints `message` as the GPU runtime's and aborts.
+/// Prints `message` as the GPU runtime's and ends the process (status 1;
+/// a job launcher then ends the job). Not abort(): the tools that load the
+/// runtime would print a crash report for what is a reported error.
 [[noreturn]] void fail(const char *message);
 
 /// Names the device every later context is made on (mgpuSetDefaultDevice).

@@ -8,8 +8,8 @@
 // kernels, creates streams and launches through these functions. Debian's
 // MLIR packages do not ship libmlir_cuda_runtime, so libhetero_rt_cuda
 // provides them over the CUDA driver API. A failing call prints the CUDA
-// error with the call that failed and aborts: generated code has no error
-// path.
+// error with the call that failed and ends the process: generated code has no
+// error path.
 //
 // The streams the host code creates are the calling thread's one stream
 // (Context.h), so that kernels, copies and library calls (cuBLAS) run in
