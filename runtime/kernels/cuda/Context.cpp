@@ -43,12 +43,17 @@ int localRank() {
 void check(CUresult result, const char *call) {
   if (result == CUDA_SUCCESS)
     return;
-  const char *name = "unknown";
-  const char *text = "unknown error";
-  cuGetErrorName(result, &name);
-  cuGetErrorString(result, &text);
-  std::fprintf(stderr, "hetero GPU runtime: %s failed: %s (%s)\n", call, name,
-               text);
+  const char *name = nullptr;
+  const char *text = nullptr;
+  // A driver too broken to name its errors (the toolkit's stub, say) is
+  // reported by number.
+  if (cuGetErrorName(result, &name) != CUDA_SUCCESS ||
+      cuGetErrorString(result, &text) != CUDA_SUCCESS || !name || !text)
+    std::fprintf(stderr, "hetero GPU runtime: %s failed: CUDA error %d\n",
+                 call, int(result));
+  else
+    std::fprintf(stderr, "hetero GPU runtime: %s failed: %s (%s)\n", call,
+                 name, text);
   std::fflush(stderr);
   std::_Exit(EXIT_FAILURE);
 }
