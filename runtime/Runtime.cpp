@@ -348,6 +348,13 @@ hrt_status Backend::createGroup(hrt_comm parent, const std::vector<int> &, int,
               "only the MPI backend creates communicators among a group");
 }
 
+hrt_status Backend::isendCopy(const void *, size_t, hrt_dtype,
+                              const CallSite &site,
+                              std::unique_ptr<PendingOperation> &) {
+  return fail(HRT_ERROR_UNAVAILABLE, site,
+              "this backend has no buffered sends of its own");
+}
+
 bool mpiBackendActive() { return state && state->kind == HRT_BACKEND_MPI; }
 
 hrt_status checkHostCollective(const CallSite &site) {
@@ -786,9 +793,22 @@ extern "C" hrt_status hrt_send(const void *buffer, size_t count,
 extern "C" hrt_status hrt_bsend(const void *buffer, size_t count,
                                 hrt_dtype dtype, int peer, int tag,
                                 hrt_comm comm) {
-  if (state && state->kind != HRT_BACKEND_MPI)
-    return hrt_send(buffer, count, dtype, peer, tag, comm);
   std::unique_ptr<PendingOperation> posted;
+  // A backend on device buffers copies on the device and sends the copy
+  // without waiting for the receiver either.
+  if (state && state->kind != HRT_BACKEND_MPI) {
+    if (hrt_status status = postTransfer(
+            "hrt_bsend", buffer, count, dtype, peer, tag, comm,
+            /*request=*/nullptr,
+            [&](const CallSite &here,
+                std::unique_ptr<PendingOperation> &pending) {
+              return state->backend->isendCopy(buffer, count, dtype, here,
+                                               pending);
+            },
+            &posted))
+      return status;
+    return keepBufferedSend(std::move(posted));
+  }
   if (hrt_status status = postTransfer(
           "hrt_bsend", buffer, count, dtype, peer, tag, comm,
           /*request=*/nullptr,

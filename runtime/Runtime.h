@@ -161,6 +161,13 @@ public:
   virtual hrt_status irecv(void *buffer, size_t count, hrt_dtype dtype,
                            const CallSite &site,
                            std::unique_ptr<PendingOperation> &pending) = 0;
+  /// Posts a send of a copy of `buffer`, which the caller may reuse at
+  /// once (hrt_bsend on a backend that moves device buffers). The default
+  /// reports that the backend cannot; the MPI backend's buffered sends are
+  /// staged in host memory by the caller instead.
+  virtual hrt_status isendCopy(const void *buffer, size_t count,
+                               hrt_dtype dtype, const CallSite &site,
+                               std::unique_ptr<PendingOperation> &pending);
   virtual hrt_status allReduce(const void *send, void *recv, size_t count,
                                hrt_dtype dtype, hrt_reduce_op op,
                                const CallSite &site) = 0;

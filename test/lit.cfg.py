@@ -91,5 +91,8 @@ config.substitutions.append(
 config.substitutions.append(("%llvm_lib", config.llvm_library_dir))
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
     config.available_features.add("cuda-device")
+# Two devices: NCCL tests of two ranks (NCCL refuses two ranks on one GPU).
+if os.path.exists("/dev/nvidia1"):
+    config.available_features.add("cuda-devices-2")
 if config.hetero_fuzzer:
     config.available_features.add("fuzzer")

@@ -124,7 +124,10 @@ HRT_EXPORT hrt_status hrt_recv(void *buffer, size_t count, hrt_dtype dtype,
  * pipeline schedules assume). A failure is reported by a later call.
  * hrt_flush_sends waits for all of them (hrt_finalize does too);
  * hrt_sends_in_flight counts those not yet complete. With the NCCL backend
- * hrt_bsend is hrt_send. */
+ * the copy is made on the device, and sends to higher ranks (with receives
+ * from lower ones) run on a communicator and stream apart from those to
+ * lower ranks, so that two ranks sending to each other never wait on one
+ * another. */
 HRT_EXPORT hrt_status hrt_bsend(const void *buffer, size_t count,
                                 hrt_dtype dtype, int peer, int tag,
                                 hrt_comm comm);

@@ -4,13 +4,18 @@
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
-/* REQUIRES: mpi, cuda-device
- * RUN: %mpirun -np 2 hrt-nccl | FileCheck %s
+/* REQUIRES: mpi, cuda-devices-2
+ * RUN: env HETERO_RT_TIMEOUT=60 %mpirun -x HETERO_RT_TIMEOUT -np 2 hrt-nccl | FileCheck %s
  *
  * CHECK-DAG: rank 0: nccl all_reduce, all_gather, broadcast and send/recv ok
  * CHECK-DAG: rank 1: nccl all_reduce, all_gather, broadcast and send/recv ok
+ * CHECK-DAG: rank 0: buffered exchange ok
+ * CHECK-DAG: rank 1: buffered exchange ok
  *
- * Needs a GPU per rank: the buffers are device memory.
+ * Needs a GPU per rank (NCCL refuses two ranks on one device): the buffers
+ * are device memory. The exchange is 1F1B's: both ranks send to each other
+ * before either receives, which waits forever if a send waits for its
+ * receive.
  */
 
 #include "Inputs/hrt-test.h"
@@ -55,6 +60,33 @@ int main(int argc, char **argv) {
     printf("rank %d: nccl all_reduce, all_gather, broadcast and send/recv "
            "ok\n",
            rank);
+
+  /* Buffered sends copy on the device: the source is overwritten at once,
+   * and the peer still gets what was sent. 16 MiB each way. */
+  if (size == 2) {
+    enum { M = 4 << 20 };
+    float *out, *in, *check = malloc(M * sizeof(float));
+    cudaMalloc((void **)&out, M * sizeof(float));
+    cudaMalloc((void **)&in, M * sizeof(float));
+    for (int i = 0; i < M; ++i)
+      check[i] = (float)(rank * 7 + i % 1000);
+    cudaMemcpy(out, check, M * sizeof(float), cudaMemcpyHostToDevice);
+    int peer = 1 - rank;
+    CHECK_OK(hrt_bsend(out, M, HRT_FLOAT32, peer, 3, world));
+    cudaMemset(out, 0, M * sizeof(float));
+    CHECK_OK(hrt_recv(in, M, HRT_FLOAT32, peer, 3, world));
+    CHECK_OK(hrt_flush_sends());
+    cudaMemcpy(check, in, M * sizeof(float), cudaMemcpyDeviceToHost);
+    int wrong = 0;
+    for (int i = 0; i < M; ++i)
+      wrong += check[i] != (float)(peer * 7 + i % 1000);
+    if (wrong == 0)
+      printf("rank %d: buffered exchange ok\n", rank);
+    failures += wrong;
+    cudaFree(out);
+    cudaFree(in);
+    free(check);
+  }
   cudaFree(device);
   cudaFree(gathered);
   CHECK_OK(hrt_finalize());

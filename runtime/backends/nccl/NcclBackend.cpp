@@ -22,10 +22,26 @@
 namespace hetero::rt {
 namespace {
 
-/// NCCL state of one communicator, hung off hrt_comm_impl::nccl.
-struct NcclComm {
+/// An NCCL communicator and the stream its work is enqueued on.
+struct Lane {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
+};
+
+/// NCCL state of one communicator, hung off hrt_comm_impl::nccl:
+/// collectives on `main`; point-to-point traffic towards higher ranks
+/// (sends to them, receives from lower ones) on `up`, towards lower ranks
+/// on `down`. NCCL runs the operations of one communicator in order, so a
+/// send queued before a receive on one lane would wait for the peer's
+/// receive, which may be queued behind the peer's own send to this rank:
+/// two stages exchanging activations and gradients would deadlock. Along
+/// one direction the waits only go one way.
+struct NcclComm {
+  Lane main, up, down;
+  /// The lane of a transfer with `peer`, from this rank (`rank`).
+  Lane &lane(int rank, int peer, bool sending) {
+    return (peer > rank) == sending ? up : down;
+  }
 };
 
 NcclComm &ncclOf(hrt_comm comm) { return *static_cast<NcclComm *>(comm->nccl); }
@@ -115,7 +131,7 @@ ncclRedOp_t ncclOp(hrt_reduce_op op) {
 /// Work enqueued on a communicator's stream, complete when `event` is.
 class NcclPending : public PendingOperation {
 public:
-  NcclPending(NcclComm &comm, cudaEvent_t event) : comm(comm), event(event) {}
+  NcclPending(Lane &comm, cudaEvent_t event) : comm(comm), event(event) {}
   ~NcclPending() override { cudaEventDestroy(event); }
   hrt_status test(bool &done) override {
     ncclResult_t asyncError = ncclSuccess;
@@ -133,14 +149,14 @@ public:
   void abandon() override { ncclCommAbort(comm.comm); }
 
 private:
-  NcclComm &comm;
+  Lane &comm;
   cudaEvent_t event;
 };
 
-/// Records an event after the enqueued work and returns it as pending.
-hrt_status pendingAfter(const CallSite &site,
+/// Records an event after the work enqueued on `comm` and returns it as
+/// pending.
+hrt_status pendingAfter(Lane &comm, const CallSite &site,
                         std::unique_ptr<PendingOperation> &pending) {
-  NcclComm &comm = ncclOf(site.comm);
   cudaEvent_t event = nullptr;
   if (hrt_status status = checkCuda(
           cudaEventCreateWithFlags(&event, cudaEventDisableTiming), site))
@@ -152,13 +168,15 @@ hrt_status pendingAfter(const CallSite &site,
   return HRT_SUCCESS;
 }
 
-/// Enqueues `enqueue` and waits for it under the timeout.
+/// Enqueues `enqueue` on the collectives' lane and waits for it under the
+/// timeout.
 template <typename Enqueue>
 hrt_status complete(const CallSite &site, Enqueue enqueue) {
-  if (hrt_status status = checkNccl(enqueue(ncclOf(site.comm)), site))
+  Lane &lane = ncclOf(site.comm).main;
+  if (hrt_status status = checkNccl(enqueue(lane), site))
     return status;
   std::unique_ptr<PendingOperation> pending;
-  if (hrt_status status = pendingAfter(site, pending))
+  if (hrt_status status = pendingAfter(lane, site, pending))
     return status;
   return waitWithTimeout(*pending);
 }
@@ -186,8 +204,13 @@ public:
   hrt_status free(hrt_comm comm) override {
     CallSite here{"hrt_comm_free", comm, 0};
     if (auto *state = static_cast<NcclComm *>(comm->nccl)) {
-      hrt_status status = checkNccl(ncclCommDestroy(state->comm), here);
-      cudaStreamDestroy(state->stream);
+      hrt_status status = HRT_SUCCESS;
+      for (Lane *lane : {&state->main, &state->up, &state->down}) {
+        if (lane->comm && status == HRT_SUCCESS)
+          status = checkNccl(ncclCommDestroy(lane->comm), here);
+        if (lane->stream)
+          cudaStreamDestroy(lane->stream);
+      }
       delete state;
       comm->nccl = nullptr;
       if (status != HRT_SUCCESS)
@@ -201,13 +224,44 @@ public:
                    std::unique_ptr<PendingOperation> &pending) override {
     if (hrt_status status = requireDevice(buffer, count, "send", site))
       return status;
-    NcclComm &comm = ncclOf(site.comm);
+    Lane &lane = ncclOf(site.comm).lane(site.comm->rank, site.peer, true);
     if (hrt_status status =
             checkNccl(ncclSend(buffer, count, ncclType(dtype), site.peer,
-                               comm.comm, comm.stream),
+                               lane.comm, lane.stream),
                       site))
       return status;
-    return pendingAfter(site, pending);
+    return pendingAfter(lane, site, pending);
+  }
+
+  /// The copy is stream-ordered on the send's lane: allocated, filled,
+  /// sent and freed there, so nothing waits for the receiver.
+  hrt_status isendCopy(const void *buffer, size_t count, hrt_dtype dtype,
+                       const CallSite &site,
+                       std::unique_ptr<PendingOperation> &pending) override {
+    if (hrt_status status = requireDevice(buffer, count, "send", site))
+      return status;
+    Lane &lane = ncclOf(site.comm).lane(site.comm->rank, site.peer, true);
+    size_t bytes = count * hrt_dtype_size(dtype);
+    void *copy = nullptr;
+    if (bytes) {
+      if (hrt_status status =
+              checkCuda(cudaMallocAsync(&copy, bytes, lane.stream), site))
+        return status;
+      if (hrt_status status = checkCuda(
+              cudaMemcpyAsync(copy, buffer, bytes, cudaMemcpyDeviceToDevice,
+                              lane.stream),
+              site))
+        return status;
+    }
+    hrt_status sent = checkNccl(
+        ncclSend(copy, count, ncclType(dtype), site.peer, lane.comm,
+                 lane.stream),
+        site);
+    if (copy)
+      cudaFreeAsync(copy, lane.stream);
+    if (sent != HRT_SUCCESS)
+      return sent;
+    return pendingAfter(lane, site, pending);
   }
 
   hrt_status irecv(void *buffer, size_t count, hrt_dtype dtype,
@@ -215,13 +269,13 @@ public:
                    std::unique_ptr<PendingOperation> &pending) override {
     if (hrt_status status = requireDevice(buffer, count, "receive", site))
       return status;
-    NcclComm &comm = ncclOf(site.comm);
+    Lane &lane = ncclOf(site.comm).lane(site.comm->rank, site.peer, false);
     if (hrt_status status =
             checkNccl(ncclRecv(buffer, count, ncclType(dtype), site.peer,
-                               comm.comm, comm.stream),
+                               lane.comm, lane.stream),
                       site))
       return status;
-    return pendingAfter(site, pending);
+    return pendingAfter(lane, site, pending);
   }
 
   hrt_status allReduce(const void *send, void *recv, size_t count,
@@ -229,7 +283,7 @@ public:
                        const CallSite &site) override {
     if (hrt_status status = requireDevice(send, recv, count, site))
       return status;
-    return complete(site, [&](NcclComm &comm) {
+    return complete(site, [&](Lane &comm) {
       return ncclAllReduce(send, recv, count, ncclType(dtype), ncclOp(op),
                            comm.comm, comm.stream);
     });
@@ -242,7 +296,7 @@ public:
     if (hrt_status status = requireDevice(recv, count * size_t(site.comm->size),
                                           "receive", site))
       return status;
-    return complete(site, [&](NcclComm &comm) {
+    return complete(site, [&](Lane &comm) {
       return ncclAllGather(send, recv, count, ncclType(dtype), comm.comm,
                            comm.stream);
     });
@@ -253,7 +307,7 @@ public:
                            const CallSite &site) override {
     if (hrt_status status = requireDevice(send, recv, count, site))
       return status;
-    return complete(site, [&](NcclComm &comm) {
+    return complete(site, [&](Lane &comm) {
       return ncclReduceScatter(send, recv, count, ncclType(dtype), ncclOp(op),
                                comm.comm, comm.stream);
     });
@@ -263,7 +317,7 @@ public:
                        const CallSite &site) override {
     if (hrt_status status = requireDevice(buffer, count, "broadcast", site))
       return status;
-    return complete(site, [&](NcclComm &comm) {
+    return complete(site, [&](Lane &comm) {
       return ncclBroadcast(buffer, buffer, count, ncclType(dtype), root,
                            comm.comm, comm.stream);
     });
@@ -276,7 +330,7 @@ public:
     if (site.comm->rank == root)
       if (hrt_status status = requireDevice(recv, count, "receive", site))
         return status;
-    return complete(site, [&](NcclComm &comm) {
+    return complete(site, [&](Lane &comm) {
       return ncclReduce(send, recv, count, ncclType(dtype), ncclOp(op), root,
                         comm.comm, comm.stream);
     });
@@ -289,7 +343,7 @@ public:
     if (hrt_status status =
             requireDevice(send, recv, count * size_t(site.comm->size), site))
       return status;
-    return complete(site, [&](NcclComm &comm) {
+    return complete(site, [&](Lane &comm) {
       ncclResult_t result = ncclGroupStart();
       for (int peer = 0; peer < site.comm->size && result == ncclSuccess;
            ++peer) {
@@ -306,7 +360,7 @@ public:
 
   /// A barrier on the device: an all-reduce of one byte.
   hrt_status barrier(const CallSite &site) override {
-    return complete(site, [&](NcclComm &comm) {
+    return complete(site, [&](Lane &comm) {
       return ncclAllReduce(scratch, scratch, 1, ncclUint8, ncclSum, comm.comm,
                            comm.stream);
     });
@@ -334,22 +388,30 @@ private:
       if (hrt_status status = checkCuda(cudaMalloc(&scratch, 1), site))
         return status;
     }
-    ncclUniqueId id;
+    // One id per lane, created by rank 0 and broadcast at once.
+    ncclUniqueId ids[3];
     if (comm->rank == 0)
-      if (hrt_status status = checkNccl(ncclGetUniqueId(&id), site))
-        return status;
-    int code = MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm->mpi);
+      for (ncclUniqueId &id : ids)
+        if (hrt_status status = checkNccl(ncclGetUniqueId(&id), site))
+          return status;
+    int code = MPI_Bcast(ids, sizeof(ids), MPI_BYTE, 0, comm->mpi);
     if (code != MPI_SUCCESS)
       return fail(HRT_ERROR_BACKEND, site,
-                  "broadcasting the NCCL id over MPI: " + mpiErrorString(code));
+                  "broadcasting the NCCL ids over MPI: " + mpiErrorString(code));
     auto state = std::make_unique<NcclComm>();
-    if (hrt_status status = checkCuda(
-            cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking),
-            site))
-      return status;
-    if (hrt_status status = checkNccl(
-            ncclCommInitRank(&state->comm, comm->size, id, comm->rank), site))
-      return status;
+    Lane *lanes[3] = {&state->main, &state->up, &state->down};
+    for (int i = 0; i < 3; ++i) {
+      if (hrt_status status =
+              checkCuda(cudaStreamCreateWithFlags(&lanes[i]->stream,
+                                                  cudaStreamNonBlocking),
+                        site))
+        return status;
+      if (hrt_status status = checkNccl(
+              ncclCommInitRank(&lanes[i]->comm, comm->size, ids[i],
+                               comm->rank),
+              site))
+        return status;
+    }
     comm->nccl = state.release();
     return HRT_SUCCESS;
   }
