@@ -127,10 +127,42 @@ bool inKernel(Operation *op) {
          op->getParentOfType<scf::ParallelOp>();
 }
 
+/// The aligned-pointer extraction that `value` (an operand of a runtime
+/// call: an address, as an integer or a pointer) is computed from, and
+/// the ops between them, in order.
+memref::ExtractAlignedPointerAsIndexOp
+addressSource(Value value, SmallVectorImpl<Operation *> &chain) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return {};
+  if (auto extract = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(def))
+    return extract;
+  Value next;
+  if (isa<LLVM::IntToPtrOp, arith::IndexCastOp, arith::IndexCastUIOp>(def))
+    next = def->getOperand(0);
+  else if (auto gep = dyn_cast<LLVM::GEPOp>(def))
+    next = gep.getBase();
+  else if (isa<arith::AddIOp>(def))
+    for (Value operand : def->getOperands())
+      if (SmallVector<Operation *> inner; addressSource(operand, inner)) {
+        next = operand;
+        break;
+      }
+  if (!next)
+    return {};
+  auto source = addressSource(next, chain);
+  if (source)
+    chain.push_back(def);
+  return source;
+}
+
 /// The classes of buffers that alias, and which of them are device memory.
 class Placement {
 public:
-  explicit Placement(ModuleOp module) : module(module) {}
+  /// With `deviceCollectives`, the buffers the collectives and
+  /// point-to-point calls move are device memory too.
+  Placement(ModuleOp module, bool deviceCollectives)
+      : module(module), deviceCollectives(deviceCollectives) {}
 
   void analyze() {
     module.walk([&](Operation *op) { visit(op); });
@@ -206,6 +238,13 @@ private:
     }
     if (auto call = dyn_cast<func::CallOp>(op)) {
       auto callee = module.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
+      if (callee && callee.isDeclaration() && deviceCollectives &&
+          takesDeviceAddresses(call.getCallee()))
+        for (Value operand : call.getOperands()) {
+          SmallVector<Operation *> chain;
+          if (auto extract = addressSource(operand, chain))
+            deviceUses.push_back(extract.getSource());
+        }
       if (!callee || callee.isDeclaration())
         return;
       for (auto [operand, argument] :
@@ -259,6 +298,7 @@ private:
   }
 
   ModuleOp module;
+  bool deviceCollectives;
   llvm::EquivalenceClasses<Value> classes;
   llvm::DenseSet<Value> device;
   SmallVector<Value> deviceUses;
@@ -329,7 +369,7 @@ struct GpuDeviceBuffersPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    Placement placement(module);
+    Placement placement(module, deviceCollectives);
     placement.analyze();
     placement.resolve();
     if (failed(declareRuntime()))
@@ -551,35 +591,6 @@ private:
       func::CallOp::create(b, loc, copy, ValueRange{device, host, size});
     }
     op->erase();
-  }
-
-  /// The aligned-pointer extraction that `value` (an operand of a runtime
-  /// call: an address, as an integer or a pointer) is computed from, and
-  /// the ops between them, in order.
-  static memref::ExtractAlignedPointerAsIndexOp
-  addressSource(Value value, SmallVectorImpl<Operation *> &chain) {
-    Operation *def = value.getDefiningOp();
-    if (!def)
-      return {};
-    if (auto extract = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(def))
-      return extract;
-    Value next;
-    if (isa<LLVM::IntToPtrOp, arith::IndexCastOp, arith::IndexCastUIOp>(def))
-      next = def->getOperand(0);
-    else if (auto gep = dyn_cast<LLVM::GEPOp>(def))
-      next = gep.getBase();
-    else if (isa<arith::AddIOp>(def))
-      for (Value operand : def->getOperands())
-        if (SmallVector<Operation *> inner; addressSource(operand, inner)) {
-          next = operand;
-          break;
-        }
-    if (!next)
-      return {};
-    auto source = addressSource(next, chain);
-    if (source)
-      chain.push_back(def);
-    return source;
   }
 
   /// Gives operand `index` of runtime call `call`, when it is the address

@@ -218,6 +218,39 @@ func.func @stage(%comm: !llvm.ptr, %x: f32) {
 
 // -----
 
+// A scalar the host fills and all-reduces stays host memory for the MPI
+// backend; NCCL moves device memory only, so with device-collectives it is
+// device memory, and the host's store and load go through copies.
+// CHECK-LABEL: func.func @host_scalar
+// CHECK-NOT:   gpu.alloc
+// CHECK-NOT:   hrt_cuda
+// CHECK:       return
+// NCCL-LABEL:  func.func @host_scalar
+// NCCL:        gpu.alloc async {{.*}} : memref<f32>
+// NCCL:        call @hrt_cuda_copy
+// NCCL:        %[[R:.*]] = call @hrt_mlir_all_reduce_start
+// NCCL-NEXT:   call @hrt_mlir_wait(%[[R]])
+// NCCL:        call @hrt_cuda_copy
+// NCCL:        memref.load
+func.func private @hrt_mlir_all_reduce_start(!llvm.ptr, !llvm.ptr, i64, i32, i32) -> !llvm.ptr
+func.func private @hrt_mlir_wait(!llvm.ptr)
+func.func @host_scalar(%comm: !llvm.ptr, %x: f32) -> f32 {
+  %c0_i32 = arith.constant 0 : i32
+  %c1_i64 = arith.constant 1 : i64
+  %a = memref.alloc() : memref<f32>
+  memref.store %x, %a[] : memref<f32>
+  %ai = memref.extract_aligned_pointer_as_index %a : memref<f32> -> index
+  %ai64 = arith.index_cast %ai : index to i64
+  %ap = llvm.inttoptr %ai64 : i64 to !llvm.ptr
+  %r = func.call @hrt_mlir_all_reduce_start(%comm, %ap, %c1_i64, %c0_i32, %c0_i32) : (!llvm.ptr, !llvm.ptr, i64, i32, i32) -> !llvm.ptr
+  func.call @hrt_mlir_wait(%r) : (!llvm.ptr) -> ()
+  %v = memref.load %a[] : memref<f32>
+  memref.dealloc %a : memref<f32>
+  return %v : f32
+}
+
+// -----
+
 // A copy between a device buffer and a strided host view is not one
 // transfer: both sides become device memory and the copy a kernel.
 // CHECK-LABEL: func.func @strided_copy

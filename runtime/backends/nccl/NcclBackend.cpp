@@ -247,16 +247,15 @@ public:
       if (hrt_status status =
               checkCuda(cudaMallocAsync(&copy, bytes, lane.stream), site))
         return status;
-      if (hrt_status status = checkCuda(
-              cudaMemcpyAsync(copy, buffer, bytes, cudaMemcpyDeviceToDevice,
-                              lane.stream),
-              site))
+      if (hrt_status status =
+              checkCuda(cudaMemcpyAsync(copy, buffer, bytes,
+                                        cudaMemcpyDeviceToDevice, lane.stream),
+                        site))
         return status;
     }
-    hrt_status sent = checkNccl(
-        ncclSend(copy, count, ncclType(dtype), site.peer, lane.comm,
-                 lane.stream),
-        site);
+    hrt_status sent = checkNccl(ncclSend(copy, count, ncclType(dtype),
+                                         site.peer, lane.comm, lane.stream),
+                                site);
     if (copy)
       cudaFreeAsync(copy, lane.stream);
     if (sent != HRT_SUCCESS)
@@ -397,7 +396,8 @@ private:
     int code = MPI_Bcast(ids, sizeof(ids), MPI_BYTE, 0, comm->mpi);
     if (code != MPI_SUCCESS)
       return fail(HRT_ERROR_BACKEND, site,
-                  "broadcasting the NCCL ids over MPI: " + mpiErrorString(code));
+                  "broadcasting the NCCL ids over MPI: " +
+                      mpiErrorString(code));
     auto state = std::make_unique<NcclComm>();
     Lane *lanes[3] = {&state->main, &state->up, &state->down};
     for (int i = 0; i < 3; ++i) {
@@ -407,8 +407,7 @@ private:
                         site))
         return status;
       if (hrt_status status = checkNccl(
-              ncclCommInitRank(&lanes[i]->comm, comm->size, ids[i],
-                               comm->rank),
+              ncclCommInitRank(&lanes[i]->comm, comm->size, ids[i], comm->rank),
               site))
         return status;
     }

@@ -49,11 +49,11 @@ void check(CUresult result, const char *call) {
   // reported by number.
   if (cuGetErrorName(result, &name) != CUDA_SUCCESS ||
       cuGetErrorString(result, &text) != CUDA_SUCCESS || !name || !text)
-    std::fprintf(stderr, "hetero GPU runtime: %s failed: CUDA error %d\n",
-                 call, int(result));
+    std::fprintf(stderr, "hetero GPU runtime: %s failed: CUDA error %d\n", call,
+                 int(result));
   else
-    std::fprintf(stderr, "hetero GPU runtime: %s failed: %s (%s)\n", call,
-                 name, text);
+    std::fprintf(stderr, "hetero GPU runtime: %s failed: %s (%s)\n", call, name,
+                 text);
   std::fflush(stderr);
   std::_Exit(EXIT_FAILURE);
 }

@@ -91,8 +91,8 @@ HRT_CUDA_EXPORT void *hrt_cuda_mirror(void *host, int64_t bytes) {
   mirror.bytes = size;
   if (size > 0) {
     HRT_CUDA_CHECK(cuMemAlloc(&mirror.device, size));
-    HRT_CUDA_CHECK(cuMemcpyHtoDAsync(mirror.device, host, size,
-                                     threadStream()));
+    HRT_CUDA_CHECK(
+        cuMemcpyHtoDAsync(mirror.device, host, size, threadStream()));
     synchronize();
   }
   all.byHost.emplace(host, mirror);
@@ -107,8 +107,8 @@ HRT_CUDA_EXPORT void hrt_cuda_mirrors_to_host(void) {
   ensureContext();
   for (auto &[host, mirror] : all.byHost)
     if (mirror.bytes)
-      HRT_CUDA_CHECK(cuMemcpyDtoHAsync(host, mirror.device, mirror.bytes,
-                                       threadStream()));
+      HRT_CUDA_CHECK(
+          cuMemcpyDtoHAsync(host, mirror.device, mirror.bytes, threadStream()));
   synchronize();
 }
 
@@ -120,8 +120,8 @@ HRT_CUDA_EXPORT void hrt_cuda_mirrors_to_device(void) {
   ensureContext();
   for (auto &[host, mirror] : all.byHost)
     if (mirror.bytes)
-      HRT_CUDA_CHECK(cuMemcpyHtoDAsync(mirror.device, host, mirror.bytes,
-                                       threadStream()));
+      HRT_CUDA_CHECK(
+          cuMemcpyHtoDAsync(mirror.device, host, mirror.bytes, threadStream()));
   synchronize();
 }
 
@@ -169,8 +169,8 @@ HRT_CUDA_EXPORT void *hrt_cuda_stage_in(const void *device, int64_t bytes,
   return host;
 }
 
-HRT_CUDA_EXPORT void hrt_cuda_stage_out(void *host, void *device,
-                                        int64_t bytes, int32_t copyOut) {
+HRT_CUDA_EXPORT void hrt_cuda_stage_out(void *host, void *device, int64_t bytes,
+                                        int32_t copyOut) {
   size_t size = bytesOf(bytes, "hrt_cuda_stage_out");
   if (copyOut)
     copyBytes(device, host, size);

@@ -16,8 +16,9 @@
       the replicas average their weights. Compares the losses of pipeline 0
       and the saved parameters (replica 0's) with it.
 
-Agreement means 1e-5 relative: per loss, and per parameter tensor against
-its largest magnitude. Prints one line per check; exits 1 on a mismatch.
+Agreement means 1e-5 relative (or the tolerance of a leading
+`--tolerance T`): per loss, and per parameter tensor against its largest
+magnitude. Prints one line per check; exits 1 on a mismatch.
 """
 
 import math
@@ -28,6 +29,7 @@ import sys
 import numpy as np
 
 TOLERANCE = 1e-5
+TOLERANCE_TEXT = "1e-5"
 
 
 def parse_dense(text, name, shape):
@@ -201,7 +203,7 @@ def compare(losses, params, other_losses, other_params):
             print(f"MISMATCH: step {step}: loss {a} against {b}")
             ok = False
     if ok:
-        print(f"losses agree to 1e-5 at all {len(losses)} steps")
+        print(f"losses agree to {TOLERANCE_TEXT} at all {len(losses)} steps")
     if sorted(params) != sorted(other_params):
         print(f"MISMATCH: parameters {sorted(params)} against {sorted(other_params)}")
         return False
@@ -220,12 +222,18 @@ def compare(losses, params, other_losses, other_params):
         else:
             agreeing += 1
     if agreeing == len(params):
-        print(f"all {len(params)} parameters agree to 1e-5: {', '.join(sorted(params))}"
-              if len(params) <= 4 else f"all {len(params)} parameters agree to 1e-5")
+        print(f"all {len(params)} parameters agree to {TOLERANCE_TEXT}: "
+              f"{', '.join(sorted(params))}" if len(params) <= 4 else
+              f"all {len(params)} parameters agree to {TOLERANCE_TEXT}")
     return ok
 
 
 def main(argv):
+    global TOLERANCE, TOLERANCE_TEXT
+    if argv[1] == "--tolerance":
+        TOLERANCE_TEXT = argv[2]
+        TOLERANCE = float(TOLERANCE_TEXT)
+        argv = argv[:1] + argv[3:]
     if argv[1] == "numpy":
         model = parse_model(argv[2])
         losses, params = train(model, int(argv[3]))
