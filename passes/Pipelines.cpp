@@ -124,8 +124,12 @@ LogicalResult
 hetero::buildLowerToGpuPipeline(OpPassManager &pm,
                                 const GpuPipelineOptions &options) {
   addHeteroPasses(pm, /*blockingCollectives=*/false);
-  // Long reductions with few outputs become parallel partials, on tensors.
-  pm.addNestedPass<func::FuncOp>(hetero::createHeteroGpuSplitReductions());
+  // Element-wise chains become one loop nest, so one kernel and one pass
+  // over memory; long reductions with few outputs become parallel
+  // partials. Both on tensors.
+  OpPassManager &tensors = pm.nest<func::FuncOp>();
+  tensors.addPass(hetero::createHeteroGpuFuseElementwise());
+  tensors.addPass(hetero::createHeteroGpuSplitReductions());
   addBufferization(pm);
   // The step's data in device memory; the f32 GEMMs go to cuBLAS; every other
   // parallel loop nest (copies included) becomes a

@@ -761,6 +761,27 @@ def HeteroGpuDeviceBuffers
                            "::mlir::memref::MemRefDialect"];
 }
 
+def HeteroGpuFuseElementwise
+    : Pass<"hetero-gpu-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse chains of element-wise linalg ops into one kernel";
+  let description = [{
+    On tensors, fuses each element-wise `linalg.generic` into the
+    `linalg.generic` that consumes it (upstream's element-wise fusion), so
+    that a chain becomes one kernel and one pass over device memory:
+
+    ```mlir
+    %b = linalg.generic ... ins(%x, %bias) ... { addf }
+    %g = linalg.generic ... ins(%b) ... { gelu }
+    // becomes one linalg.generic computing gelu(x + bias)
+    ```
+
+    Products are left alone: a producer is never fused into a contraction
+    (a `linalg.matmul`, or a generic that is one), which would otherwise
+    lose its cuBLAS call.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def HeteroGpuSplitReductions
     : Pass<"hetero-gpu-split-reductions", "::mlir::func::FuncOp"> {
   let summary = "Split long reductions into parallel partials for the GPU";
