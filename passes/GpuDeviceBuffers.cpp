@@ -43,6 +43,7 @@
 #include "hetero/Passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -314,6 +315,9 @@ struct IndexMath {
   Value constant(int64_t value) {
     return arith::ConstantIndexOp::create(b, loc, value);
   }
+  Value value(OpFoldResult entry) {
+    return getValueOrCreateConstantIndexOp(b, loc, entry);
+  }
   Value add(Value x, Value y) {
     return b.createOrFold<arith::AddIOp>(loc, x, y);
   }
@@ -331,37 +335,6 @@ struct IndexMath {
         b, loc, LLVM::LLVMPointerType::get(b.getContext()), toI64(index));
   }
 };
-
-/// The metadata of `memref` (its offset, sizes and strides), static entries
-/// as constants.
-struct Layout {
-  Value offset;
-  SmallVector<Value> sizes, strides;
-};
-Layout layoutOf(IndexMath &math, Value memref) {
-  auto type = cast<MemRefType>(memref.getType());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  (void)type.getStridesAndOffset(strides, offset);
-  memref::ExtractStridedMetadataOp metadata;
-  auto entry = [&](int64_t known, auto dynamic) -> Value {
-    if (!ShapedType::isDynamic(known))
-      return math.constant(known);
-    if (!metadata)
-      metadata =
-          memref::ExtractStridedMetadataOp::create(math.b, math.loc, memref);
-    return dynamic();
-  };
-  Layout layout;
-  layout.offset = entry(offset, [&] { return metadata.getOffset(); });
-  for (int64_t dim = 0; dim < type.getRank(); ++dim) {
-    layout.sizes.push_back(
-        entry(type.getDimSize(dim), [&] { return metadata.getSizes()[dim]; }));
-    layout.strides.push_back(
-        entry(strides[dim], [&] { return metadata.getStrides()[dim]; }));
-  }
-  return layout;
-}
 
 struct GpuDeviceBuffersPass
     : hetero::impl::HeteroGpuDeviceBuffersBase<GpuDeviceBuffersPass> {
@@ -569,10 +542,10 @@ private:
     OpBuilder b(op);
     Location loc = op->getLoc();
     IndexMath math{b, loc};
-    Layout layout = layoutOf(math, memref);
-    Value position = layout.offset;
+    hetero::StridedLayout layout = hetero::stridedLayoutOf(b, loc, memref);
+    Value position = math.value(layout.offset);
     for (auto [index, stride] : llvm::zip(indices, layout.strides))
-      position = math.add(position, math.mul(index, stride));
+      position = math.add(position, math.mul(index, math.value(stride)));
     int64_t bytes = elementBytes(op, element);
     Value start =
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
@@ -638,11 +611,13 @@ private:
     Value memref = extract.getSource();
     auto type = cast<MemRefType>(memref.getType());
     // The bytes from the aligned pointer to the view's last element.
-    Layout layout = layoutOf(math, memref);
-    Value last = layout.offset;
+    hetero::StridedLayout layout = hetero::stridedLayoutOf(b, loc, memref);
+    Value last = math.value(layout.offset);
     Value empty = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
-    for (auto [size, stride] : llvm::zip(layout.sizes, layout.strides)) {
-      last = math.add(last, math.mul(math.sub(size, math.constant(1)), stride));
+    for (auto [sizeEntry, stride] : llvm::zip(layout.sizes, layout.strides)) {
+      Value size = math.value(sizeEntry);
+      last = math.add(
+          last, math.mul(math.sub(size, math.constant(1)), math.value(stride)));
       empty = b.createOrFold<arith::OrIOp>(
           loc, empty,
           b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, size,

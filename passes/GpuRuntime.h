@@ -12,7 +12,9 @@
 #ifndef HETERO_PASSES_GPURUNTIME_H
 #define HETERO_PASSES_GPURUNTIME_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace hetero {
@@ -43,6 +45,40 @@ inline mlir::func::FuncOp declareGpuRuntime(mlir::ModuleOp module,
       mlir::func::FuncOp::create(builder, module.getLoc(), name, type);
   function.setPrivate();
   return function;
+}
+
+/// A memref's offset, sizes and strides: constants where the type knows
+/// them, index values read from the memref otherwise.
+struct StridedLayout {
+  mlir::OpFoldResult offset;
+  llvm::SmallVector<mlir::OpFoldResult> sizes, strides;
+};
+
+/// The layout of `memref`; the dynamic entries come from one
+/// memref.extract_strided_metadata, made only when one is dynamic.
+inline StridedLayout stridedLayoutOf(mlir::OpBuilder &b, mlir::Location loc,
+                                     mlir::Value memref) {
+  auto type = llvm::cast<mlir::MemRefType>(memref.getType());
+  llvm::SmallVector<int64_t> strides;
+  int64_t offset;
+  (void)type.getStridesAndOffset(strides, offset);
+  mlir::memref::ExtractStridedMetadataOp metadata;
+  auto entry = [&](int64_t known, auto dynamic) -> mlir::OpFoldResult {
+    if (!mlir::ShapedType::isDynamic(known))
+      return b.getIndexAttr(known);
+    if (!metadata)
+      metadata = mlir::memref::ExtractStridedMetadataOp::create(b, loc, memref);
+    return mlir::Value(dynamic());
+  };
+  StridedLayout layout;
+  layout.offset = entry(offset, [&] { return metadata.getOffset(); });
+  for (int64_t dim = 0; dim < type.getRank(); ++dim) {
+    layout.sizes.push_back(
+        entry(type.getDimSize(dim), [&] { return metadata.getSizes()[dim]; }));
+    layout.strides.push_back(
+        entry(strides[dim], [&] { return metadata.getStrides()[dim]; }));
+  }
+  return layout;
 }
 
 } // namespace hetero

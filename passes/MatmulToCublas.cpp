@@ -18,6 +18,7 @@
 #include "hetero/Passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -63,44 +64,27 @@ struct Matrix {
 };
 
 Matrix matrixOf(OpBuilder &b, Location loc, Value memref) {
-  auto type = cast<MemRefType>(memref.getType());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  (void)type.getStridesAndOffset(strides, offset);
-  // Static sizes, offset and strides are constants; the metadata is read
-  // only for the dynamic ones.
-  memref::ExtractStridedMetadataOp metadata;
-  auto index = [&](int64_t known, auto dynamic) -> Value {
-    if (!ShapedType::isDynamic(known))
-      return arith::ConstantIndexOp::create(b, loc, known);
-    if (!metadata)
-      metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-    return dynamic();
-  };
+  hetero::StridedLayout layout = hetero::stridedLayoutOf(b, loc, memref);
   Type i64 = b.getI64Type();
-  auto asI64 = [&](Value value) -> Value {
+  auto asI64 = [&](OpFoldResult value) -> Value {
     if (std::optional<int64_t> known = getConstantIntValue(value))
       return arith::ConstantIntOp::create(b, loc, i64, *known);
-    return arith::IndexCastOp::create(b, loc, i64, value);
+    return arith::IndexCastOp::create(b, loc, i64, cast<Value>(value));
   };
   Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   // The aligned pointer is the base buffer's; the view starts `offset`
   // elements (of 4 bytes) further.
-  if (offset != 0) {
-    Value elements = index(offset, [&] { return metadata.getOffset(); });
+  if (getConstantIntValue(layout.offset) != 0) {
     Value bytes = arith::MulIOp::create(
-        b, loc, elements, arith::ConstantIndexOp::create(b, loc, 4));
+        b, loc, getValueOrCreateConstantIndexOp(b, loc, layout.offset),
+        arith::ConstantIndexOp::create(b, loc, 4));
     start = arith::AddIOp::create(b, loc, start, bytes);
   }
   Value address = LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), asI64(start));
-  auto size = [&](unsigned dim) {
-    return asI64(
-        index(type.getDimSize(dim), [&] { return metadata.getSizes()[dim]; }));
-  };
-  Value rowStride =
-      asI64(index(strides[0], [&] { return metadata.getStrides()[0]; }));
-  return {address, size(0), size(1), rowStride};
+  Value rows = asI64(layout.sizes[0]);
+  Value columns = asI64(layout.sizes[1]);
+  return {address, rows, columns, asI64(layout.strides[0])};
 }
 
 /// The linalg.fill of 0.0 into `matmul`'s output that immediately precedes

@@ -28,8 +28,8 @@ func.func @static(%a: memref<64x32xf32>, %b: memref<32x48xf32>, %c: memref<64x48
 // element) and the leading dimension is the row stride, not the width.
 // CHECK-LABEL: func.func @view
 // CHECK: %[[V:.*]] = memref.subview
-// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[V]]
 // CHECK: %{{.*}}, %[[OFF:.*]], %{{.*}}:2, %{{.*}}:2 = memref.extract_strided_metadata %[[V]] :
+// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[V]]
 // CHECK: %[[C4:.*]] = arith.constant 4 : index
 // CHECK: %[[BYTES:.*]] = arith.muli %[[OFF]], %[[C4]]
 // CHECK: arith.addi %[[BASE]], %[[BYTES]]
@@ -44,12 +44,12 @@ func.func @view(%a: memref<16x96xf32>, %b: memref<32x8xf32>, %c: memref<16x8xf32
 // Dynamic sizes come from the buffers at run time.
 // CHECK-LABEL: func.func @dynamic
 // CHECK: %{{.*}}, %{{.*}}, %[[AS:.*]]:2, %[[AST:.*]]:2 = memref.extract_strided_metadata %arg0
-// CHECK: %[[LDA:.*]] = arith.index_cast %[[AST]]#0 : index to i64
 // CHECK: %[[M:.*]] = arith.index_cast %[[AS]]#0 : index to i64
 // CHECK: %[[K:.*]] = arith.index_cast %[[AS]]#1 : index to i64
+// CHECK: %[[LDA:.*]] = arith.index_cast %[[AST]]#0 : index to i64
 // CHECK: %{{.*}}, %{{.*}}, %[[CS:.*]]:2, %[[CST:.*]]:2 = memref.extract_strided_metadata %arg2
-// CHECK: %[[LDC:.*]] = arith.index_cast %[[CST]]#0 : index to i64
 // CHECK: %[[N:.*]] = arith.index_cast %[[CS]]#1 : index to i64
+// CHECK: %[[LDC:.*]] = arith.index_cast %[[CST]]#0 : index to i64
 // CHECK: call @hrt_cuda_sgemm(%[[M]], %[[N]], %[[K]], %{{.*}}, %[[LDA]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LDC]])
 func.func @dynamic(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)

@@ -222,15 +222,8 @@ public:
   hrt_status isend(const void *buffer, size_t count, hrt_dtype dtype,
                    const CallSite &site,
                    std::unique_ptr<PendingOperation> &pending) override {
-    if (hrt_status status = requireDevice(buffer, count, "send", site))
-      return status;
-    Lane &lane = ncclOf(site.comm).lane(site.comm->rank, site.peer, true);
-    if (hrt_status status =
-            checkNccl(ncclSend(buffer, count, ncclType(dtype), site.peer,
-                               lane.comm, lane.stream),
-                      site))
-      return status;
-    return pendingAfter(lane, site, pending);
+    return postPointToPoint(const_cast<void *>(buffer), count, dtype, site,
+                            /*sending=*/true, pending);
   }
 
   /// The copy is stream-ordered on the send's lane: allocated, filled,
@@ -266,15 +259,8 @@ public:
   hrt_status irecv(void *buffer, size_t count, hrt_dtype dtype,
                    const CallSite &site,
                    std::unique_ptr<PendingOperation> &pending) override {
-    if (hrt_status status = requireDevice(buffer, count, "receive", site))
-      return status;
-    Lane &lane = ncclOf(site.comm).lane(site.comm->rank, site.peer, false);
-    if (hrt_status status =
-            checkNccl(ncclRecv(buffer, count, ncclType(dtype), site.peer,
-                               lane.comm, lane.stream),
-                      site))
-      return status;
-    return pendingAfter(lane, site, pending);
+    return postPointToPoint(buffer, count, dtype, site, /*sending=*/false,
+                            pending);
   }
 
   hrt_status allReduce(const void *send, void *recv, size_t count,
@@ -366,6 +352,23 @@ public:
   }
 
 private:
+  /// A send or receive of `buffer` on its direction's lane.
+  hrt_status postPointToPoint(void *buffer, size_t count, hrt_dtype dtype,
+                              const CallSite &site, bool sending,
+                              std::unique_ptr<PendingOperation> &pending) {
+    if (hrt_status status =
+            requireDevice(buffer, count, sending ? "send" : "receive", site))
+      return status;
+    Lane &lane = ncclOf(site.comm).lane(site.comm->rank, site.peer, sending);
+    ncclResult_t posted = sending ? ncclSend(buffer, count, ncclType(dtype),
+                                             site.peer, lane.comm, lane.stream)
+                                  : ncclRecv(buffer, count, ncclType(dtype),
+                                             site.peer, lane.comm, lane.stream);
+    if (hrt_status status = checkNccl(posted, site))
+      return status;
+    return pendingAfter(lane, site, pending);
+  }
+
   /// Creates the NCCL communicator over the ranks of `comm`'s MPI
   /// communicator, on the device local rank mod device count.
   hrt_status attach(hrt_comm comm, const CallSite &site) {

@@ -99,31 +99,32 @@ HRT_CUDA_EXPORT void *hrt_cuda_mirror(void *host, int64_t bytes) {
   return reinterpret_cast<void *>(mirror.device);
 }
 
-HRT_CUDA_EXPORT void hrt_cuda_mirrors_to_host(void) {
+namespace {
+/// Copies every device copy to its host buffer, or every host buffer to its
+/// device copy.
+void copyMirrors(bool toHost) {
   Mirrors &all = mirrors();
   std::lock_guard<std::mutex> lock(all.mutex);
   if (all.byHost.empty())
     return;
   ensureContext();
-  for (auto &[host, mirror] : all.byHost)
-    if (mirror.bytes)
+  for (auto &[host, mirror] : all.byHost) {
+    if (!mirror.bytes)
+      continue;
+    if (toHost)
       HRT_CUDA_CHECK(
           cuMemcpyDtoHAsync(host, mirror.device, mirror.bytes, threadStream()));
-  synchronize();
-}
-
-HRT_CUDA_EXPORT void hrt_cuda_mirrors_to_device(void) {
-  Mirrors &all = mirrors();
-  std::lock_guard<std::mutex> lock(all.mutex);
-  if (all.byHost.empty())
-    return;
-  ensureContext();
-  for (auto &[host, mirror] : all.byHost)
-    if (mirror.bytes)
+    else
       HRT_CUDA_CHECK(
           cuMemcpyHtoDAsync(mirror.device, host, mirror.bytes, threadStream()));
+  }
   synchronize();
 }
+} // namespace
+
+HRT_CUDA_EXPORT void hrt_cuda_mirrors_to_host(void) { copyMirrors(true); }
+
+HRT_CUDA_EXPORT void hrt_cuda_mirrors_to_device(void) { copyMirrors(false); }
 
 HRT_CUDA_EXPORT int64_t hrt_cuda_mirror_count(int64_t *bytes) {
   Mirrors &all = mirrors();
