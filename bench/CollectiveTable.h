@@ -15,6 +15,8 @@
 #ifndef HETERO_BENCH_COLLECTIVETABLE_H
 #define HETERO_BENCH_COLLECTIVETABLE_H
 
+#include "hetero-rt/hrt.h"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -25,6 +27,30 @@
 #include <vector>
 
 namespace hetero::bench {
+
+/// Ends the job with `what` and `detail` when `failed`, as program
+/// `program`'s error.
+inline void requireThat(bool failed, const char *program, const char *what,
+                        const char *detail) {
+  if (!failed)
+    return;
+  std::fprintf(stderr, "%s: %s%s%s\n", program, what, *what ? ": " : "",
+               detail);
+  hrt_abort(2);
+}
+
+/// The job's world on `backend` (hrt_init), this rank and the rank count.
+struct World {
+  hrt_comm comm = nullptr;
+  int rank = 0, ranks = 1;
+  World(hrt_backend backend, int *argc, char ***argv, const char *program) {
+    requireThat(hrt_init(backend, argc, argv) != HRT_SUCCESS ||
+                    hrt_comm_world(&comm) != HRT_SUCCESS,
+                program, "", hrt_last_error());
+    hrt_comm_rank(comm, &rank);
+    hrt_comm_size(comm, &ranks);
+  }
+};
 
 struct Collective {
   const char *name;

@@ -26,22 +26,16 @@ using namespace hetero::bench;
 namespace {
 
 void require(hrt_status status) {
-  if (status != HRT_SUCCESS) {
-    std::fprintf(stderr, "bench-collectives: %s\n", hrt_last_error());
-    hrt_abort(2);
-  }
+  requireThat(status != HRT_SUCCESS, "bench-collectives", "", hrt_last_error());
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   TableOptions options(argc, argv);
-  require(hrt_init(HRT_BACKEND_MPI, &argc, &argv));
-  hrt_comm world;
-  require(hrt_comm_world(&world));
-  int rank = 0, ranks = 1;
-  hrt_comm_rank(world, &rank);
-  hrt_comm_size(world, &ranks);
+  World job(HRT_BACKEND_MPI, &argc, &argv, "bench-collectives");
+  hrt_comm world = job.comm;
+  int rank = job.rank, ranks = job.ranks;
   MPI_Comm raw;
   MPI_Comm_dup(MPI_COMM_WORLD, &raw);
 

@@ -31,27 +31,19 @@ using namespace hetero::bench;
 
 namespace {
 
+constexpr const char *kProgram = "bench-nccl-collectives";
+
 void require(hrt_status status) {
-  if (status != HRT_SUCCESS) {
-    std::fprintf(stderr, "bench-nccl-collectives: %s\n", hrt_last_error());
-    hrt_abort(2);
-  }
+  requireThat(status != HRT_SUCCESS, kProgram, "", hrt_last_error());
 }
 
 void requireNccl(ncclResult_t result, const char *call) {
-  if (result != ncclSuccess) {
-    std::fprintf(stderr, "bench-nccl-collectives: %s: %s\n", call,
-                 ncclGetErrorString(result));
-    hrt_abort(2);
-  }
+  requireThat(result != ncclSuccess, kProgram, call,
+              ncclGetErrorString(result));
 }
 
 void requireCuda(cudaError_t error, const char *call) {
-  if (error != cudaSuccess) {
-    std::fprintf(stderr, "bench-nccl-collectives: %s: %s\n", call,
-                 cudaGetErrorString(error));
-    hrt_abort(2);
-  }
+  requireThat(error != cudaSuccess, kProgram, call, cudaGetErrorString(error));
 }
 
 } // namespace
@@ -59,12 +51,9 @@ void requireCuda(cudaError_t error, const char *call) {
 int main(int argc, char **argv) {
   TableOptions options(argc, argv);
   // hrt_init selects the rank's device.
-  require(hrt_init(HRT_BACKEND_NCCL, &argc, &argv));
-  hrt_comm world;
-  require(hrt_comm_world(&world));
-  int rank = 0, ranks = 1;
-  hrt_comm_rank(world, &rank);
-  hrt_comm_size(world, &ranks);
+  World job(HRT_BACKEND_NCCL, &argc, &argv, kProgram);
+  hrt_comm world = job.comm;
+  int rank = job.rank, ranks = job.ranks;
 
   ncclUniqueId id;
   if (rank == 0)
