@@ -148,6 +148,9 @@ hetero::buildLowerToGpuPipeline(OpPassManager &pm,
   kernels.addPass(hetero::createHeteroGpuMapLoops(mapping));
   kernels.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // Launches queue on the thread's stream; the host waits where data
+  // leaves it.
+  pm.addPass(hetero::createHeteroGpuAsyncLaunches());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   gpu::GPUToNVVMPipelineOptions nvvm;

@@ -96,6 +96,7 @@ static int64_t checkRowSums(const char *name, void (*sum)(MEMREF2, MEMREF1),
   float *dr = device(rows * cols), *ds = device(rows);
   CUDA(cudaMemcpy(dr, r, rows * cols * sizeof(float), cudaMemcpyHostToDevice));
   sum(ARG2(dr, rows, cols), ARG1(ds, rows));
+  CUDA(cudaDeviceSynchronize()); /* the launches are asynchronous */
   CUDA(cudaMemcpy(s, ds, rows * sizeof(float), cudaMemcpyDeviceToHost));
   int64_t wrong = 0;
   for (int64_t i = 0; i < rows; ++i) {
@@ -122,6 +123,7 @@ static int check(void) {
   CUDA(cudaMemcpy(db, b, k * n * sizeof(float), cudaMemcpyHostToDevice));
   CUDA(cudaMemset(dc, 0x7f, m * n * sizeof(float))); /* not zero: fill must */
   matmul(ARG2(da, m, k), ARG2(db, k, n), ARG2(dc, m, n));
+  CUDA(cudaDeviceSynchronize()); /* the launches are asynchronous */
   CUDA(cudaMemcpy(c, dc, m * n * sizeof(float), cudaMemcpyDeviceToHost));
   int64_t wrong = 0;
   for (int64_t i = 0; i < m; ++i)
@@ -141,6 +143,7 @@ static int check(void) {
   float *dx = device(count), *dy = device(count);
   CUDA(cudaMemcpy(dx, x, count * sizeof(float), cudaMemcpyHostToDevice));
   gelu(ARG1(dx, count), ARG1(dy, count));
+  CUDA(cudaDeviceSynchronize()); /* the launches are asynchronous */
   CUDA(cudaMemcpy(y, dy, count * sizeof(float), cudaMemcpyDeviceToHost));
   /* Relative where |gelu| > 1, absolute below: in the far negative tail
    * 1 + tanh cancels, and one ulp of tanh there is a large relative change
@@ -159,6 +162,7 @@ static int check(void) {
   /* relu(a b): the product and the activation are device temporaries. */
   float *dl = device(m * n), *l = malloc(m * n * sizeof(float));
   layer(ARG2(da, m, k), ARG2(db, k, n), ARG2(dl, m, n));
+  CUDA(cudaDeviceSynchronize()); /* the launches are asynchronous */
   CUDA(cudaMemcpy(l, dl, m * n * sizeof(float), cudaMemcpyDeviceToHost));
   int64_t layerWrong = 0;
   for (int64_t i = 0; i < m * n; ++i)

@@ -53,6 +53,10 @@ void hrt_cuda_mirrors_to_host(void);
  * parameters: --load, a restored checkpoint). */
 void hrt_cuda_mirrors_to_device(void);
 
+/* Returns when the work queued on this thread's stream is done (before a
+ * runtime call that may read device data on another stream). */
+void hrt_cuda_synchronize(void);
+
 /* How many buffers have a device copy, and their bytes. */
 int64_t hrt_cuda_mirror_count(int64_t *bytes);
 

@@ -761,6 +761,30 @@ def HeteroGpuDeviceBuffers
                            "::mlir::memref::MemRefDialect"];
 }
 
+def HeteroGpuAsyncLaunches : Pass<"hetero-gpu-async-launches", "::mlir::ModuleOp"> {
+  let summary = "Queue kernel launches; wait only where the host needs it";
+  let description = [{
+    After kernel outlining: every `gpu.launch_func` becomes asynchronous on
+    the stream of a fresh `gpu.wait async`, which libhetero_rt_cuda makes
+    the calling thread's one stream, so launches, copies, allocations and
+    cuBLAS calls stay in program order without the host waiting between
+    them:
+
+    ```mlir
+    %0 = gpu.wait async
+    %1 = gpu.launch_func async [%0] @k::@k blocks in (...) threads in (...)
+    ```
+
+    The host waits after stream-ordered `gpu.alloc` and `gpu.dealloc` go;
+    a call of `hrt_cuda_synchronize` goes before every call of a runtime
+    function outside libhetero_rt_cuda (collectives that may use other
+    streams, task marks that time the work). Copies the host reads wait as
+    before.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::gpu::GPUDialect"];
+}
+
 def HeteroGpuFuseElementwise
     : Pass<"hetero-gpu-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "Fuse chains of element-wise linalg ops into one kernel";

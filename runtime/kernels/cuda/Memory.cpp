@@ -137,6 +137,11 @@ HRT_CUDA_EXPORT int64_t hrt_cuda_mirror_count(int64_t *bytes) {
   return int64_t(all.byHost.size());
 }
 
+HRT_CUDA_EXPORT void hrt_cuda_synchronize(void) {
+  ensureContext();
+  synchronize();
+}
+
 HRT_CUDA_EXPORT void hrt_cuda_copy(void *destination, const void *source,
                                    int64_t bytes) {
   ensureContext();

@@ -10,7 +10,8 @@ warp) although its grid has several blocks, `underfilled: <kernel>
 <x>x<y>x<z> in <blocks> blocks` (a launch of one block covers its whole
 loop, however small), then
 `<n> launches, <m> with one thread per block, <d> dynamic, fewest threads
-per block <t>`. Exits non-zero when the module launches nothing.
+per block <t>`, and `<a> asynchronous` (launches on a stream). Exits
+non-zero when the module launches nothing.
 """
 
 import re
@@ -18,8 +19,9 @@ import sys
 
 FUNC = re.compile(r"^\s*llvm\.func ")
 CONSTANT = re.compile(r"^\s*(%\w+) = llvm\.mlir\.constant\((-?\d+) : (?:index|i64|i32)\)")
+# An asynchronous launch names its stream: gpu.launch_func <%s : !llvm.ptr>.
 LAUNCH = re.compile(
-    r"gpu\.launch_func\s+@\w+::@(\w+) blocks in \((%\w+), (%\w+), (%\w+)\) "
+    r"gpu\.launch_func\s+(?:<%\w+ : !llvm\.ptr>\s+)?@\w+::@(\w+) blocks in \((%\w+), (%\w+), (%\w+)\) "
     r"threads in \((%\w+), (%\w+), (%\w+)\)")
 
 
@@ -28,6 +30,7 @@ def main():
     launches = 0
     one_thread = 0
     dynamic = 0
+    asynchronous = 0
     fewest = None
     with open(sys.argv[1]) as f:
         for line in f:
@@ -42,6 +45,7 @@ def main():
             if not match:
                 continue
             launches += 1
+            asynchronous += "gpu.launch_func <" in line
             kernel = match.group(1)
             values = [constants.get(name) for name in match.groups()[1:]]
             if any(value is None for value in values[3:]):
@@ -61,7 +65,8 @@ def main():
         print("no kernel launch found in " + sys.argv[1], file=sys.stderr)
         return 1
     print("%d launches, %d with one thread per block, %d dynamic, fewest "
-          "threads per block %s" % (launches, one_thread, dynamic, fewest))
+          "threads per block %s, %d asynchronous"
+          % (launches, one_thread, dynamic, fewest, asynchronous))
     return 0
 
 
