@@ -29,7 +29,8 @@ void *hrt_cuda_stream(void);
 /* C = A B + beta C for row-major f32 matrices on the device: A is m x k
  * with rows `lda` elements apart, B is k x n (rows `ldb` apart), C is m x n
  * (rows `ldc` apart). cuBLAS in full f32 precision (no TF32), on this
- * thread's stream; returns when C is written. A failure prints the cuBLAS
+ * thread's stream, queued: later work on the stream, and copies the host
+ * reads, see C written. A failure prints the cuBLAS
  * status with the shapes and ends the process: compiled code has no error
  * path. */
 void hrt_cuda_sgemm(int64_t m, int64_t n, int64_t k, const float *a,

@@ -91,5 +91,6 @@ HRT_CUDA_EXPORT void hrt_cuda_sgemm(int64_t m, int64_t n, int64_t k,
                         asBlasInt(lda, "lda", m, n, k), &beta, c,
                         asBlasInt(ldc, "ldc", m, n, k)),
             "cublasSgemm", m, n, k);
-  HRT_CUDA_CHECK(cuStreamSynchronize(hetero::rt::cuda::threadStream()));
+  // Queued: alpha and beta are read now (host pointer mode), and whatever
+  // reads C waits for the stream.
 }
