@@ -1,4 +1,5 @@
-//===- GpuAsyncLaunches.cpp - kernels queued, the host waits at the edges --===//
+//===- GpuAsyncLaunches.cpp - kernels queued, the host waits at the edges
+//--===//
 //
 // Part of the hetero project.
 //
@@ -47,8 +48,7 @@ bool waitsForMemoryOnly(gpu::WaitOp wait) {
   if (wait.getAsyncToken() || wait.getAsyncDependencies().empty())
     return false;
   return llvm::all_of(wait.getAsyncDependencies(), [](Value token) {
-    return isa_and_nonnull<gpu::AllocOp, gpu::DeallocOp>(
-        token.getDefiningOp());
+    return isa_and_nonnull<gpu::AllocOp, gpu::DeallocOp>(token.getDefiningOp());
   });
 }
 

@@ -122,10 +122,11 @@ void awaited(OpBuilder &b, Location loc, Build build) {
 bool isMemRef(Value value) { return isa<MemRefType>(value.getType()); }
 
 /// Whether `op` runs on the device once the pipeline maps loops to
-/// kernels: inside a structured op or a parallel loop.
+/// kernels: inside a structured op, a parallel loop or a gpu.launch.
 bool inKernel(Operation *op) {
   return op->getParentOfType<linalg::LinalgOp>() ||
-         op->getParentOfType<scf::ParallelOp>();
+         op->getParentOfType<scf::ParallelOp>() ||
+         op->getParentOfType<gpu::LaunchOp>();
 }
 
 /// The aligned-pointer extraction that `value` (an operand of a runtime
@@ -165,8 +166,15 @@ public:
   Placement(ModuleOp module, bool deviceCollectives)
       : module(module), deviceCollectives(deviceCollectives) {}
 
+  /// Visits the host code: kernels already in gpu.modules are the
+  /// device's own.
   void analyze() {
-    module.walk([&](Operation *op) { visit(op); });
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::GPUModuleOp>(op))
+        return WalkResult::skip();
+      visit(op);
+      return WalkResult::advance();
+    });
   }
 
   Value leader(Value value) { return classes.getOrInsertLeaderValue(value); }
@@ -289,7 +297,7 @@ private:
     // Device uses.
     if (isa<linalg::LinalgOp>(op) ||
         (isa<memref::LoadOp, memref::StoreOp>(op) && inKernel(op)) ||
-        isa<gpu::GPUDialect>(op->getDialect()))
+        isa_and_nonnull<gpu::GPUDialect>(op->getDialect()))
       for (Value operand : op->getOperands())
         if (isMemRef(operand))
           deviceUses.push_back(operand);
@@ -349,11 +357,14 @@ struct GpuDeviceBuffersPass
       return signalPassFailure();
 
     SmallVector<Operation *> ops;
-    module.walk([&](Operation *op) {
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::GPUModuleOp>(op))
+        return WalkResult::skip();
       if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp,
               memref::GetGlobalOp, memref::CopyOp, memref::LoadOp,
               memref::StoreOp, func::CallOp>(op))
         ops.push_back(op);
+      return WalkResult::advance();
     });
     for (Operation *op : ops) {
       if (failed(place(op, placement)))
@@ -460,8 +471,13 @@ private:
       auto load = dyn_cast<memref::LoadOp>(op);
       auto store = dyn_cast<memref::StoreOp>(op);
       Value memref = load ? load.getMemref() : store.getMemref();
-      if (!inKernel(op) && placement.onDevice(memref))
-        stageElement(op, placement);
+      if (inKernel(op) || !placement.onDevice(memref))
+        return success();
+      if (!op->getParentOfType<func::FuncOp>())
+        return op->emitError("hetero-gpu-device-buffers: a host access of "
+                             "device memory outside a func.func; expected "
+                             "host code in functions");
+      stageElement(op, placement);
       return success();
     }
     auto call = cast<func::CallOp>(op);

@@ -319,3 +319,76 @@ func.func @memref_operand(%x: f32) {
 
 // expected-error @+1 {{hetero-gpu-device-buffers: @hrt_cuda_copy is declared as '(i32) -> ()', expected '(!llvm.ptr, !llvm.ptr, i64) -> ()'}}
 func.func private @hrt_cuda_copy(i32)
+
+// -----
+
+// Kernels already in a gpu.module are the device's own: their globals and
+// loads are left alone.
+// CHECK-LABEL: gpu.module @kernels
+// CHECK:       memref.global "private" @table
+// CHECK:       %[[T:.*]] = memref.get_global @table : memref<16xf32>
+// CHECK-NEXT:  memref.load %[[T]]
+// CHECK-NOT:   hrt_cuda
+// CHECK:       scf.parallel
+// CHECK-NEXT:  memref.load %[[T]]
+// CHECK-NOT:   hrt_cuda
+// CHECK:       gpu.return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    memref.global "private" @table : memref<16xf32> = dense<1.0>
+    gpu.func @lookup(%out: memref<16xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c16 = arith.constant 16 : index
+      %i = gpu.thread_id x
+      %t = memref.get_global @table : memref<16xf32>
+      %v = memref.load %t[%i] : memref<16xf32>
+      memref.store %v, %out[%i] : memref<16xf32>
+      scf.parallel (%j) = (%c0) to (%c16) step (%c1) {
+        %w = memref.load %t[%j] : memref<16xf32>
+        memref.store %w, %out[%j] : memref<16xf32>
+        scf.reduce
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A gpu.launch body is device code: its loads make the buffer device
+// memory and are not staged.
+// CHECK-LABEL: func.func @launch
+// CHECK:       %[[B:.*]], %{{.*}} = gpu.alloc async {{.*}} : memref<16xf32>
+// CHECK:       gpu.launch
+// CHECK:       memref.load %[[B]]
+// CHECK-NOT:   hrt_cuda_copy
+// CHECK:       gpu.terminator
+func.func @launch(%out: memref<16xf32>) {
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %b = memref.alloc() : memref<16xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c16, %sy = %c1, %sz = %c1) {
+    %v = memref.load %b[%tx] : memref<16xf32>
+    memref.store %v, %out[%tx] : memref<16xf32>
+    gpu.terminator
+  }
+  memref.dealloc %b : memref<16xf32>
+  return
+}
+
+// -----
+
+memref.global "private" @weights : memref<16xf32> = dense<1.0>
+func.func @update(%x: f32) {
+  %w = memref.get_global @weights : memref<16xf32>
+  linalg.fill ins(%x : f32) outs(%w : memref<16xf32>)
+  return
+}
+llvm.func @peek() -> f32 {
+  %c0 = arith.constant 0 : index
+  %w = memref.get_global @weights : memref<16xf32>
+  // expected-error @+1 {{hetero-gpu-device-buffers: a host access of device memory outside a func.func; expected host code in functions}}
+  %v = memref.load %w[%c0] : memref<16xf32>
+  llvm.return %v : f32
+}
