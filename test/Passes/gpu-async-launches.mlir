@@ -73,3 +73,15 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+module attributes {gpu.container_module} {
+  // expected-error @+1 {{hetero-gpu-async-launches: @hrt_cuda_synchronize names something else; expected the runtime function '() -> ()'}}
+  memref.global "private" @hrt_cuda_synchronize : memref<f32>
+  func.func private @hrt_mlir_wait(!llvm.ptr)
+  func.func @waits(%p: !llvm.ptr) {
+    func.call @hrt_mlir_wait(%p) : (!llvm.ptr) -> ()
+    return
+  }
+}
