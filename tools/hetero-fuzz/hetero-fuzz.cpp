@@ -156,7 +156,7 @@ bool hasMalformedPermutation(const std::string &text) {
       continue;
     if (i >= text.size())
       return true;
-    if (text[i] == 'a')
+    if (text.compare(i, 6, "array<") == 0)
       continue;
     if (text[i] != '[')
       return true;
