@@ -46,6 +46,16 @@ struct NcclComm {
 
 NcclComm &ncclOf(hrt_comm comm) { return *static_cast<NcclComm *>(comm->nccl); }
 
+/// The device of this process's communicators (the local rank's), once the
+/// world is attached. Operations may come from any thread (the runtime's
+/// communication thread posts all-reduces), and CUDA's current device is
+/// per thread: each one makes it current first.
+int backendDevice = -1;
+void onBackendDevice() {
+  if (backendDevice >= 0)
+    cudaSetDevice(backendDevice);
+}
+
 hrt_status checkNccl(ncclResult_t result, const CallSite &site) {
   if (result == ncclSuccess || result == ncclInProgress)
     return HRT_SUCCESS;
@@ -157,6 +167,7 @@ private:
 /// pending.
 hrt_status pendingAfter(Lane &comm, const CallSite &site,
                         std::unique_ptr<PendingOperation> &pending) {
+  onBackendDevice();
   cudaEvent_t event = nullptr;
   if (hrt_status status = checkCuda(
           cudaEventCreateWithFlags(&event, cudaEventDisableTiming), site))
@@ -172,6 +183,7 @@ hrt_status pendingAfter(Lane &comm, const CallSite &site,
 /// timeout.
 template <typename Enqueue>
 hrt_status complete(const CallSite &site, Enqueue enqueue) {
+  onBackendDevice();
   Lane &lane = ncclOf(site.comm).main;
   if (hrt_status status = checkNccl(enqueue(lane), site))
     return status;
@@ -233,6 +245,7 @@ public:
                        std::unique_ptr<PendingOperation> &pending) override {
     if (hrt_status status = requireDevice(buffer, count, "send", site))
       return status;
+    onBackendDevice();
     Lane &lane = ncclOf(site.comm).lane(site.comm->rank, site.peer, true);
     size_t bytes = count * hrt_dtype_size(dtype);
     void *copy = nullptr;
@@ -359,6 +372,7 @@ private:
     if (hrt_status status =
             requireDevice(buffer, count, sending ? "send" : "receive", site))
       return status;
+    onBackendDevice();
     Lane &lane = ncclOf(site.comm).lane(site.comm->rank, site.peer, sending);
     ncclResult_t posted = sending ? ncclSend(buffer, count, ncclType(dtype),
                                              site.peer, lane.comm, lane.stream)
@@ -387,6 +401,7 @@ private:
       if (hrt_status status =
               checkCuda(cudaSetDevice(localRank % devices), site))
         return status;
+      backendDevice = localRank % devices;
       if (hrt_status status = checkCuda(cudaMalloc(&scratch, 1), site))
         return status;
     }
