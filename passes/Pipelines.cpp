@@ -141,6 +141,9 @@ hetero::buildLowerToGpuPipeline(OpPassManager &pm,
   }
   if (options.matmul == hetero::GpuMatmul::cublas)
     pm.addPass(hetero::createHeteroMatmulToCublas());
+  // Ops without a parallel loop (0-d fills, full reductions) get one of a
+  // single iteration, so that they too run on the device.
+  pm.nest<func::FuncOp>().addPass(hetero::createHeteroGpuSerialKernels());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   OpPassManager &kernels = pm.nest<func::FuncOp>();
   hetero::HeteroGpuMapLoopsOptions mapping;

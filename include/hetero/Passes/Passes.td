@@ -806,6 +806,36 @@ def HeteroGpuFuseElementwise
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def HeteroGpuSerialKernels
+    : Pass<"hetero-gpu-serial-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Give linalg ops without a parallel loop a one-iteration "
+                "parallel loop, so that they run on the GPU";
+  let description = [{
+    On buffers, before `convert-linalg-to-parallel-loops`: a linalg op with
+    no parallel loop (a fill of a 0-d buffer, a reduction of everything to
+    one value) has no loop for `hetero-gpu-map-loops` to map and would run
+    as host code on device memory. Each such op becomes a `linalg.generic`
+    with a leading parallel dimension of size 1; its outputs are viewed
+    with a leading unit dimension (`memref.expand_shape`):
+
+    ```mlir
+    linalg.generic {iterator_types = ["reduction"]}
+        ins(%x : memref<1024xf32>) outs(%sum : memref<f32>)
+    // becomes
+    %v = memref.expand_shape %sum [] output_shape [1]
+        : memref<f32> into memref<1xf32>
+    linalg.generic {iterator_types = ["parallel", "reduction"]}
+        ins(%x : memref<1024xf32>) outs(%v : memref<1xf32>)
+    ```
+
+    The loop nest then runs on the device as a kernel of one thread. Long
+    reductions reach it as the combine of
+    `hetero-gpu-split-reductions`' partials, so the serial walk is short.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def HeteroGpuSplitReductions
     : Pass<"hetero-gpu-split-reductions", "::mlir::func::FuncOp"> {
   let summary = "Split long reductions into parallel partials for the GPU";

@@ -9,9 +9,12 @@ Prints, per launch whose block has fewer than 32 threads (less than a
 warp) although its grid has several blocks, `underfilled: <kernel>
 <x>x<y>x<z> in <blocks> blocks` (a launch of one block covers its whole
 loop, however small), then
-`<n> launches, <m> with one thread per block, <d> dynamic, fewest threads
-per block <t>`, and `<a> asynchronous` (launches on a stream). Exits
-non-zero when the module launches nothing.
+`<n> launches, <s> serial, <m> with one thread per block, <d> dynamic,
+fewest threads per block <t>`, and `<a> asynchronous` (launches on a
+stream). A serial launch is one block of one thread: the loop nest of an op
+without a parallel loop (hetero-gpu-serial-kernels); it counts neither as
+one thread per block nor towards the fewest threads. Exits non-zero when
+the module launches nothing.
 """
 
 import re
@@ -29,6 +32,7 @@ def main():
     constants = {}
     launches = 0
     one_thread = 0
+    serial = 0
     dynamic = 0
     asynchronous = 0
     fewest = None
@@ -53,6 +57,9 @@ def main():
                 continue
             grid, block = values[:3], values[3:]
             threads = block[0] * block[1] * block[2]
+            if threads == 1 and grid == [1, 1, 1]:
+                serial += 1
+                continue
             fewest = threads if fewest is None else min(fewest, threads)
             if threads == 1:
                 one_thread += 1
@@ -64,9 +71,9 @@ def main():
     if launches == 0:
         print("no kernel launch found in " + sys.argv[1], file=sys.stderr)
         return 1
-    print("%d launches, %d with one thread per block, %d dynamic, fewest "
-          "threads per block %s, %d asynchronous"
-          % (launches, one_thread, dynamic, fewest, asynchronous))
+    print("%d launches, %d serial, %d with one thread per block, %d dynamic, "
+          "fewest threads per block %s, %d asynchronous"
+          % (launches, serial, one_thread, dynamic, fewest, asynchronous))
     return 0
 
 
