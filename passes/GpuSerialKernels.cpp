@@ -78,7 +78,8 @@ struct UnitParallelLoop : OpInterfaceRewritePattern<linalg::LinalgOp> {
     }
     Location loc = generic.getLoc();
     SmallVector<Value> outputs;
-    for (auto [init, type] : llvm::zip_equal(generic.getDpsInits(), viewTypes)) {
+    for (auto [init, type] :
+         llvm::zip_equal(generic.getDpsInits(), viewTypes)) {
       SmallVector<OpFoldResult> shape = {rewriter.getIndexAttr(1)};
       for (int64_t dim = 0; dim < type.getRank() - 1; ++dim)
         shape.push_back(memref::getMixedSize(rewriter, loc, init, dim));
@@ -96,15 +97,17 @@ struct UnitParallelLoop : OpInterfaceRewritePattern<linalg::LinalgOp> {
     SmallVector<utils::IteratorType> iterators = {
         utils::IteratorType::parallel};
     llvm::append_range(iterators, generic.getIteratorTypesArray());
-    auto serial = linalg::GenericOp::create(
-        rewriter, loc, TypeRange(), generic.getDpsInputs(), outputs, maps,
-        iterators);
+    auto serial = linalg::GenericOp::create(rewriter, loc, TypeRange(),
+                                            generic.getDpsInputs(), outputs,
+                                            maps, iterators);
     rewriter.inlineRegionBefore(generic.getRegion(), serial.getRegion(),
                                 serial.getRegion().begin());
-    // The body's loop indices move up by one.
+    // The body's loop indices move up by one (not those of a linalg op
+    // nested in the body).
     serial.getRegion().walk([&](linalg::IndexOp index) {
-      rewriter.modifyOpInPlace(index,
-                               [&] { index.setDim(index.getDim() + 1); });
+      if (index->getParentOfType<linalg::LinalgOp>() == serial)
+        rewriter.modifyOpInPlace(index,
+                                 [&] { index.setDim(index.getDim() + 1); });
     });
     rewriter.eraseOp(generic);
     return success();
@@ -118,6 +121,20 @@ struct GpuSerialKernelsPass
     patterns.add<UnitParallelLoop>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    // An op left without a parallel loop would run as host code on device
+    // memory.
+    WalkResult left = getOperation().walk([](linalg::LinalgOp op) {
+      if (!op.hasPureBufferSemantics() || op.getNumParallelLoops() != 0 ||
+          op.getNumDpsInits() == 0)
+        return WalkResult::advance();
+      op.emitOpError("has no parallel loop and an output whose layout is "
+                     "not strided, so it cannot get a one-iteration parallel "
+                     "loop for the GPU (hetero-gpu-serial-kernels); expected "
+                     "outputs with identity or strided layouts");
+      return WalkResult::interrupt();
+    });
+    if (left.wasInterrupted())
+      signalPassFailure();
   }
 };
 

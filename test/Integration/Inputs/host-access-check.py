@@ -7,7 +7,8 @@ every memref.load, memref.store and memref.copy back through views
 where it was made. A buffer from gpu.alloc, or a global's device copy (the
 descriptor rebuilt around hrt_cuda_mirror's pointer by an unrealized cast),
 is device memory, which the host must not dereference. Buffers that arrive
-as function arguments are not followed. Prints the count and one line per
+as function arguments, call results or block arguments are not followed,
+so an access through one of them is not found. Prints the count and one line per
 access found.
 """
 import re
@@ -15,8 +16,9 @@ import sys
 
 VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape",
          "memref.cast", "memref.reinterpret_cast", "memref.view",
-         "memref.transpose")
-DEF = re.compile(r"^\s*(%[\w.]+)(?::\d+)?(?:, %[\w.]+)* = ([\w.]+)\s*(.*)$")
+         "memref.transpose", "memref.reshape", "memref.memory_space_cast",
+         "memref.assume_alignment")
+DEF = re.compile(r"^\s*(%[\w.]+)(?::\d+)?(?:, %[\w.]+(?::\d+)?)* = ([\w.]+)\s*(.*)$")
 ACCESS = re.compile(r"^\s*(?:%[\w.]+ = )?(memref\.load|memref\.store|memref\.copy)\s+(.*)$")
 
 
