@@ -52,13 +52,19 @@ FailureOr<MemRefType> withUnitDimension(MemRefType type) {
       type, shape, unitDimension(type.getRank()));
 }
 
+/// Whether `op` writes buffers without a parallel loop: it would run as host
+/// code.
+bool lacksParallelLoop(linalg::LinalgOp op) {
+  return op.hasPureBufferSemantics() && op.getNumParallelLoops() == 0 &&
+         op.getNumDpsInits() != 0;
+}
+
 struct UnitParallelLoop : OpInterfaceRewritePattern<linalg::LinalgOp> {
   using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.hasPureBufferSemantics() || op.getNumParallelLoops() != 0 ||
-        op.getNumDpsInits() == 0)
+    if (!lacksParallelLoop(op))
       return failure();
     SmallVector<MemRefType> viewTypes;
     for (Value init : op.getDpsInits()) {
@@ -124,8 +130,7 @@ struct GpuSerialKernelsPass
     // An op left without a parallel loop would run as host code on device
     // memory.
     WalkResult left = getOperation().walk([](linalg::LinalgOp op) {
-      if (!op.hasPureBufferSemantics() || op.getNumParallelLoops() != 0 ||
-          op.getNumDpsInits() == 0)
+      if (!lacksParallelLoop(op))
         return WalkResult::advance();
       op.emitOpError("has no parallel loop and an output whose layout is "
                      "not strided, so it cannot get a one-iteration parallel "
