@@ -34,11 +34,10 @@ OUT="$(cd "$OUT" && pwd)"
 
 echo "device-bundle: hetero-run, static"
 objects=("$BUILD"/tools/hetero-run/CMakeFiles/hetero-run.dir/*.o)
-hetero=()
-for lib in InitAll ToolSupport Sim Checkpoint Passes Dialect Support Sparse \
-  Profile Schedule SyncGroups Compression Fusion; do
-  hetero+=("$BUILD/lib/libHetero$lib.a")
-done
+# hetero's own static libraries, as CMake links hetero-run.
+mapfile -t hetero < <(awk '/^build bin\/hetero-run:/ { found = 1 }
+  found && /LINK_LIBRARIES/ { print; exit }' "$BUILD/build.ninja" |
+  tr ' ' '\n' | grep '\.a$' | awk '!seen[$0]++' | sed "s|^|$BUILD/|")
 mapfile -t mlir < <(ls "$LLVM_LIB"/libMLIR*.a |
   grep -v -E 'libMLIR(MlirOptMain|TableGen|CAPI)')
 mapfile -t llvm < <(ls "$LLVM_LIB"/libLLVM*.a)
