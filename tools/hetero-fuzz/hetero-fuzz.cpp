@@ -36,6 +36,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -137,60 +138,78 @@ Harness &getHarness() {
   return *harness;
 }
 
-/// MLIR 22.1's linalg.transpose parser dereferences a null attribute when
-/// its `permutation = [...]` list does not parse (upstream,
-/// docs/testing.md): not hetero's to find again and again. When the text
-/// holds the custom form of linalg.transpose (its name not quoted), true if
-/// some `permutation = ` is not followed by `[i, j, ...]` (`array<...>`
-/// included: the custom parser takes only the list); otherwise true if
-/// some `permutation = ` is not followed by the generic form's `array<`.
-bool hasMalformedPermutation(const std::string &text) {
+/// MLIR 22.1's custom parsers of linalg.transpose, linalg.broadcast and
+/// linalg.reduce store the result of parsing their `permutation = [...]` or
+/// `dimensions = [...]` list without checking it, and dereference a null
+/// attribute when the list does not parse (upstream, docs/testing.md): not
+/// hetero's to find again and again. True when such a list may be malformed:
+/// if the text holds the custom form of one of these ops (its name not
+/// quoted), some `permutation = ` or `dimensions = ` is not followed by
+/// `[i, j, ...]` (`array<...>` included: the custom parsers take only the
+/// list, and integers that fit in an i64); otherwise some is not followed by
+/// the generic form's `array<`.
+bool hasMalformedDenseList(const std::string &text) {
   bool custom = false;
-  for (size_t at = text.find("linalg.transpose"); at != std::string::npos;
-       at = text.find("linalg.transpose", at + 1))
-    custom |= at == 0 || text[at - 1] != '"';
-  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n'; };
-  for (size_t at = text.find("permutation"); at != std::string::npos;
-       at = text.find("permutation", at + 1)) {
-    size_t i = at + 11;
-    bool assigned = false;
-    while (i < text.size() && (space(text[i]) || text[i] == '=')) {
-      assigned |= text[i] == '=';
-      ++i;
+  for (llvm::StringRef op :
+       {"linalg.transpose", "linalg.broadcast", "linalg.reduce"})
+    for (size_t at = text.find(op.str()); at != std::string::npos;
+         at = text.find(op.str(), at + 1))
+      custom |= at == 0 || text[at - 1] != '"';
+  // Past whitespace and `//` comments, as the MLIR lexer skips them.
+  auto skipTrivia = [&](size_t i) {
+    while (i < text.size()) {
+      char c = text[i];
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+        ++i;
+      } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+        while (i < text.size() && text[i] != '\n')
+          ++i;
+      } else {
+        break;
+      }
     }
-    if (!assigned)
-      continue;
-    if (!custom) {
-      if (text.compare(i, 6, "array<") != 0)
-        return true;
-      continue;
-    }
+    return i;
+  };
+  auto isDigit = [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  };
+  // True unless `[ (integer (, integer)*)? ]` starts at `i`.
+  auto malformedList = [&](size_t i) {
     if (i >= text.size() || text[i] != '[')
       return true;
-    // [ (integer (, integer)*)? ]
     ++i;
     bool expectInteger = false, sawInteger = false;
     while (true) {
-      while (i < text.size() && space(text[i]))
-        ++i;
+      i = skipTrivia(i);
       if (i >= text.size())
         return true;
-      if (std::isdigit(static_cast<unsigned char>(text[i]))) {
+      if (isDigit(text[i])) {
         if (sawInteger && !expectInteger)
           return true;
-        while (i < text.size() &&
-               std::isdigit(static_cast<unsigned char>(text[i])))
+        size_t first = i;
+        while (i < text.size() && isDigit(text[i]))
           ++i;
+        if (i - first > 18) // may not fit in an i64
+          return true;
         sawInteger = true;
         expectInteger = false;
       } else if (text[i] == ',' && sawInteger && !expectInteger) {
         expectInteger = true;
         ++i;
-      } else if (text[i] == ']' && !expectInteger) {
-        break;
       } else {
-        return true;
+        return text[i] != ']' || expectInteger;
       }
+    }
+  };
+  for (llvm::StringRef keyword : {"permutation", "dimensions"}) {
+    for (size_t at = text.find(keyword.str()); at != std::string::npos;
+         at = text.find(keyword.str(), at + 1)) {
+      size_t i = skipTrivia(at + keyword.size());
+      if (i >= text.size() || text[i] != '=')
+        continue;
+      i = skipTrivia(i + 1);
+      if (custom ? malformedList(i) : text.compare(i, 6, "array<") != 0)
+        return true;
     }
   }
   return false;
@@ -231,7 +250,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // The MLIR lexer relies on a NUL after the buffer; libFuzzer's input has
   // none, so parse a copy (std::string keeps one after its last character).
   std::string text(reinterpret_cast<const char *>(data + 1), size - 1);
-  if (hasMalformedPermutation(text))
+  if (hasMalformedDenseList(text))
     return 0;
   mlir::ParserConfig config(&context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
