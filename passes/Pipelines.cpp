@@ -141,8 +141,13 @@ hetero::buildLowerToGpuPipeline(OpPassManager &pm,
   }
   if (options.matmul == hetero::GpuMatmul::cublas)
     pm.addPass(hetero::createHeteroMatmulToCublas());
-  // Ops without a parallel loop (0-d fills, full reductions) get one of a
-  // single iteration, so that they too run on the device.
+  // Reductions with few outputs get a thread block per output; the ops left
+  // without a parallel loop (0-d fills) get one of a single iteration, so
+  // that they too run on the device.
+  hetero::HeteroGpuBlockReductionsOptions reductions;
+  reductions.threadsPerBlock = options.threadsPerBlock;
+  pm.nest<func::FuncOp>().addPass(
+      hetero::createHeteroGpuBlockReductions(reductions));
   pm.nest<func::FuncOp>().addPass(hetero::createHeteroGpuSerialKernels());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   OpPassManager &kernels = pm.nest<func::FuncOp>();

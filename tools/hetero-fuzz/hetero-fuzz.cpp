@@ -79,6 +79,7 @@ const char *const kPipelines[] = {
     "hetero-lower-to-runtime{blocking-collectives=true}",
     "hetero-lower-to-cpu",
     "hetero-lower-to-gpu{format=isa}",
+    "func.func(hetero-gpu-block-reductions,hetero-gpu-serial-kernels)",
     "hetero-kfkb-schedule{group-sizes=1,2},hetero-lower-pipeline,"
     "hetero-fuse-gradients,hetero-select-compression,hetero-lower-to-cpu",
     "hetero-lower-pipeline{eager-gradient-sync=true},"

@@ -685,6 +685,56 @@ def HeteroLowerToRuntime : Pass<"hetero-lower-to-runtime",
                            "::hetero::HeteroDialect"];
 }
 
+def HeteroGpuBlockReductions
+    : Pass<"hetero-gpu-block-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Give each output of a reduction with few outputs a thread "
+                "block that reduces it with gpu.all_reduce";
+  let description = [{
+    On buffers, before `convert-linalg-to-parallel-loops`. The generic GPU
+    lowering runs an op's reduction loops sequentially in the thread of each
+    output, which leaves a reduction with few outputs (a layer norm's row
+    statistics, a bias gradient, a loss) on few threads, and one with no
+    parallel loop on one. A linalg op on buffers with one output of f32,
+    f64, i32 or i64, static loop ranges and a body that yields
+    `combiner(out, x)` (arith add, mul, min, max, and, or, xor: an
+    operation `gpu.all_reduce` has) becomes a `gpu.launch` of one block per
+    output element, when it has at most `max-outputs` of them and reduces
+    at least `min-reduced` elements into each (any number when it has no
+    parallel loop):
+
+    ```mlir
+    gpu.launch blocks(%b, ...) in (P, 1, 1) threads(%t, ...) in (T, 1, 1) {
+      %partial = scf.for %r = %t to %K step %T iter_args(%a = %neutral)
+      %total = gpu.all_reduce add %partial uniform {}
+      scf.if %t == 0 { out[%b] = out[%b] + %total }
+    }
+    ```
+
+    The block has the reduced size's next power of two threads, from 32 to
+    `threads-per-block`. Neighbouring threads read neighbouring reduced
+    elements; upstream's all-reduce lowering combines them with warp
+    shuffles. A `linalg.fill` of the output that only allocations separate
+    from the op, and that no input of the op reads, is folded: the last
+    combine starts from its value, and no kernel fills.
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t",
+           /*default=*/"256",
+           "Most threads of a reduction's block: a power of two from 32 to "
+           "1024">,
+    Option<"maxOutputs", "max-outputs", "int64_t", /*default=*/"16384",
+           "Most outputs (blocks) of an op this pass rewrites">,
+    Option<"minReduced", "min-reduced", "int64_t", /*default=*/"32",
+           "Fewest elements reduced into each output of an op with parallel "
+           "loops that this pass rewrites">
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def HeteroGpuMapLoops
     : Pass<"hetero-gpu-map-loops", "::mlir::func::FuncOp"> {
   let summary = "Tile parallel loops into thread blocks and map them to the GPU";

@@ -1,0 +1,321 @@
+//===- GpuBlockReductions.cpp - a thread block per reduced output ---------===//
+//
+// Part of the hetero project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The GPU pipeline maps a linalg op's parallel loops onto threads and leaves
+// its reduction loops sequential inside each thread. That suits a product
+// with many outputs, not a reduction with few: a layer norm's statistics
+// over 128 rows keep 128 threads busy, each walking its row alone, and a
+// loss summed to one value runs on one thread. This pass, on buffers and
+// before convert-linalg-to-parallel-loops, gives each output of such an op
+// a thread block of its own:
+//
+//   gpu.launch blocks(%b) in (P) threads(%t) in (T)
+//     %partial = scf.for %r = %t to K step T iter_args(%a = neutral)
+//       (the op's body at the iteration of output %b, reduced index %r)
+//     %total = gpu.all_reduce <combiner> %partial uniform
+//     scf.if %t == 0: out[%b] = combiner(out[%b], %total)
+//
+// Neighbouring threads read neighbouring reduced elements, and upstream's
+// all-reduce lowering combines the partials with warp shuffles. A fill of
+// the output just before the op (a reduction's zero) is folded into the
+// last combine, so it launches nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetero/Passes/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <optional>
+
+namespace hetero {
+#define GEN_PASS_DEF_HETEROGPUBLOCKREDUCTIONS
+#include "hetero/Passes/Passes.h.inc"
+} // namespace hetero
+
+using namespace mlir;
+
+namespace {
+
+/// The fewest threads of a reduction's block: one warp.
+constexpr int64_t kWarp = 32;
+
+/// The all-reduce that combines like `combiner`, if there is one.
+std::optional<gpu::AllReduceOperation> allReduceKind(Operation *combiner) {
+  using Kind = gpu::AllReduceOperation;
+  return llvm::TypeSwitch<Operation *, std::optional<Kind>>(combiner)
+      .Case<arith::AddFOp, arith::AddIOp>([](auto) { return Kind::ADD; })
+      .Case<arith::MulFOp, arith::MulIOp>([](auto) { return Kind::MUL; })
+      .Case([](arith::MaximumFOp) { return Kind::MAXIMUMF; })
+      .Case([](arith::MinimumFOp) { return Kind::MINIMUMF; })
+      .Case([](arith::MaxNumFOp) { return Kind::MAXNUMF; })
+      .Case([](arith::MinNumFOp) { return Kind::MINNUMF; })
+      .Case([](arith::MaxSIOp) { return Kind::MAXSI; })
+      .Case([](arith::MinSIOp) { return Kind::MINSI; })
+      .Case([](arith::MaxUIOp) { return Kind::MAXUI; })
+      .Case([](arith::MinUIOp) { return Kind::MINUI; })
+      .Case([](arith::AndIOp) { return Kind::AND; })
+      .Case([](arith::OrIOp) { return Kind::OR; })
+      .Case([](arith::XOrIOp) { return Kind::XOR; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// A reduction this pass gives blocks: its combiner (the op that yields
+/// `combiner(out, x)`), the all-reduce of that combiner, its neutral
+/// element, and the sizes of its parallel and reduced iteration spaces.
+struct BlockReduction {
+  linalg::LinalgOp op;
+  Operation *combiner;
+  gpu::AllReduceOperation kind;
+  TypedAttr neutral;
+  int64_t outputs = 1;
+  int64_t reduced = 1;
+};
+
+/// `op` as a block reduction, if it is one: buffers, one output of a type
+/// warp shuffles carry, static loop ranges, a combiner an all-reduce
+/// performs, and few enough outputs (`maxOutputs`) with enough elements
+/// each (`minReduced`) for a block per output to pay. An op with no
+/// parallel loop qualifies whatever its size: its only alternative is a
+/// kernel of one thread.
+std::optional<BlockReduction>
+asBlockReduction(linalg::LinalgOp op, int64_t maxOutputs, int64_t minReduced) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0)
+    return std::nullopt;
+  auto outType = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
+  Type element = outType.getElementType();
+  if (!element.isF32() && !element.isF64() && !element.isInteger(32) &&
+      !element.isInteger(64))
+    return std::nullopt;
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (isa<TensorType>(input->get().getType()))
+      return std::nullopt;
+  // The output is indexed by parallel loops alone.
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (AffineExpr expr : outMap.getResults()) {
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    if (!dim || iterators[dim.getPosition()] != utils::IteratorType::parallel)
+      return std::nullopt;
+  }
+
+  Block *body = op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  BlockArgument out = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+  Operation *combiner = yield.getOperand(0).getDefiningOp();
+  if (!combiner || combiner->getBlock() != body ||
+      combiner->getNumOperands() != 2 || !out.hasOneUse() ||
+      out.getUses().begin()->getOwner() != combiner ||
+      !combiner->getResult(0).hasOneUse())
+    return std::nullopt;
+  std::optional<gpu::AllReduceOperation> kind = allReduceKind(combiner);
+  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiner);
+  if (!kind || !neutral)
+    return std::nullopt;
+
+  BlockReduction reduction{op, combiner, *kind, *neutral};
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (auto [range, iterator] : llvm::zip_equal(ranges, iterators)) {
+    if (ShapedType::isDynamic(range) || range <= 0)
+      return std::nullopt;
+    (iterator == utils::IteratorType::parallel ? reduction.outputs
+                                               : reduction.reduced) *= range;
+  }
+  // A matrix product (a contraction with both an M and an N dimension)
+  // keeps a thread per output, or cuBLAS: a block per output would read its
+  // second operand across the block. Dot products of rows stay candidates.
+  bool serial = op.getNumParallelLoops() == 0;
+  if (FailureOr<linalg::ContractionDimensions> dims =
+          linalg::inferContractionDims(op);
+      !serial && succeeded(dims) && !dims->m.empty() && !dims->n.empty())
+    return std::nullopt;
+  if (reduction.outputs > maxOutputs ||
+      (!serial && reduction.reduced < minReduced))
+    return std::nullopt;
+  return reduction;
+}
+
+/// The buffer that `value` views.
+Value rootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// The fill of `op`'s output that only allocations separate from `op`, when
+/// no input of `op` reads what it fills: then the reduction may start from
+/// the fill's value instead of reading it back.
+linalg::FillOp foldableFill(linalg::LinalgOp op) {
+  Value out = op.getDpsInitOperand(0)->get();
+  Operation *previous = op->getPrevNode();
+  while (previous && !isa<linalg::FillOp>(previous) &&
+         (isMemoryEffectFree(previous) ||
+          hasSingleEffect<MemoryEffects::Allocate>(previous)))
+    previous = previous->getPrevNode();
+  auto fill = dyn_cast_or_null<linalg::FillOp>(previous);
+  if (!fill || !fill.hasPureBufferSemantics() ||
+      fill.getDpsInitOperand(0)->get() != out)
+    return nullptr;
+  Value root = rootBuffer(out);
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (isa<MemRefType>(input->get().getType()) &&
+        rootBuffer(input->get()) == root)
+      return nullptr;
+  return fill;
+}
+
+/// Splits `linear` into the indices of `dims` (the last fastest), whose
+/// extents are `ranges`, into `ivs`.
+void delinearize(OpBuilder &b, Location loc, Value linear,
+                 ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges,
+                 SmallVectorImpl<Value> &ivs) {
+  Value rest = linear;
+  for (auto [position, dim] : llvm::enumerate(llvm::reverse(dims))) {
+    if (position + 1 == dims.size()) {
+      ivs[dim] = rest;
+      break;
+    }
+    Value extent = arith::ConstantIndexOp::create(b, loc, ranges[dim]);
+    ivs[dim] = arith::RemUIOp::create(b, loc, rest, extent);
+    rest = arith::DivUIOp::create(b, loc, rest, extent);
+  }
+}
+
+/// The indices of `map`'s results at iteration `ivs`.
+SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
+                            ArrayRef<Value> ivs) {
+  SmallVector<OpFoldResult> operands(ivs.begin(), ivs.end());
+  SmallVector<Value> indices;
+  for (unsigned result = 0; result < map.getNumResults(); ++result)
+    indices.push_back(getValueOrCreateConstantIndexOp(
+        b, loc,
+        affine::makeComposedFoldedAffineApply(b, loc, map.getSubMap({result}),
+                                              operands)));
+  return indices;
+}
+
+/// Replaces `reduction.op` with a kernel of a block per output.
+void rewrite(const BlockReduction &reduction, int64_t maxThreads) {
+  linalg::LinalgOp op = reduction.op;
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  linalg::FillOp fill = foldableFill(op);
+  int64_t threads = std::clamp<int64_t>(
+      static_cast<int64_t>(llvm::PowerOf2Ceil(reduction.reduced)), kWarp,
+      maxThreads);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, reduction.outputs), one,
+      one, arith::ConstantIndexOp::create(b, loc, threads), one, one);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPointToStart(&launch.getBody().front());
+
+  SmallVector<unsigned> parallelDims, reducedDims;
+  for (auto [dim, iterator] : llvm::enumerate(op.getIteratorTypesArray()))
+    (iterator == utils::IteratorType::parallel ? parallelDims : reducedDims)
+        .push_back(dim);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  SmallVector<Value> ivs(ranges.size(), zero);
+  Value thread = launch.getThreadIds().x;
+  delinearize(b, loc, launch.getBlockIds().x, parallelDims, ranges, ivs);
+
+  Block *body = op.getBlock();
+  BlockArgument out = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+  Value neutral = arith::ConstantOp::create(b, loc, reduction.neutral);
+  auto loop = scf::ForOp::create(
+      b, loc, thread, arith::ConstantIndexOp::create(b, loc, reduction.reduced),
+      arith::ConstantIndexOp::create(b, loc, threads), ValueRange{neutral},
+      [&](OpBuilder &nb, Location nloc, Value linear, ValueRange carried) {
+        SmallVector<Value> at(ivs);
+        delinearize(nb, nloc, linear, reducedDims, ranges, at);
+        IRMapping mapping;
+        for (OpOperand *input : op.getDpsInputOperands()) {
+          Value value = input->get();
+          if (isa<MemRefType>(value.getType()))
+            value = memref::LoadOp::create(
+                nb, nloc, value,
+                applyMap(nb, nloc, op.getMatchingIndexingMap(input), at));
+          mapping.map(op.getMatchingBlockArgument(input), value);
+        }
+        mapping.map(out, carried.front());
+        for (Operation &inner : body->without_terminator()) {
+          if (auto index = dyn_cast<linalg::IndexOp>(inner))
+            mapping.map(index.getResult(), at[index.getDim()]);
+          else
+            nb.clone(inner, mapping);
+        }
+        scf::YieldOp::create(nb, nloc,
+                             mapping.lookup(reduction.combiner->getResult(0)));
+      });
+
+  Value total = gpu::AllReduceOp::create(
+      b, loc, loop.getResult(0),
+      gpu::AllReduceOperationAttr::get(b.getContext(), reduction.kind),
+      b.getUnitAttr());
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, zero);
+  auto onFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&onFirst.getThenRegion().front());
+  Value buffer = op.getDpsInitOperand(0)->get();
+  SmallVector<Value> outIndices =
+      applyMap(b, loc, op.getMatchingIndexingMap(op.getDpsInitOperand(0)), ivs);
+  Value start = fill ? fill.getInputs().front()
+                     : memref::LoadOp::create(b, loc, buffer, outIndices);
+  // combiner(start, total), its operands in the body's order.
+  IRMapping mapping;
+  for (Value operand : reduction.combiner->getOperands())
+    mapping.map(operand, operand == out ? start : total);
+  Operation *last = b.clone(*reduction.combiner, mapping);
+  memref::StoreOp::create(b, loc, last->getResult(0), buffer, outIndices);
+
+  op->erase();
+  if (fill)
+    fill->erase();
+}
+
+struct GpuBlockReductionsPass
+    : hetero::impl::HeteroGpuBlockReductionsBase<GpuBlockReductionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    int64_t threads = threadsPerBlock, outputs = maxOutputs,
+            reduced = minReduced;
+    if (threads < kWarp || threads > 1024 || !llvm::isPowerOf2_64(threads) ||
+        outputs < 1 || reduced < 1) {
+      getOperation().emitError()
+          << "hetero-gpu-block-reductions: threads-per-block must be a "
+             "power of two from 32 to 1024 and max-outputs and min-reduced "
+             "positive; got threads-per-block = "
+          << threads << ", max-outputs = " << outputs
+          << ", min-reduced = " << reduced;
+      return signalPassFailure();
+    }
+    SmallVector<BlockReduction> reductions;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (std::optional<BlockReduction> reduction =
+              asBlockReduction(op, outputs, reduced))
+        reductions.push_back(*reduction);
+    });
+    for (const BlockReduction &reduction : reductions)
+      rewrite(reduction, threads);
+  }
+};
+
+} // namespace

@@ -1,0 +1,241 @@
+// hetero-gpu-block-reductions: a linalg reduction on buffers with few
+// outputs becomes a gpu.launch of one block per output; its threads stride
+// over the reduced elements, gpu.all_reduce combines their partials, and
+// thread 0 combines the total into the output. A fill of the output just
+// before the op is folded into that last combine. Products, large or short
+// reductions, other element types, dynamic shapes, combiners gpu.all_reduce
+// lacks and tensors are left alone.
+// RUN: hetero-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(hetero-gpu-block-reductions))' | FileCheck %s
+// Fewer threads per block cap the block; more outputs than max-outputs
+// (the 256 columns of @column_max) leave the op alone.
+// RUN: hetero-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(hetero-gpu-block-reductions{threads-per-block=64 max-outputs=200}))' | FileCheck %s --check-prefix=SMALL
+// RUN: not hetero-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(hetero-gpu-block-reductions{threads-per-block=48}))' 2>&1 | FileCheck %s --check-prefix=OPTION
+// OPTION: error: hetero-gpu-block-reductions: threads-per-block must be a power of two from 32 to 1024 and max-outputs and min-reduced positive; got threads-per-block = 48, max-outputs = 16384, min-reduced = 32
+
+// The cap of 64 threads: a block of 64 strides over the 256 elements.
+// SMALL-LABEL: func.func @row_sum
+// SMALL:       gpu.launch blocks({{.*}}) in (%{{.*}} = %c128, {{.*}}) threads({{.*}}) in (%{{.*}} = %c64, {{.*}})
+// SMALL:         scf.for %{{.*}} = %{{.*}} to %c256{{.*}} step %c64
+// CHECK-LABEL: func.func @row_sum
+// CHECK-SAME:  (%[[X:.*]]: memref<128x256xf32>)
+// CHECK-DAG:   %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:   %[[SUM:.*]] = memref.alloc() : memref<128xf32>
+// CHECK-NOT:   linalg.fill
+// CHECK:       gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256, %{{.*}} = %c1, %{{.*}} = %c1)
+// CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG:     %[[NEUTRAL:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[PARTIAL:.*]] = scf.for %[[R:.*]] = %[[T]] to %c256{{.*}} step %c256{{.*}} iter_args(%[[ACC:.*]] = %[[NEUTRAL]]) -> (f32)
+// CHECK:           %[[V:.*]] = memref.load %[[X]][%[[B]], %[[R]]] : memref<128x256xf32>
+// CHECK:           %[[NEXT:.*]] = arith.addf %[[V]], %[[ACC]] : f32
+// CHECK:           scf.yield %[[NEXT]] : f32
+// CHECK:         %[[TOTAL:.*]] = gpu.all_reduce add %[[PARTIAL]] uniform
+// CHECK:         %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %[[C0]] : index
+// CHECK:         scf.if %[[FIRST]]
+// CHECK-NEXT:      %[[OUT:.*]] = arith.addf %[[TOTAL]], %[[ZERO]] : f32
+// CHECK-NEXT:      memref.store %[[OUT]], %[[SUM]][%[[B]]] : memref<128xf32>
+// CHECK:         gpu.terminator
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @row_sum(%x: memref<128x256xf32>) -> memref<128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<128xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<128xf32>)
+  // An allocation between the fill and the reduction does not keep the
+  // fill.
+  %other = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]} ins(%x : memref<128x256xf32>) outs(%sum : memref<128xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return %sum : memref<128xf32>
+}
+
+// -----
+
+// A reduction to one value (two reduced dimensions, the inner one read by
+// linalg.index): one block of one warp, the reduced index split into both.
+// CHECK-LABEL: func.func @loss
+// CHECK-SAME:  (%[[Y:.*]]: memref<4x4xf32>, %[[T:.*]]: memref<4x4xf32>, %[[LOSS:.*]]: memref<f32>)
+// CHECK-NOT:   linalg.fill
+// CHECK:       gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c1, %{{.*}} = %c1) threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c32, %{{.*}} = %c1, %{{.*}} = %c1)
+// CHECK:         scf.for %[[R:.*]] = %[[TID]] to %c16 step %c32
+// CHECK:           %[[J:.*]] = arith.remui %[[R]], %c4 : index
+// CHECK:           %[[I:.*]] = arith.divui %[[R]], %c4 : index
+// CHECK:           memref.load %[[Y]][%[[I]], %[[J]]]
+// CHECK:           memref.load %[[T]][%[[I]], %[[J]]]
+// CHECK:           arith.index_cast %[[J]] : index to i32
+// CHECK:         gpu.all_reduce add
+// CHECK:         scf.if
+// CHECK-NEXT:      arith.addf %cst, %{{.*}} : f32
+// CHECK-NEXT:      memref.store %{{.*}}, %[[LOSS]][] : memref<f32>
+// SMALL-LABEL: func.func @loss
+// SMALL:       gpu.launch
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#all = affine_map<(d0, d1) -> ()>
+func.func @loss(%y: memref<4x4xf32>, %t: memref<4x4xf32>, %loss: memref<f32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%loss : memref<f32>)
+  linalg.generic {indexing_maps = [#in, #in, #all], iterator_types = ["reduction", "reduction"]} ins(%y, %t : memref<4x4xf32>, memref<4x4xf32>) outs(%loss : memref<f32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %j = linalg.index 1 : index
+    %c = arith.index_cast %j : index to i32
+    %f = arith.sitofp %c : i32 to f32
+    %d = arith.subf %a, %b : f32
+    %e = arith.mulf %d, %f : f32
+    %s = arith.addf %acc, %e : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A column maximum (the reduced dimension outer): a block per column, the
+// partials start from -inf, and with no fill thread 0 reads the output.
+// CHECK-LABEL: func.func @column_max
+// CHECK-SAME:  (%[[X:.*]]: memref<128x256xf32>, %[[M:.*]]: memref<256xf32>)
+// CHECK:       gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256, %{{.*}} = %c1, %{{.*}} = %c1) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1)
+// CHECK:         %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         scf.for %[[R:.*]] = %{{.*}} iter_args(%[[ACC:.*]] = %[[NEG]])
+// CHECK:           %[[V:.*]] = memref.load %[[X]][%[[R]], %[[B]]]
+// CHECK:           arith.maximumf %[[ACC]], %[[V]] : f32
+// CHECK:         %[[TOTAL:.*]] = gpu.all_reduce maximumf
+// CHECK:         scf.if
+// CHECK-NEXT:      %[[OLD:.*]] = memref.load %[[M]][%[[B]]] : memref<256xf32>
+// CHECK-NEXT:      %[[NEW:.*]] = arith.maximumf %[[OLD]], %[[TOTAL]] : f32
+// CHECK-NEXT:      memref.store %[[NEW]], %[[M]][%[[B]]] : memref<256xf32>
+// SMALL-LABEL: func.func @column_max
+// SMALL-NOT:   gpu.launch
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @column_max(%x: memref<128x256xf32>, %m: memref<256xf32>) {
+  linalg.generic {indexing_maps = [#in, #col], iterator_types = ["reduction", "parallel"]} ins(%x : memref<128x256xf32>) outs(%m : memref<256xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.maximumf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A named linalg.reduce of integers: 64 reduced elements, 64 threads.
+// CHECK-LABEL: func.func @named_reduce
+// CHECK:       gpu.launch blocks({{.*}}) in (%{{.*}} = %c8, %{{.*}} = %c1, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c64, %{{.*}} = %c1, %{{.*}} = %c1)
+// CHECK:         arith.constant -2147483648 : i32
+// CHECK:         arith.maxsi
+// CHECK:         gpu.all_reduce maxsi
+// CHECK-NOT:   linalg.reduce
+// SMALL-LABEL: func.func @named_reduce
+// SMALL:       gpu.launch
+func.func @named_reduce(%x: memref<8x64xi32>, %m: memref<8xi32>) {
+  linalg.reduce ins(%x : memref<8x64xi32>) outs(%m : memref<8xi32>) dimensions = [1]
+    (%a: i32, %acc: i32) {
+      %s = arith.maxsi %a, %acc : i32
+      linalg.yield %s : i32
+    }
+  return
+}
+
+// -----
+
+// A row dot product is a candidate; a matrix product is not.
+// CHECK-LABEL: func.func @products
+// CHECK:       gpu.launch
+// CHECK:         arith.mulf
+// CHECK:         gpu.all_reduce add
+// CHECK-NOT:   gpu.launch
+// CHECK:       linalg.matmul
+// SMALL-LABEL: func.func @products
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @products(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %dot: memref<64xf32>, %c: memref<64x64xf32>) {
+  linalg.generic {indexing_maps = [#in, #in, #row], iterator_types = ["parallel", "reduction"]} ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%dot : memref<64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// The fill's buffer is also read (through a view) by the reduction: the
+// fill stays, and thread 0 reads the filled value back.
+// CHECK-LABEL: func.func @fill_read_by_input
+// CHECK:       %[[ROW:.*]] = memref.subview
+// CHECK:       linalg.fill ins(%{{.*}} : f32) outs(%[[ROW]] : memref<64xf32, strided<[1]>>)
+// CHECK:       gpu.launch
+// CHECK:         scf.if
+// CHECK-NEXT:      memref.load %[[ROW]]
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @fill_read_by_input(%buffer: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %row = memref.subview %buffer[0, 0] [1, 64] [1, 1] : memref<64x64xf32> to memref<64xf32, strided<[1]>>
+  linalg.fill ins(%zero : f32) outs(%row : memref<64xf32, strided<[1]>>)
+  linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]} ins(%buffer : memref<64x64xf32>) outs(%row : memref<64xf32, strided<[1]>>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT:   gpu.launch
+// CHECK-COUNT-7: linalg.generic
+// CHECK-NOT:   gpu.launch
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @left_alone(%many: memref<32768x64xf32>, %manyOut: memref<32768xf32>,
+                      %short: memref<128x8xf32>, %shortOut: memref<128xf32>,
+                      %half: memref<128x64xf16>, %halfOut: memref<128xf16>,
+                      %dyn: memref<?x64xf32>, %dynOut: memref<?xf32>,
+                      %t: tensor<128x64xf32>, %tOut: tensor<128xf32>,
+                      %mid: memref<128x64xf32>) -> tensor<128xf32> {
+  linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]} ins(%many : memref<32768x64xf32>) outs(%manyOut : memref<32768xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]} ins(%short : memref<128x8xf32>) outs(%shortOut : memref<128xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]} ins(%half : memref<128x64xf16>) outs(%halfOut : memref<128xf16>) {
+  ^bb0(%a: f16, %acc: f16):
+    %s = arith.addf %a, %acc : f16
+    linalg.yield %s : f16
+  }
+  linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]} ins(%dyn : memref<?x64xf32>) outs(%dynOut : memref<?xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  // Not a combiner gpu.all_reduce has.
+  linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]} ins(%mid : memref<128x64xf32>) outs(%shortOut : memref<128xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.subf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  // The accumulator read twice.
+  linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]} ins(%mid : memref<128x64xf32>) outs(%shortOut : memref<128xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %p = arith.mulf %acc, %a : f32
+    %s = arith.addf %p, %acc : f32
+    linalg.yield %s : f32
+  }
+  %r = linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]} ins(%t : tensor<128x64xf32>) outs(%tOut : tensor<128xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<128xf32>
+  return %r : tensor<128xf32>
+}
