@@ -15,7 +15,10 @@
 #     bench/gradient_oracle.py reads each stage's gradient-ready times (the
 #     posts), its last backward, and the link (alpha + beta x bytes, fitted
 #     to the communication thread's runs) into the profiles of
-#     hetero-fuse-gradients and hetero-select-compression.
+#     hetero-fuse-gradients and hetero-select-compression; the link all
+#     stages share has the beta of the shaped rate (2 bytes on the wire a
+#     byte all-reduced by 2 ranks) and the alpha that ends the profiled
+#     run's gradient phases where they ended.
 #  2. The configurations, each a pass over the same lowered step:
 #     per-tensor; cupcake (hetero-fuse-gradients{profile=}, the optimal
 #     buckets for the measured costs); ddp-25mb (strategy=size); one-bucket
@@ -27,20 +30,20 @@
 #     the profile is the one of median iteration), so that the machine's
 #     drifts reach every configuration alike; the report gives its
 #     iteration (the median round's mean trace extent) beside the oracle's
-#     prediction
-#     (hetero-sim fusion / espresso on the profile: each stage's gradient
-#     phase, the rest of the iteration as profiled), and the ratio to
+#     prediction for that run (hetero-sim fusion / espresso on the profile
+#     moved onto the run's own compute timeline: each stage's gradient
+#     phase, plus the run's compute after it), and the ratio to
 #     per-tensor.
 #
 # usage: bench/gradient-overlap.sh [build dir]
-#   RATE=100 (Mbit/s)  ITERATIONS=8  ROUNDS=3  LAYERS=4 HIDDEN=64 SEQ=32
+#   RATE=100 (Mbit/s)  ITERATIONS=8  ROUNDS=5  LAYERS=4 HIDDEN=64 SEQ=32
 #   BATCH=4
 set -euo pipefail
 # shellcheck source=bench/common.sh
 source "$(dirname "$0")/common.sh" "$@"
 RATE="${RATE:-100}"
 ITERATIONS="${ITERATIONS:-8}"
-ROUNDS="${ROUNDS:-3}"
+ROUNDS="${ROUNDS:-5}"
 LAYERS="${LAYERS:-4}"
 HIDDEN="${HIDDEN:-64}"
 SEQ="${SEQ:-32}"
@@ -75,9 +78,13 @@ for round in $(seq "$ROUNDS"); do
 done
 "$PYTHON" "$ROOT/bench/gradient_oracle.py" median "$(traces per-tensor)" \
   > "$WORK/profiled"
+# On the shaped link the shared link's beta is what the rate gives; over
+# shared memory it is fitted with alpha.
+linkrate=()
+[[ "$SHAPED" == 1 ]] && linkrate=("$RATE")
 "$PYTHON" "$ROOT/bench/gradient_oracle.py" profiles "$(cat "$WORK/profiled")" \
   2 2 "$WORK/fusion-profile.json" "$WORK/espresso-profile.json" \
-  "$BIN/hetero-sim"
+  "$BIN/hetero-sim" "${linkrate[@]}"
 
 opt() { # <name> <pass>
   "$BIN/hetero-opt" "$WORK/per-tensor.mlir" "$2" -o "$WORK/$1.mlir"

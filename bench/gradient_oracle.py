@@ -1,7 +1,7 @@
 """Reads measured pipeline iterations for bench/gradient-overlap.sh.
 
 usage: gradient_oracle.py profiles TRACE STAGES REPLICAS FUSION.json ESPRESSO.json
-                                   [HETERO-SIM]
+                                   [HETERO-SIM [RATE]]
        gradient_oracle.py phases TRACE STAGES REPLICAS
        gradient_oracle.py median TRACE,TRACE...
        gradient_oracle.py report HETERO-SIM TRACE STAGES REPLICAS FUSION.json
@@ -20,17 +20,31 @@ gives its cost. From those:
             runs by least squares, t = alpha + beta x bytes) and prints, per
             stage, B, E - B and the measured gradient phase. Given
             HETERO-SIM, the fusion sets get the link all stages share
-            instead, calibrated on the profiled run (calibrate()).
+            instead, calibrated on the profiled run (calibrate()). Given
+            also RATE, the Mbit/s the link is shaped to, the shared link's
+            beta is not fitted but what the rate gives: an all-reduce of x
+            bytes among R ranks puts 2 (R - 1) x bytes on the one link
+            (each rank sends 2 (R - 1) / R x in a ring, and every rank's
+            traffic crosses the shaped loopback), so only alpha is
+            calibrated.
   phases    prints, per stage, B and the measured gradient phase: from B to
             the later of E and the end of the stage's last gradient
             collective; and the iteration's extent.
   median    prints the trace (of rounds of one configuration) whose
             iteration is the median.
-  report    predicts each configuration's iteration from the profiles (the
-            oracles of hetero-sim fusion and hetero-sim espresso give each
-            stage's gradient phase, at least E - B; the rest of the
-            iteration is the profiled run's: iteration = tail + max over
-            stages of B + phase) and prints it beside the measured one.
+  report    predicts each configuration's iteration for the run measured
+            (the median round): the oracles of hetero-sim fusion and
+            hetero-sim espresso, given the profiles moved onto that run's
+            own compute timeline (each stage's last backward from its B to
+            its E, the gradients ready as spread over it as in the profiled
+            run), give each stage's gradient phase, at least E - B; the
+            run's compute after its last gradient phase (tail) is added:
+            iteration = tail + max over stages of B + phase. The oracles
+            predict the communication; the compute, which varies from run
+            to run on a loaded machine, is the run's. Prints the
+            prediction beside the measured iteration, and beside it the
+            prediction from the profiled run alone (its compute, the
+            profiles unmoved).
             Names: per-tensor, cupcake, ddp-25mb, one-bucket (fusion),
             dense, espresso, compressed (Espresso's oracle).
 
@@ -133,12 +147,20 @@ def simulate(sim, kind, profile):
     return times
 
 
-def calibrate(sim, sets, phases):
+def wire_beta(rate_mbit, replicas):
+    """ms per MB of all-reduced data on a link of `rate_mbit` Mbit/s that
+    carries every rank's traffic: 2 (R - 1) bytes on the wire per byte."""
+    bytes_per_ms = rate_mbit * 1e6 / 8.0 / 1e3
+    return 2.0 * (replicas - 1) * MB / bytes_per_ms
+
+
+def calibrate(sim, sets, phases, beta=None):
     """The one link every stage's all-reduces share: the (alpha, beta) with
     which hetero-sim fusion's shared link, serving the profiled run's
     per-tensor all-reduces, ends each stage's gradient phase closest to
     where it ended (least squares; a grid of alpha 0-10 ms by 0.5 and beta
-    20-300 ms/MB by 20, then a finer one around the best)."""
+    20-300 ms/MB by 20, then a finer one around the best). With `beta`
+    given, alpha alone (0-10 ms by 0.05)."""
     def error(alpha, beta):
         trial = [dict(x, comm={"alpha_ms": alpha, "beta_ms_per_mb": beta})
                  for x in sets]
@@ -146,6 +168,9 @@ def calibrate(sim, sets, phases):
         return sum((max(p["end"], ends[s]) - (p["start"] + p["phase"])) ** 2
                    for s, p in enumerate(phases))
 
+    if beta is not None:
+        best = min((error(a * 0.05, beta), a * 0.05) for a in range(201))
+        return best[1], beta
     best = min((error(a * 0.5, 20.0 + b * 20.0), a * 0.5, 20.0 + b * 20.0)
                for a in range(21) for b in range(15))
     _, alpha0, beta0 = best
@@ -165,6 +190,22 @@ PREDICTED_BY = {"per-tensor": ("fusion", "per_tensor"),
                 "compressed": ("espresso", "compressed")}
 
 
+def on_timeline(profile_set, measured, start_key):
+    """`profile_set` (a fusion set or an Espresso profile) moved onto a
+    run's own compute timeline: its stage's last backward starts at the
+    run's B (when the set has a start) and the gradients become ready
+    spread over the run's E - B as they were over the profiled run's."""
+    moved = json.loads(json.dumps(profile_set))
+    tensors = moved["tensors"]
+    profiled = sum(t["backward_ms"] for t in tensors)
+    scale = (measured["end"] - measured["start"]) / profiled if profiled else 1
+    for t in tensors:
+        t["backward_ms"] *= scale
+    if start_key:
+        moved[start_key] = measured["start"]
+    return moved
+
+
 def report(argv):
     sim, path = argv[0], argv[1]
     stages, replicas = int(argv[2]), int(argv[3])
@@ -174,19 +215,20 @@ def report(argv):
         espresso = json.load(f)["sets"]
     with open(path) as f:
         names, spans = rows_of(json.load(f))
-    base = [stage_phase(names, spans, s, replicas) for s in range(stages)]
-    tail = extent(spans) - max(p["start"] + p["phase"] for p in base)
-    # Fusion: every stage's transfers on the shared link (ends are times
-    # in the iteration); Espresso: each stage alone (times from B).
-    shared = simulate(sim, "fusion", {"sets": fusion})
-    oracle = {"fusion": [{line: ends[s] - base[s]["start"]
-                          for line, ends in shared.items()}
-                         for s in range(stages)],
-              "espresso": [simulate(sim, "espresso", p) for p in espresso]}
-    print("%-11s %9s %9s %7s %9s   %s" % (
-        "config", "measured", "predicted", "error", "/ per-t.",
-        "gradient phase per stage, measured / predicted (ms)"))
     baseline = extent(spans)
+    # The prediction from the profiled run alone (its compute, the oracles
+    # on the unmoved profiles), for comparison: what it misses is the
+    # compute's variation between runs.
+    base = [stage_phase(names, spans, s, replicas) for s in range(stages)]
+    base_tail = baseline - max(p["start"] + p["phase"] for p in base)
+    shared = simulate(sim, "fusion", {"sets": fusion})
+    alone = {"fusion": [{line: ends[s] - base[s]["start"]
+                         for line, ends in shared.items()}
+                        for s in range(stages)],
+             "espresso": [simulate(sim, "espresso", p) for p in espresso]}
+    print("%-11s %9s %9s %7s %9s %7s %9s   %s" % (
+        "config", "measured", "predicted", "error", "profile", "error",
+        "/ per-t.", "gradient phase per stage, measured / predicted (ms)"))
     worst = 0.0
     for pair in argv[6:]:
         name, traces = pair.split("=", 1)
@@ -196,15 +238,36 @@ def report(argv):
         with open(trace) as f:
             n, sp = rows_of(json.load(f))
         measured = [stage_phase(n, sp, s, replicas) for s in range(stages)]
-        predicted = [max(b["end"] - b["start"], oracle[kind][s][line])
-                     for s, b in enumerate(base)]
-        iteration = tail + max(b["start"] + p for b, p in zip(base, predicted))
         actual = extent(sp)
+        # The run's own compute: each stage's last backward and what follows
+        # the last gradient phase. The oracles predict the gradient phases:
+        # Fusion's with every stage's transfers on the shared link (ends
+        # are times in the iteration), Espresso's each stage alone (times
+        # from B).
+        tail = actual - max(m["start"] + m["phase"] for m in measured)
+        if kind == "fusion":
+            sets = [on_timeline(fusion[s], measured[s], "start_ms")
+                    for s in range(stages)]
+            ends = simulate(sim, "fusion", {"sets": sets})[line]
+            phases = [ends[s] - measured[s]["start"] for s in range(stages)]
+        else:
+            phases = [simulate(sim, "espresso",
+                               on_timeline(espresso[s], measured[s], None))[line]
+                      for s in range(stages)]
+        predicted = [max(m["end"] - m["start"], p)
+                     for m, p in zip(measured, phases)]
+        iteration = tail + max(m["start"] + p
+                               for m, p in zip(measured, predicted))
         error = (iteration - actual) / actual
         worst = max(worst, abs(error))
+        from_profile = base_tail + max(
+            b["start"] + max(b["end"] - b["start"], alone[kind][s][line])
+            for s, b in enumerate(base))
         spread = sorted(median_trace([t])[0] for t in rounds)
-        print("%-11s %9.1f %9.1f %+6.1f%% %9.3f   %s   rounds %s" % (
-            name, actual, iteration, 100 * error, actual / baseline,
+        print("%-11s %9.1f %9.1f %+6.1f%% %9.1f %+6.1f%% %9.3f   %s   "
+              "rounds %s" % (
+            name, actual, iteration, 100 * error, from_profile,
+            100 * (from_profile - actual) / actual, actual / baseline,
             "  ".join("%.1f / %.1f" % (m["phase"], p)
                       for m, p in zip(measured, predicted)),
             " ".join("%.1f" % x for x in spread)))
@@ -231,6 +294,7 @@ def main():
         return
     fusion, espresso = sys.argv[5], sys.argv[6]
     sim = sys.argv[7] if len(sys.argv) > 7 else ""
+    rate = float(sys.argv[8]) if len(sys.argv) > 8 else None
     fusion_sets, espresso_sets = [], []
     for s, p in enumerate(phases):
         alpha, beta = fit(list(zip(p["bytes"], p["run_ms"])))
@@ -262,7 +326,9 @@ def main():
                   s, p["start"], p["end"] - p["start"], p["phase"],
                   len(tensors), alpha, beta))
     if sim:
-        alpha, beta = calibrate(sim, fusion_sets, phases)
+        alpha, beta = calibrate(
+            sim, fusion_sets, phases,
+            wire_beta(rate, replicas) if rate else None)
         for fusion_set in fusion_sets:
             fusion_set["comm"] = {"alpha_ms": alpha, "beta_ms_per_mb": beta}
         print("shared link: alpha %.3f ms beta %.3f ms/MB" % (alpha, beta))
