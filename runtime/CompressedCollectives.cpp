@@ -307,6 +307,13 @@ extern "C" hrt_status hrt_compressed_all_reduce(float *data, size_t n,
     return status;
   if (!spec || (!data && n))
     return invalid("the spec and the data must not be null");
+  if (hrt_status status = hetero::rt::checkHostCollective(
+          here, {{data, n * sizeof(float), "data"},
+                 {spec->residual, n * sizeof(float), "residual"}}))
+    return status;
+  // Payloads and sums are host buffers; a backend on device memory stages
+  // their exchanges.
+  hetero::rt::HostBuffers hostBuffers;
   if (spec->compressor < HRT_COMPRESS_NONE ||
       spec->compressor > HRT_COMPRESS_QSGD)
     return invalid("unknown compressor " + std::to_string(spec->compressor));

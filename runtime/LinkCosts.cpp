@@ -125,6 +125,10 @@ extern "C" hrt_status hrt_link_probe(hrt_comm comm, const int *peers,
   CallSite here{"hrt_link_probe", comm, 0};
   if (hrt_status status = checkHostCollective(here))
     return status;
+  if (!mpiBackendActive())
+    return fail(HRT_ERROR_UNAVAILABLE, here,
+                "links are probed with host messages over the MPI backend "
+                "only");
   if (!stampedMessages())
     return fail(HRT_ERROR_INVALID_ARGUMENT, here,
                 "links are not measured: call hrt_link_measure(1) first");

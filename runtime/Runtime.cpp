@@ -357,15 +357,36 @@ hrt_status Backend::isendCopy(const void *, size_t, hrt_dtype,
 
 bool mpiBackendActive() { return state && state->kind == HRT_BACKEND_MPI; }
 
-hrt_status checkHostCollective(const CallSite &site) {
-  if (hrt_status status = checkCall(site, nullptr, 0, HRT_UINT8))
-    return status;
-  if (state->kind != HRT_BACKEND_MPI)
-    return fail(HRT_ERROR_UNAVAILABLE, site,
-                "compressed and sparse all-reduces run on the MPI backend's "
-                "host buffers only");
+hrt_status Backend::requireHost(const void *, size_t, const char *,
+                                const CallSite &) {
   return HRT_SUCCESS;
 }
+
+hrt_status checkHostCollective(const CallSite &site) {
+  return checkCall(site, nullptr, 0, HRT_UINT8);
+}
+
+hrt_status checkHostCollective(const CallSite &site,
+                               std::initializer_list<HostBuffer> buffers) {
+  if (hrt_status status = checkHostCollective(site))
+    return status;
+  for (const HostBuffer &buffer : buffers)
+    if (buffer.data && buffer.bytes)
+      if (hrt_status status = state->backend->requireHost(
+              buffer.data, buffer.bytes, buffer.role, site))
+        return status;
+  return HRT_SUCCESS;
+}
+
+namespace {
+thread_local bool hostBuffersOpen = false;
+} // namespace
+
+HostBuffers::HostBuffers() : previous(hostBuffersOpen) {
+  hostBuffersOpen = true;
+}
+HostBuffers::~HostBuffers() { hostBuffersOpen = previous; }
+bool HostBuffers::allowed() { return hostBuffersOpen; }
 
 hrt_status waitWithTimeout(PendingOperation &pending) {
   WaitScope waiting(pending.site);

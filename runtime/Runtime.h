@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <memory>
@@ -80,9 +81,39 @@ hrt_status checkCall(const CallSite &site, const void *buffer, size_t count,
                      hrt_dtype dtype, bool needsMember = true);
 
 /// The checks of collectives that the runtime computes on host buffers
-/// itself (compressed and sparse all-reduces): an initialised runtime on the
-/// MPI backend, and a communicator this rank is a member of.
+/// itself (compressed and sparse all-reduces): an initialised runtime and a
+/// communicator this rank is a member of. Such a collective opens a
+/// HostBuffers scope for its exchanges.
 hrt_status checkHostCollective(const CallSite &site);
+/// checkHostCollective, and the backend's word that each of `buffers` (its
+/// address, bytes and role in the error) is memory the host may read and
+/// write.
+struct HostBuffer {
+  const void *data;
+  size_t bytes;
+  const char *role;
+};
+hrt_status checkHostCollective(const CallSite &site,
+                               std::initializer_list<HostBuffer> buffers);
+
+/// While one lives on a thread, the collectives the thread calls may be
+/// given host buffers: a backend that moves device memory only (NCCL) then
+/// runs them on device copies, filled before and read back after the
+/// operation. The runtime's own host collectives (compressed and sparse
+/// all-reduces) open one around their exchanges; anywhere else NCCL refuses
+/// a host buffer, naming it.
+class HostBuffers {
+public:
+  HostBuffers();
+  ~HostBuffers();
+  HostBuffers(const HostBuffers &) = delete;
+  HostBuffers &operator=(const HostBuffers &) = delete;
+  /// Whether a scope is open on this thread.
+  static bool allowed();
+
+private:
+  bool previous;
+};
 
 /// A pending operation of a backend.
 class PendingOperation {
@@ -168,6 +199,11 @@ public:
   virtual hrt_status isendCopy(const void *buffer, size_t count,
                                hrt_dtype dtype, const CallSite &site,
                                std::unique_ptr<PendingOperation> &pending);
+  /// Whether the host may read and write `buffer` of `bytes`, which the
+  /// runtime computes on (a compressed all-reduce's data). The default
+  /// (host memory only, MPI) accepts every buffer.
+  virtual hrt_status requireHost(const void *buffer, size_t bytes,
+                                 const char *role, const CallSite &site);
   virtual hrt_status allReduce(const void *send, void *recv, size_t count,
                                hrt_dtype dtype, hrt_reduce_op op,
                                const CallSite &site) = 0;

@@ -321,8 +321,10 @@ extern "C" hrt_status hrt_sparse_all_reduce(float *data, size_t n,
                                             hrt_sparse_format format,
                                             hrt_reduce_op op, hrt_comm comm) {
   rt::CallSite here{"hrt_sparse_all_reduce", comm, n * sizeof(float)};
-  if (hrt_status status = rt::checkHostCollective(here))
+  if (hrt_status status =
+          rt::checkHostCollective(here, {{data, n * sizeof(float), "data"}}))
     return status;
+  rt::HostBuffers hostBuffers;
   if (!data && n)
     return rt::fail(HRT_ERROR_INVALID_ARGUMENT, here,
                     "the data must not be null");

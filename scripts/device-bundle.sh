@@ -11,7 +11,8 @@
 # OUT holds:
 #   hr/bin/hetero-run.xz   hetero-run linked against the static LLVM and MLIR
 #                          libraries (libMLIR.so and libLLVM.so are 250 MB)
-#   hr/bin/hrt-cuda-compress, hr/lib/libhetero_rt{,_cuda}.so
+#   hr/bin/hrt-cuda-compress, hr/bin/hrt-compressed,
+#                          hr/lib/libhetero_rt{,_cuda}.so
 #   llvm/                  libmlir_c_runner_utils (the JIT's memrefCopy) and
 #                          the two libraries it names, for
 #                          /usr/lib/llvm-22/lib; libLLVM.so.22.1 there is a
@@ -48,7 +49,7 @@ g++ -O2 -fuse-ld=lld -Wl,--gc-sections -s -o "$WORK/hetero-run" "${objects[@]}" 
   -lrt -ldl -lm -lz /usr/lib/x86_64-linux-gnu/libzstd.so.1 -lpthread
 xz -T0 -6 -c "$WORK/hetero-run" >"$OUT/hr/bin/hetero-run.xz"
 cp "$BUILD/lib/libhetero_rt.so" "$BUILD/lib/libhetero_rt_cuda.so" "$OUT/hr/lib/"
-cp "$BUILD/bin/hrt-cuda-compress" "$OUT/hr/bin/"
+cp "$BUILD/bin/hrt-cuda-compress" "$BUILD/bin/hrt-compressed" "$OUT/hr/bin/"
 
 echo "device-bundle: runner utilities"
 for lib in c_runner_utils float16_utils apfloat_wrappers; do

@@ -93,6 +93,11 @@ one --iterations 5 --save $W/one.cpu > $W/one.cpu.txt; echo "rc=$?"; cat $W/one.
 one --device gpu --backend nccl --iterations 5 --save $W/one.nccl > $W/one.nccl.txt; echo "rc=$?"; cat $W/one.nccl.txt
 python3 $REF --tolerance 1e-3 runs $W/one.nccl.txt $W/one.nccl $W/one.cpu.txt $W/one.cpu
 
+step "compressed all-reduces on the NCCL backend, one rank (hrt-compressed-nccl.test)"
+HETERO_TEST_BACKEND=nccl HETERO_RT_TIMEOUT=60 timeout 120 "${MPIRUN[@]}" \
+  -x HETERO_TEST_BACKEND -x HETERO_RT_TIMEOUT -np 1 hr/bin/hrt-compressed > $W/compressed.txt
+echo "rc=$?"; grep -c ": 0 mismatches" $W/compressed.txt; tail -2 $W/compressed.txt
+
 bench() { timeout 200 "${MPIRUN[@]}" -np 2 $RUN models/gpt-bench.mlir --device "$1" --iterations 6 --throughput; }
 if left 330; then
   step "bench gpu-step: GPT 4 layers, hidden 256, seq 128, 2 stages, 8 micro-batches; GPU"

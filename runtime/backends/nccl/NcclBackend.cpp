@@ -18,6 +18,7 @@
 #include <nccl.h>
 
 #include <string>
+#include <vector>
 
 namespace hetero::rt {
 namespace {
@@ -94,13 +95,94 @@ hrt_status requireDevice(const void *buffer, size_t count, const char *role,
   return HRT_SUCCESS;
 }
 
-/// requireDevice for a send and a receive buffer.
-hrt_status requireDevice(const void *send, const void *recv, size_t count,
-                         const CallSite &site) {
-  if (hrt_status status = requireDevice(send, count, "send", site))
-    return status;
-  return requireDevice(recv, count, "receive", site);
-}
+/// The host buffers of one collective, where a HostBuffers scope allows
+/// them (the runtime's compressed and sparse all-reduces): each gets a
+/// device copy, filled on the lane before the operation when the operation
+/// reads it, and read back once the operation has completed when it writes
+/// it. Device buffers are used as they are; a host buffer outside a scope
+/// is refused as by requireDevice.
+class Staging {
+public:
+  explicit Staging(const CallSite &site) : site(site) {}
+  Staging(const Staging &) = delete;
+  Staging &operator=(const Staging &) = delete;
+  ~Staging() {
+    for (const Copy &copy : copies)
+      cudaFree(copy.device);
+  }
+
+  /// The address the operation uses for `buffer` of `bytes`, which it reads
+  /// (`in`) or writes (`out`) or both.
+  hrt_status address(const void *buffer, size_t bytes, bool in, bool out,
+                     const char *role, void *&device) {
+    device = const_cast<void *>(buffer);
+    if (bytes == 0 || !HostBuffers::allowed())
+      return requireDevice(buffer, bytes, role, site);
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, buffer) != cudaSuccess) {
+      cudaGetLastError(); // not sticky: clear it
+      return requireDevice(buffer, bytes, role, site);
+    }
+    if (attributes.type == cudaMemoryTypeDevice ||
+        attributes.type == cudaMemoryTypeManaged)
+      return HRT_SUCCESS;
+    for (Copy &copy : copies)
+      if (copy.host == buffer && copy.bytes == bytes) { // in place
+        copy.in |= in;
+        copy.out |= out;
+        device = copy.device;
+        return HRT_SUCCESS;
+      }
+    onBackendDevice();
+    if (hrt_status status = checkCuda(cudaMalloc(&device, bytes), site))
+      return status;
+    copies.push_back({buffer, device, bytes, in, out});
+    return HRT_SUCCESS;
+  }
+
+  /// address() of a send buffer the operation reads and of a receive
+  /// buffer it writes.
+  hrt_status addresses(const void *send, size_t sendBytes, const void *recv,
+                       size_t recvBytes, void *&in, void *&out) {
+    if (hrt_status status = address(send, sendBytes, true, false, "send", in))
+      return status;
+    return address(recv, recvBytes, false, true, "receive", out);
+  }
+
+  /// Fills the device copies the operation reads, on `stream`.
+  hrt_status copyIn(cudaStream_t stream) {
+    for (const Copy &copy : copies)
+      if (copy.in)
+        if (hrt_status status =
+                checkCuda(cudaMemcpyAsync(copy.device, copy.host, copy.bytes,
+                                          cudaMemcpyHostToDevice, stream),
+                          site))
+          return status;
+    return HRT_SUCCESS;
+  }
+
+  /// Reads back the copies the operation wrote, once it has completed.
+  hrt_status copyOut() {
+    for (const Copy &copy : copies)
+      if (copy.out)
+        if (hrt_status status =
+                checkCuda(cudaMemcpy(const_cast<void *>(copy.host), copy.device,
+                                     copy.bytes, cudaMemcpyDeviceToHost),
+                          site))
+          return status;
+    return HRT_SUCCESS;
+  }
+
+private:
+  struct Copy {
+    const void *host;
+    void *device;
+    size_t bytes;
+    bool in, out;
+  };
+  const CallSite &site;
+  std::vector<Copy> copies;
+};
 
 ncclDataType_t ncclType(hrt_dtype dtype) {
   switch (dtype) {
@@ -179,18 +261,23 @@ hrt_status pendingAfter(Lane &comm, const CallSite &site,
   return HRT_SUCCESS;
 }
 
-/// Enqueues `enqueue` on the collectives' lane and waits for it under the
-/// timeout.
+/// Enqueues `enqueue` on the collectives' lane, after the copies `staging`
+/// fills, and waits for it under the timeout; then reads back what
+/// `staging` holds for host buffers.
 template <typename Enqueue>
-hrt_status complete(const CallSite &site, Enqueue enqueue) {
+hrt_status complete(const CallSite &site, Staging &staging, Enqueue enqueue) {
   onBackendDevice();
   Lane &lane = ncclOf(site.comm).main;
+  if (hrt_status status = staging.copyIn(lane.stream))
+    return status;
   if (hrt_status status = checkNccl(enqueue(lane), site))
     return status;
   std::unique_ptr<PendingOperation> pending;
   if (hrt_status status = pendingAfter(lane, site, pending))
     return status;
-  return waitWithTimeout(*pending);
+  if (hrt_status status = waitWithTimeout(*pending))
+    return status;
+  return staging.copyOut();
 }
 
 class NcclBackend : public Backend {
@@ -279,23 +366,28 @@ public:
   hrt_status allReduce(const void *send, void *recv, size_t count,
                        hrt_dtype dtype, hrt_reduce_op op,
                        const CallSite &site) override {
-    if (hrt_status status = requireDevice(send, recv, count, site))
+    size_t bytes = count * hrt_dtype_size(dtype);
+    Staging staging(site);
+    void *in = nullptr, *out = nullptr;
+    if (hrt_status status =
+            staging.addresses(send, bytes, recv, bytes, in, out))
       return status;
-    return complete(site, [&](Lane &comm) {
-      return ncclAllReduce(send, recv, count, ncclType(dtype), ncclOp(op),
+    return complete(site, staging, [&](Lane &comm) {
+      return ncclAllReduce(in, out, count, ncclType(dtype), ncclOp(op),
                            comm.comm, comm.stream);
     });
   }
 
   hrt_status allGather(const void *send, void *recv, size_t count,
                        hrt_dtype dtype, const CallSite &site) override {
-    if (hrt_status status = requireDevice(send, count, "send", site))
+    size_t bytes = count * hrt_dtype_size(dtype);
+    Staging staging(site);
+    void *in = nullptr, *out = nullptr;
+    if (hrt_status status = staging.addresses(
+            send, bytes, recv, bytes * size_t(site.comm->size), in, out))
       return status;
-    if (hrt_status status = requireDevice(recv, count * size_t(site.comm->size),
-                                          "receive", site))
-      return status;
-    return complete(site, [&](Lane &comm) {
-      return ncclAllGather(send, recv, count, ncclType(dtype), comm.comm,
+    return complete(site, staging, [&](Lane &comm) {
+      return ncclAllGather(in, out, count, ncclType(dtype), comm.comm,
                            comm.stream);
     });
   }
@@ -303,33 +395,42 @@ public:
   hrt_status reduceScatter(const void *send, void *recv, size_t count,
                            hrt_dtype dtype, hrt_reduce_op op,
                            const CallSite &site) override {
-    if (hrt_status status = requireDevice(send, recv, count, site))
+    size_t bytes = count * hrt_dtype_size(dtype);
+    Staging staging(site);
+    void *in = nullptr, *out = nullptr;
+    if (hrt_status status = staging.addresses(
+            send, bytes * size_t(site.comm->size), recv, bytes, in, out))
       return status;
-    return complete(site, [&](Lane &comm) {
-      return ncclReduceScatter(send, recv, count, ncclType(dtype), ncclOp(op),
+    return complete(site, staging, [&](Lane &comm) {
+      return ncclReduceScatter(in, out, count, ncclType(dtype), ncclOp(op),
                                comm.comm, comm.stream);
     });
   }
 
   hrt_status broadcast(void *buffer, size_t count, hrt_dtype dtype, int root,
                        const CallSite &site) override {
-    if (hrt_status status = requireDevice(buffer, count, "broadcast", site))
+    Staging staging(site);
+    void *data = nullptr;
+    if (hrt_status status =
+            staging.address(buffer, count * hrt_dtype_size(dtype), true, true,
+                            "broadcast", data))
       return status;
-    return complete(site, [&](Lane &comm) {
-      return ncclBroadcast(buffer, buffer, count, ncclType(dtype), root,
-                           comm.comm, comm.stream);
+    return complete(site, staging, [&](Lane &comm) {
+      return ncclBroadcast(data, data, count, ncclType(dtype), root, comm.comm,
+                           comm.stream);
     });
   }
 
   hrt_status reduce(const void *send, void *recv, size_t count, hrt_dtype dtype,
                     hrt_reduce_op op, int root, const CallSite &site) override {
-    if (hrt_status status = requireDevice(send, count, "send", site))
+    size_t bytes = count * hrt_dtype_size(dtype);
+    Staging staging(site);
+    void *in = nullptr, *out = nullptr;
+    if (hrt_status status = staging.addresses(
+            send, bytes, recv, site.comm->rank == root ? bytes : 0, in, out))
       return status;
-    if (site.comm->rank == root)
-      if (hrt_status status = requireDevice(recv, count, "receive", site))
-        return status;
-    return complete(site, [&](Lane &comm) {
-      return ncclReduce(send, recv, count, ncclType(dtype), ncclOp(op), root,
+    return complete(site, staging, [&](Lane &comm) {
+      return ncclReduce(in, out, count, ncclType(dtype), ncclOp(op), root,
                         comm.comm, comm.stream);
     });
   }
@@ -338,17 +439,20 @@ public:
   hrt_status allToAll(const void *send, void *recv, size_t count,
                       hrt_dtype dtype, const CallSite &site) override {
     size_t chunk = count * hrt_dtype_size(dtype);
+    size_t bytes = chunk * size_t(site.comm->size);
+    Staging staging(site);
+    void *in = nullptr, *out = nullptr;
     if (hrt_status status =
-            requireDevice(send, recv, count * size_t(site.comm->size), site))
+            staging.addresses(send, bytes, recv, bytes, in, out))
       return status;
-    return complete(site, [&](Lane &comm) {
+    return complete(site, staging, [&](Lane &comm) {
       ncclResult_t result = ncclGroupStart();
       for (int peer = 0; peer < site.comm->size && result == ncclSuccess;
            ++peer) {
-        result = ncclSend(static_cast<const char *>(send) + peer * chunk, count,
+        result = ncclSend(static_cast<const char *>(in) + peer * chunk, count,
                           ncclType(dtype), peer, comm.comm, comm.stream);
         if (result == ncclSuccess)
-          result = ncclRecv(static_cast<char *>(recv) + peer * chunk, count,
+          result = ncclRecv(static_cast<char *>(out) + peer * chunk, count,
                             ncclType(dtype), peer, comm.comm, comm.stream);
       }
       ncclResult_t ended = ncclGroupEnd();
@@ -358,10 +462,31 @@ public:
 
   /// A barrier on the device: an all-reduce of one byte.
   hrt_status barrier(const CallSite &site) override {
-    return complete(site, [&](Lane &comm) {
+    Staging none(site);
+    return complete(site, none, [&](Lane &comm) {
       return ncclAllReduce(scratch, scratch, 1, ncclUint8, ncclSum, comm.comm,
                            comm.stream);
     });
+  }
+
+  /// The runtime compresses and sparsifies on the host: a device buffer
+  /// there would be read as host memory.
+  hrt_status requireHost(const void *buffer, size_t bytes, const char *role,
+                         const CallSite &site) override {
+    if (bytes == 0)
+      return HRT_SUCCESS;
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, buffer) != cudaSuccess) {
+      cudaGetLastError(); // not sticky: clear it
+      return HRT_SUCCESS; // memory CUDA does not know: the host's
+    }
+    if (attributes.type != cudaMemoryTypeDevice)
+      return HRT_SUCCESS;
+    return fail(HRT_ERROR_INVALID_ARGUMENT, site,
+                std::string("the ") + role +
+                    " buffer is device memory; compressed and sparse "
+                    "all-reduces run on the host: pass a host copy (the "
+                    "NCCL backend stages their exchanges)");
   }
 
 private:
