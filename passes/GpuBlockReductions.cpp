@@ -37,6 +37,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -105,14 +106,20 @@ asBlockReduction(linalg::LinalgOp op, int64_t maxOutputs, int64_t minReduced) {
   for (OpOperand *input : op.getDpsInputOperands())
     if (isa<TensorType>(input->get().getType()))
       return std::nullopt;
-  // The output is indexed by parallel loops alone.
+  // The output is indexed by every parallel loop, each once: one block
+  // writes each output element, and every element is written.
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  llvm::SmallBitVector indexed(iterators.size());
   for (AffineExpr expr : outMap.getResults()) {
     auto dim = dyn_cast<AffineDimExpr>(expr);
-    if (!dim || iterators[dim.getPosition()] != utils::IteratorType::parallel)
+    if (!dim || iterators[dim.getPosition()] != utils::IteratorType::parallel ||
+        indexed.test(dim.getPosition()))
       return std::nullopt;
+    indexed.set(dim.getPosition());
   }
+  if (indexed.count() != op.getNumParallelLoops())
+    return std::nullopt;
 
   Block *body = op.getBlock();
   auto yield = cast<linalg::YieldOp>(body->getTerminator());

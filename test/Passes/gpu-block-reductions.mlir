@@ -189,7 +189,7 @@ func.func @fill_read_by_input(%buffer: memref<64x64xf32>) {
 
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT:   gpu.launch
-// CHECK-COUNT-7: linalg.generic
+// CHECK-COUNT-9: linalg.generic
 // CHECK-NOT:   gpu.launch
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -198,7 +198,9 @@ func.func @left_alone(%many: memref<32768x64xf32>, %manyOut: memref<32768xf32>,
                       %half: memref<128x64xf16>, %halfOut: memref<128xf16>,
                       %dyn: memref<?x64xf32>, %dynOut: memref<?xf32>,
                       %t: tensor<128x64xf32>, %tOut: tensor<128xf32>,
-                      %mid: memref<128x64xf32>) -> tensor<128xf32> {
+                      %mid: memref<128x64xf32>,
+                      %cube: memref<4x8x64xf32>, %cubeOut: memref<4xf32>,
+                      %square: memref<64x64xf32>, %diagonal: memref<64x64xf32>) -> tensor<128xf32> {
   linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]} ins(%many : memref<32768x64xf32>) outs(%manyOut : memref<32768xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %s = arith.addf %a, %acc : f32
@@ -230,6 +232,19 @@ func.func @left_alone(%many: memref<32768x64xf32>, %manyOut: memref<32768xf32>,
   ^bb0(%a: f32, %acc: f32):
     %p = arith.mulf %acc, %a : f32
     %s = arith.addf %p, %acc : f32
+    linalg.yield %s : f32
+  }
+  // A parallel loop the output does not index: blocks would race on it.
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%cube : memref<4x8x64xf32>) outs(%cubeOut : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  // The output indexed twice by one loop (its diagonal): a fill of it
+  // could not be folded.
+  linalg.generic {indexing_maps = [#in, affine_map<(d0, d1) -> (d0, d0)>], iterator_types = ["parallel", "reduction"]} ins(%square : memref<64x64xf32>) outs(%diagonal : memref<64x64xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
     linalg.yield %s : f32
   }
   %r = linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]} ins(%t : tensor<128x64xf32>) outs(%tOut : tensor<128xf32>) {

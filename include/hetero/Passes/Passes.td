@@ -695,7 +695,8 @@ def HeteroGpuBlockReductions
     output, which leaves a reduction with few outputs (a layer norm's row
     statistics, a bias gradient, a loss) on few threads, and one with no
     parallel loop on one. A linalg op on buffers with one output of f32,
-    f64, i32 or i64, static loop ranges and a body that yields
+    f64, i32 or i64 that each parallel loop indexes once (so that one block
+    writes each output element), static loop ranges and a body that yields
     `combiner(out, x)` (arith add, mul, min, max, and, or, xor: an
     operation `gpu.all_reduce` has) becomes a `gpu.launch` of one block per
     output element, when it has at most `max-outputs` of them and reduces
