@@ -51,6 +51,7 @@ gives its cost. From those:
 Times are milliseconds from the earliest span of the iteration.
 """
 
+import copy
 import json
 import sys
 
@@ -195,7 +196,7 @@ def on_timeline(profile_set, measured, start_key):
     run's own compute timeline: its stage's last backward starts at the
     run's B (when the set has a start) and the gradients become ready
     spread over the run's E - B as they were over the profiled run's."""
-    moved = json.loads(json.dumps(profile_set))
+    moved = copy.deepcopy(profile_set)
     tensors = moved["tensors"]
     profiled = sum(t["backward_ms"] for t in tensors)
     scale = (measured["end"] - measured["start"]) / profiled if profiled else 1

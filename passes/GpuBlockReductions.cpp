@@ -207,13 +207,9 @@ void delinearize(OpBuilder &b, Location loc, Value linear,
 SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
                             ArrayRef<Value> ivs) {
   SmallVector<OpFoldResult> operands(ivs.begin(), ivs.end());
-  SmallVector<Value> indices;
-  for (unsigned result = 0; result < map.getNumResults(); ++result)
-    indices.push_back(getValueOrCreateConstantIndexOp(
-        b, loc,
-        affine::makeComposedFoldedAffineApply(b, loc, map.getSubMap({result}),
-                                              operands)));
-  return indices;
+  return getValueOrCreateConstantIndexOp(
+      b, loc,
+      affine::makeComposedFoldedMultiResultAffineApply(b, loc, map, operands));
 }
 
 /// Replaces `reduction.op` with a kernel of a block per output.

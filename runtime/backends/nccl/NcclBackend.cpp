@@ -71,23 +71,35 @@ hrt_status checkCuda(cudaError_t error, const CallSite &site) {
               std::string("CUDA: ") + cudaGetErrorString(error));
 }
 
+/// The kind of memory `buffer` is, in `type`, or the error with which CUDA
+/// says it does not know the address (then cleared: it is not sticky).
+cudaError_t memoryType(const void *buffer, cudaMemoryType &type) {
+  cudaPointerAttributes attributes{};
+  cudaError_t error = cudaPointerGetAttributes(&attributes, buffer);
+  if (error != cudaSuccess)
+    cudaGetLastError();
+  type = attributes.type;
+  return error;
+}
+
+/// Whether NCCL can move memory of `type`.
+bool onDevice(cudaMemoryType type) {
+  return type == cudaMemoryTypeDevice || type == cudaMemoryTypeManaged;
+}
+
 /// NCCL moves device memory only: a host pointer handed to it fails deep
 /// inside a kernel or hangs. Refuse it up front, naming the buffer.
 hrt_status requireDevice(const void *buffer, size_t count, const char *role,
                          const CallSite &site) {
   if (count == 0)
     return HRT_SUCCESS;
-  cudaPointerAttributes attributes{};
-  cudaError_t error = cudaPointerGetAttributes(&attributes, buffer);
-  if (error != cudaSuccess) {
-    cudaGetLastError(); // not sticky: clear it
+  cudaMemoryType type;
+  if (cudaError_t error = memoryType(buffer, type); error != cudaSuccess)
     return fail(HRT_ERROR_INVALID_ARGUMENT, site,
                 std::string("the ") + role +
                     " buffer is not CUDA memory (CUDA: " +
                     cudaGetErrorString(error) + ")");
-  }
-  if (attributes.type != cudaMemoryTypeDevice &&
-      attributes.type != cudaMemoryTypeManaged)
+  if (!onDevice(type))
     return fail(HRT_ERROR_INVALID_ARGUMENT, site,
                 std::string("the ") + role +
                     " buffer is host memory; the NCCL backend moves device "
@@ -118,13 +130,10 @@ public:
     device = const_cast<void *>(buffer);
     if (bytes == 0 || !HostBuffers::allowed())
       return requireDevice(buffer, bytes, role, site);
-    cudaPointerAttributes attributes{};
-    if (cudaPointerGetAttributes(&attributes, buffer) != cudaSuccess) {
-      cudaGetLastError(); // not sticky: clear it
-      return requireDevice(buffer, bytes, role, site);
-    }
-    if (attributes.type == cudaMemoryTypeDevice ||
-        attributes.type == cudaMemoryTypeManaged)
+    cudaMemoryType type;
+    if (memoryType(buffer, type) != cudaSuccess)
+      return requireDevice(buffer, bytes, role, site); // reports it
+    if (onDevice(type))
       return HRT_SUCCESS;
     for (Copy &copy : copies)
       if (copy.host == buffer && copy.bytes == bytes) { // in place
@@ -475,12 +484,9 @@ public:
                          const CallSite &site) override {
     if (bytes == 0)
       return HRT_SUCCESS;
-    cudaPointerAttributes attributes{};
-    if (cudaPointerGetAttributes(&attributes, buffer) != cudaSuccess) {
-      cudaGetLastError(); // not sticky: clear it
-      return HRT_SUCCESS; // memory CUDA does not know: the host's
-    }
-    if (attributes.type != cudaMemoryTypeDevice)
+    cudaMemoryType type;
+    if (memoryType(buffer, type) != cudaSuccess ||
+        type != cudaMemoryTypeDevice) // unknown to CUDA: the host's
       return HRT_SUCCESS;
     return fail(HRT_ERROR_INVALID_ARGUMENT, site,
                 std::string("the ") + role +
