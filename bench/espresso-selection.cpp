@@ -4,15 +4,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Espresso's decision (Alg 4.1 over the GPU options, then Alg 4.2) over the
-// whole decision tree (4,341 options a tensor with nodes) at the tensor
-// counts of the thesis's Table 4.5 (LSTM 10, VGG16 32, UGATIT and GPT2 148,
-// BERT-base 207, ResNet101 314; it reports 1 to 179 ms there), on 64 ranks
-// in nodes of 8. The profiles are synthetic and seeded: a model's tensors
-// take a dozen sizes between 4 KiB and 64 MiB, as layers of one shape
-// repeat; backprop 1 ms per 4 MiB; a 100 Gb/s network and NVLink inside
-// the nodes; a GPU compressor at tens of GB/s, a CPU one at 1-2 GB/s with
-// 4 workers.
+// Espresso's decision (Alg 4.1 over the GPU options, then Alg 4.2, then each
+// divisible scheme's best number of parts) over the whole decision tree (4,341
+// options a tensor with nodes) at the tensor counts of the thesis's Table 4.5
+// (LSTM 10, VGG16 32, UGATIT and GPT2 148, BERT-base 207, ResNet101 314; it
+// reports 1 to 179 ms there), on 64 ranks in nodes of 8. The profiles are
+// synthetic and seeded: a model's tensors take a dozen sizes between 4 KiB and
+// 64 MiB, as layers of one shape repeat; backprop 1 ms per 4 MiB; a 100 Gb/s
+// network and NVLink inside the nodes; a GPU compressor at tens of GB/s, a CPU
+// one at 1-2 GB/s with 4 workers.
 //
 // Prints, per count: the selection time (fastest of 3), the timelines it
 // evaluated and the time of one; brute force's |C|^N timelines at that
@@ -20,7 +20,9 @@
 // against the baselines run on the same profile: all dense (FP32), every
 // tensor compressed with one flat all-gather on the GPU (compression
 // everywhere, as BytePS-Compress), and the project's search over the
-// runtime's options.
+// runtime's options; and the plan's gain from partial division (Alg 4.1
+// and 4.2 alone against the plan) with the division's share of the
+// selection time.
 //
 //   usage: bench-espresso-selection [largest tensor count, default 314]
 //
@@ -70,9 +72,10 @@ Problem syntheticProblem(int64_t tensors, unsigned seed) {
 int main(int argc, char **argv) {
   int64_t largest = argc > 1 ? std::atoll(argv[1]) : 314;
   const int64_t counts[] = {10, 32, 148, 207, 314};
-  std::printf("%8s %12s %10s %10s %14s %10s %10s %10s %10s\n", "tensors",
-              "select(ms)", "timelines", "us/each", "brute(log10s)", "dense/it",
-              "allgat/it", "search/it", "plan(ms)");
+  std::printf("%8s %12s %10s %10s %14s %10s %10s %10s %10s %10s %8s\n",
+              "tensors", "select(ms)", "timelines", "us/each", "brute(log10s)",
+              "dense/it", "allgat/it", "search/it", "plan(ms)", "undiv/it",
+              "div(%)");
   for (int64_t n : counts) {
     if (n > largest)
       break;
@@ -87,12 +90,17 @@ int main(int argc, char **argv) {
         problem,
         std::vector<Decision>(n, decision({Scheme::AllGather, Device::Gpu})));
     Plan search = searchPlan(problem, lowerableOptions(problem));
+    Plan undivided = espressoPlan(problem, options(problem));
+    double dividing =
+        fastestSeconds(3, [&] { (void)divisionPlan(problem, undivided); });
     std::printf("%8lld %12.1f %10lld %10.1f %14.1f %10.3f %10.3f %10.3f "
-                "%10.2f\n",
+                "%10.2f %10.4f %8.1f\n",
                 (long long)n, seconds * 1e3, (long long)plan.evaluations,
                 perTimeline * 1e6, brute, dense / plan.iterationMs,
                 allGather / plan.iterationMs,
-                search.iterationMs / plan.iterationMs, plan.iterationMs);
+                search.iterationMs / plan.iterationMs, plan.iterationMs,
+                undivided.iterationMs / plan.iterationMs,
+                100.0 * dividing / seconds);
   }
   return 0;
 }

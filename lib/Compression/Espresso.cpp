@@ -69,6 +69,12 @@ struct Slot {
   bool scatter;
 };
 
+/// The first step of a divisible scheme.
+bool isSplit(Routine routine) {
+  return routine == Routine::ReduceScatter || routine == Routine::AllToAll ||
+         routine == Routine::Reduce || routine == Routine::Gather;
+}
+
 Routine routine(const Slot &slot, bool compressed) {
   switch (slot.kind) {
   case Kind::Single:
@@ -168,6 +174,61 @@ std::vector<Decision> gpuOptions(const Problem &problem) {
   return onGpu(options(problem));
 }
 
+int64_t groupSize(const Problem &problem, Scope scope) {
+  if (!hasNodes(problem) || scope == Scope::Flat)
+    return problem.ranks;
+  return scope == Scope::Intra ? problem.nodeSize
+                               : problem.ranks / problem.nodeSize;
+}
+
+namespace {
+/// The divisible schemes of `decision`: their first and second steps.
+std::vector<std::pair<size_t, size_t>> schemes(const Decision &decision) {
+  std::vector<std::pair<size_t, size_t>> result;
+  std::vector<size_t> open;
+  for (size_t i = 0; i < decision.steps.size(); ++i) {
+    const Step &step = decision.steps[i];
+    if (isSplit(step.routine))
+      open.push_back(i);
+    else if (!open.empty() && decision.steps[open.back()].scope == step.scope) {
+      result.push_back({open.back(), i});
+      open.pop_back();
+    }
+  }
+  return result;
+}
+} // namespace
+
+std::vector<Decision> divisions(const Problem &problem,
+                                const Decision &decision) {
+  std::vector<Decision> result = {decision};
+  for (auto [first, second] : schemes(decision)) {
+    int64_t g = groupSize(problem, decision.steps[first].scope);
+    if (g < 2)
+      continue; // one rank: nothing to divide
+    std::vector<Decision> varied;
+    for (const Decision &d : result)
+      for (int64_t n = 1; n <= g; ++n) {
+        Decision v = d;
+        Step &split = v.steps[first];
+        bool dense = !split.compressed;
+        split.routine =
+            n == 1 ? (dense ? Routine::Reduce : Routine::Gather)
+                   : (dense ? Routine::ReduceScatter : Routine::AllToAll);
+        split.parts = n == 1 || n == g ? 0 : n;
+        v.steps[second].routine =
+            n == 1 ? Routine::Broadcast : Routine::AllGather;
+        varied.push_back(std::move(v));
+      }
+    result = std::move(varied);
+  }
+  // `decision` first, as it was.
+  auto self = std::find(result.begin(), result.end(), decision);
+  if (self != result.end())
+    std::rotate(result.begin(), self, self + 1);
+  return result;
+}
+
 Decision decision(const Lowered &lowered) {
   Decision result;
   if (lowered.scheme == Scheme::Dense)
@@ -233,21 +294,32 @@ struct Task {
   double ms;
 };
 
-double collectiveMs(Routine routine, double g, const fusion::LinearCost &link,
-                    double bytes) {
+/// The parts of a divisible scheme's first step over g ranks.
+double splitParts(const Step &step, double g) {
+  if (step.parts > 0)
+    return double(step.parts);
+  return step.routine == Routine::ReduceScatter ||
+                 step.routine == Routine::AllToAll
+             ? g
+             : 1.0;
+}
+
+/// A routine over g ranks in a scheme of n parts (the header's table).
+double collectiveMs(Routine routine, double g, double n,
+                    const fusion::LinearCost &link, double bytes) {
   double a = link.alphaMs, b = link.betaMsPerMB * bytes / fusion::kBytesPerMB;
   switch (routine) {
   case Routine::AllReduce:
     return 2.0 * (g - 1.0) * a + 2.0 * (g - 1.0) / g * b;
   case Routine::ReduceScatter:
-  case Routine::AllToAll:
-    return (g - 1.0) * a + (g - 1.0) / g * b;
-  case Routine::AllGather:
-  case Routine::Gather:
-    return (g - 1.0) * (a + b);
   case Routine::Reduce:
+    return (g - 1.0) * a + std::min(1.0, (g - 1.0) / n) * b;
+  case Routine::AllToAll:
+  case Routine::Gather:
+    return (g - 1.0) * a + (g - 1.0) / n * b;
+  case Routine::AllGather:
   case Routine::Broadcast:
-    return (g - 1.0) * a + b;
+    return (g - 1.0) * a + std::min(n, g - 1.0) * b;
   }
   return 0.0;
 }
@@ -257,15 +329,20 @@ std::vector<Task> tasks(const Problem &problem, int64_t tensorBytes,
                         const Decision &decision) {
   std::vector<Task> result;
   bool nodes = hasNodes(problem);
-  double m = double(problem.nodeSize);
   // What a rank holds: `pieces` slices of `fraction` of the tensor, each
   // as `payloads` compressed payloads still to be summed (1 when dense).
   double fraction = 1.0, pieces = 1.0, payloads = 1.0;
   bool compressed = false;
-  // The open step 1s of divisible schemes, innermost last.
-  std::vector<std::pair<Scope, Routine>> splits;
+  // The open first steps of divisible schemes, innermost last: scope,
+  // routine and parts.
+  struct Split {
+    Scope scope;
+    Routine routine;
+    double parts;
+  };
+  std::vector<Split> splits;
   auto joins = [&](const Step &step) {
-    return !splits.empty() && splits.back().first == step.scope;
+    return !splits.empty() && splits.back().scope == step.scope;
   };
   auto costs = [&](Device d) -> const DeviceCosts & {
     return d == Device::Gpu ? problem.gpu : problem.cpu;
@@ -290,61 +367,42 @@ std::vector<Task> tasks(const Problem &problem, int64_t tensorBytes,
   };
   for (const Step &step : decision.steps) {
     apply(step.before);
-    double g = double(problem.ranks);
+    double g = double(groupSize(problem, step.scope));
     const fusion::LinearCost *link = &problem.link;
     Resource resource = InterLink;
     if (nodes && step.scope == Scope::Intra) {
-      g = m;
       link = &problem.intraLink;
       resource = IntraLink;
-    } else if (nodes && step.scope == Scope::Inter) {
-      g = double(problem.ranks) / m;
     }
     double held = pieces * payloads * fraction * double(tensorBytes) *
                   (compressed ? problem.wireFraction : 1.0);
-    // After an intra-node ReduceScatter or AllToAll, the node's ranks
-    // all run the inter-node phase and share the node's link.
-    bool shared =
-        step.scope == Scope::Inter &&
-        std::any_of(splits.begin(), splits.end(), [](const auto &split) {
-          return split.first == Scope::Intra &&
-                 (split.second == Routine::ReduceScatter ||
-                  split.second == Routine::AllToAll);
-        });
-    double onLink = shared ? held * m : held;
-    result.push_back({resource, collectiveMs(step.routine, g, *link, onLink)});
-    switch (step.routine) {
-    case Routine::ReduceScatter:
-      fraction /= g;
-      break;
-    case Routine::AllToAll:
-      fraction /= g;
-      payloads *= g;
-      break;
-    case Routine::Gather:
-      payloads *= g;
-      break;
-    case Routine::AllGather:
-      if (!joins(step)) {
-        payloads *= g; // an indivisible all-gather of compressed payloads
-        break;
-      }
+    // After an intra-node split into n parts, the node's n roots all run
+    // the inter-node phase and share the node's link.
+    double sharing = 1.0;
+    if (step.scope == Scope::Inter)
+      for (const Split &split : splits)
+        if (split.scope == Scope::Intra)
+          sharing *= split.parts;
+    bool split = isSplit(step.routine);
+    bool join = !split && joins(step);
+    // An indivisible all-gather spreads every rank's payload: n = g.
+    double n = split ? splitParts(step, g) : join ? splits.back().parts : g;
+    result.push_back(
+        {resource, collectiveMs(step.routine, g, n, *link, held * sharing)});
+    if (split) {
+      fraction /= n;
+      if (step.routine == Routine::AllToAll || step.routine == Routine::Gather)
+        payloads *= g; // each root receives every rank's payload
+      splits.push_back({step.scope, step.routine, n});
+    } else if (join) {
       if (compressed)
-        pieces *= g;
+        pieces *= n;
       else
-        fraction *= g;
-      break;
-    case Routine::Reduce:
-    case Routine::Broadcast:
-    case Routine::AllReduce:
-      break;
-    }
-    if (step.routine == Routine::ReduceScatter ||
-        step.routine == Routine::AllToAll || step.routine == Routine::Reduce ||
-        step.routine == Routine::Gather)
-      splits.push_back({step.scope, step.routine});
-    else if (joins(step))
+        fraction *= n;
       splits.pop_back();
+    } else if (step.routine == Routine::AllGather) {
+      payloads *= g; // an indivisible all-gather of compressed payloads
+    }
   }
   apply(decision.after);
   return result;
@@ -472,6 +530,32 @@ bool contains(const std::vector<Decision> &space, const Decision &d) {
   return std::find(space.begin(), space.end(), d) != space.end();
 }
 
+/// Gives tensor `t` of `plan` the best of `candidates` given the others,
+/// keeping its decision unless one is strictly better, while `evaluations`
+/// stays below `limit`; true if it changed.
+bool improve(const Problem &problem, Plan &plan, size_t t,
+             const std::vector<Decision> &candidates, int64_t &evaluations,
+             int64_t limit = std::numeric_limits<int64_t>::max()) {
+  Decision keep = plan.decisions[t];
+  bool changed = false;
+  for (const Decision &option : candidates) {
+    if (evaluations >= limit)
+      break;
+    if (option == keep)
+      continue;
+    plan.decisions[t] = option;
+    double ms = simulate(problem, plan.decisions);
+    ++evaluations;
+    if (ms < plan.iterationMs - 1e-12) {
+      plan.iterationMs = ms;
+      keep = option;
+      changed = true;
+    }
+  }
+  plan.decisions[t] = keep;
+  return changed;
+}
+
 Plan gpuGreedy(const Problem &problem, const std::vector<Decision> &gpuSpace) {
   size_t n = problem.tensors.size();
   Plan plan{std::vector<Decision>(n), 0.0, 0};
@@ -489,17 +573,7 @@ Plan gpuGreedy(const Problem &problem, const std::vector<Decision> &gpuSpace) {
   for (size_t t : sizeOrder(problem)) {
     if (!candidate[t])
       continue;
-    Decision best = plan.decisions[t];
-    for (const Decision &option : gpuSpace) {
-      plan.decisions[t] = option;
-      double ms = simulate(problem, plan.decisions);
-      ++plan.evaluations;
-      if (ms < plan.iterationMs - 1e-12) {
-        plan.iterationMs = ms;
-        best = option;
-      }
-    }
-    plan.decisions[t] = best;
+    improve(problem, plan, t, gpuSpace, plan.evaluations);
     remove();
   }
   return plan;
@@ -587,6 +661,20 @@ Plan offload(const Problem &problem, const Plan &plan,
 
 } // namespace
 
+Plan divisionPlan(const Problem &problem, const Plan &plan) {
+  Plan best = plan;
+  best.iterationMs = simulate(problem, best.decisions);
+  best.evaluations = 1;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t t : sizeOrder(problem))
+      changed |=
+          improve(problem, best, t, divisions(problem, best.decisions[t]),
+                  best.evaluations);
+  }
+  return best;
+}
+
 Plan espressoPlan(const Problem &problem, const std::vector<Decision> &space) {
   Plan greedy = gpuGreedy(problem, onGpu(space));
   Plan plan = offload(problem, greedy, space);
@@ -603,7 +691,10 @@ Plan offloadPlan(const Problem &problem, const Plan &plan) {
 }
 
 Plan espressoPlan(const Problem &problem) {
-  return espressoPlan(problem, options(problem));
+  Plan thesis = espressoPlan(problem, options(problem));
+  Plan divided = divisionPlan(problem, thesis);
+  divided.evaluations += thesis.evaluations;
+  return divided;
 }
 
 Plan allCompressedPlan(const Problem &problem,
@@ -647,22 +738,9 @@ Plan searchPlan(const Problem &problem, const std::vector<Decision> &space,
     ++evaluations;
     for (bool changed = true; changed && evaluations < maxEvaluations;) {
       changed = false;
-      for (size_t t : order) {
-        Decision keep = plan.decisions[t];
-        for (const Decision &option : space) {
-          if (evaluations >= maxEvaluations)
-            break;
-          plan.decisions[t] = option;
-          double ms = simulate(problem, plan.decisions);
-          ++evaluations;
-          if (ms < plan.iterationMs - 1e-12) {
-            plan.iterationMs = ms;
-            keep = option;
-            changed = true;
-          }
-        }
-        plan.decisions[t] = keep;
-      }
+      for (size_t t : order)
+        changed |=
+            improve(problem, plan, t, space, evaluations, maxEvaluations);
     }
     if (plan.iterationMs < best.iterationMs - 1e-12)
       best = plan;
@@ -746,11 +824,19 @@ std::string describe(const Decision &d) {
            (l->scheme == Scheme::AllGather ? " allgather" : " alltoall") +
            (l->hierarchical ? " hierarchical" : "");
   }
-  std::vector<std::string> parts;
-  for (const Step &step : d.steps) {
-    describe(step.before, parts);
-    parts.push_back(std::string(name(step.scope)) + " " + name(step.routine) +
+  std::vector<std::string> steps;
+  for (const Step &step : d.steps)
+    steps.push_back(std::string(name(step.scope)) + " " + name(step.routine) +
                     (step.compressed ? "*" : ""));
+  for (auto [first, second] : schemes(d))
+    if (int64_t n = d.steps[first].parts) {
+      steps[first] += "/" + std::to_string(n);
+      steps[second] += "/" + std::to_string(n);
+    }
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < d.steps.size(); ++i) {
+    describe(d.steps[i].before, parts);
+    parts.push_back(steps[i]);
   }
   describe(d.after, parts);
   std::string result;

@@ -48,11 +48,12 @@
 // "dense_comm", fp32_<M>MB, hipress_<K>KB and joint, each with a
 // `compressed:` line. `espresso` decides each gradient of an Espresso
 // profile (hetero/Profile/EspressoProfile.h) over the whole decision tree
-// with the thesis's Alg 4.1 and 4.2, and over the options the runtime
-// executes with the project's search: `options: <count>`, then for
-// `espresso` and `runtime` an `iteration_ms:` line and one
-// `tensor <i> <name>: <decision>` line per gradient, then `dense
-// iteration_ms:`. `sdpipe` runs the
+// with the thesis's Alg 4.1 and 4.2 and each divisible scheme's best
+// number of parts, and over the options the runtime executes with the
+// project's search: `options: <count>`, then for `espresso` and `runtime`
+// an `iteration_ms:` line and one `tensor <i> <name>: <decision>` line per
+// gradient (`espresso undivided iteration_ms:` between them: Alg 4.1 and
+// 4.2 alone), then `dense iteration_ms:`. `sdpipe` runs the
 // data-parallel sync model of hetero/Sim/SyncSim.h and prints
 // `throughput: <micro-batches per second>`, `mean_group_size: <value>` and
 // `stalled: yes|no`. `checkpoint` prints Gemini's exact probability of
@@ -491,7 +492,11 @@ int runEspresso(int argc, char **argv) {
       !bad.empty())
     return failure(std::string(argv[2]) + ": " + bad);
   std::printf("options: %zu\n", espresso::options(problem).size());
-  printEspressoPlan("espresso", problem, espresso::espressoPlan(problem));
+  espresso::Plan thesis =
+      espresso::espressoPlan(problem, espresso::options(problem));
+  printEspressoPlan("espresso", problem,
+                    espresso::divisionPlan(problem, thesis));
+  std::printf("espresso undivided iteration_ms: %.6g\n", thesis.iterationMs);
   printEspressoPlan(
       "runtime", problem,
       espresso::searchPlan(problem, espresso::lowerableOptions(problem)));

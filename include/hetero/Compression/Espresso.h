@@ -27,16 +27,30 @@
 // GPU or the CPU. With nodes that count is 4,341 options a tensor, the
 // thesis's |C| (nine of them dense); without nodes, 63.
 //
+// A divisible scheme splits the tensor into n parts, 1 <= n <= g: the scatter
+// family is n = g, the root family n = 1, and partial division (a step's
+// `parts`) anything between. Its n roots each reduce or collect one part
+// and spread it again; the thesis counts n = g and n = 1 in |C| and leaves
+// the n between as a parameter of the scheme, which `divisions` varies.
+//
 // The timeline oracle is a list scheduler over five resources: the GPU
 // (backprop in order, and the GPU's compression kernels), the CPU (its
 // workers), the intra-node link and the inter-node link. Each serves the
 // tasks that are ready in the order they became ready (ties: the earlier
 // tensor). Collective costs follow NCCL's bus-bandwidth model with group
-// size g and B the bytes a rank holds:
+// size g, B the bytes a rank holds and n the scheme's parts (g for an
+// indivisible AllGather):
 //
-//   AllReduce 2(g-1)a + 2(g-1)/g bB     ReduceScatter, AllToAll
-//                                        (g-1)a + (g-1)/g bB
-//   AllGather, Gather (g-1)(a + bB)      Reduce, Broadcast (g-1)a + bB
+//   AllReduce                2(g-1)a + 2(g-1)/g bB
+//   ReduceScatter, Reduce    (g-1)a + min(1, (g-1)/n) bB
+//   AllToAll, Gather         (g-1)a + (g-1)/n bB
+//   AllGather, Broadcast     (g-1)a + min(n, g-1) bB
+//
+// A dense split of n < g parts is n reduce chains pipelined through the
+// ring: some link carries all of them, B in all, as one Reduce does.
+// Compressed payloads cannot be summed on the way: each root receives g-1
+// of them. The join is n pipelined broadcasts of what each root holds.
+// These are the usual formulas at n = g and n = 1.
 //
 // In an inter-node phase after an intra-node ReduceScatter or AllToAll,
 // the node's ranks run it at once and share the node's link: their bytes
@@ -85,9 +99,15 @@ struct Step {
   Scope scope = Scope::Flat;
   bool compressed = false;
   Transform before;
+  /// On the first step of a divisible scheme of the scatter family
+  /// (ReduceScatter, AllToAll): its parts n, 1 < n < g (partial division).
+  /// 0: the routine's own, g for the scatter family and 1 for the root
+  /// family. The scheme's second step takes its split's n.
+  int64_t parts = 0;
   bool operator==(const Step &other) const {
     return routine == other.routine && scope == other.scope &&
-           compressed == other.compressed && before == other.before;
+           compressed == other.compressed && before == other.before &&
+           parts == other.parts;
   }
 };
 
@@ -135,6 +155,16 @@ std::vector<Decision> options(const Problem &problem);
 /// The options whose every transform runs on the GPU (Alg 4.1's C_gpu,
 /// with the dense paths).
 std::vector<Decision> gpuOptions(const Problem &problem);
+
+/// The ranks a step of `scope` spans.
+int64_t groupSize(const Problem &problem, Scope scope);
+
+/// `decision` with each of its divisible schemes over every n of 1..g parts
+/// (n = 1 the root family, n = g the scatter family, partial division
+/// between), `decision` itself among them; just `decision` when it has no
+/// divisible scheme.
+std::vector<Decision> divisions(const Problem &problem,
+                                const Decision &decision);
 
 /// The runtime's compressed all-reduce runs these: dense; a flat
 /// all-gather, or all-to-all, re-compression and all-gather, on one
@@ -188,9 +218,15 @@ Plan gpuGreedyPlan(const Problem &problem);
 /// others, until none changes.
 Plan offloadPlan(const Problem &problem, const Plan &plan);
 
+/// Partial division: each tensor (largest first) takes the best of the
+/// `divisions` of its decision given the others, until none changes.
+Plan divisionPlan(const Problem &problem, const Plan &plan);
+
 /// Alg 4.1 then Alg 4.2: the thesis's Espresso, over `space` (its GPU
 /// options for Alg 4.1; Alg 4.2 moves a group only to a CPU option of it).
 Plan espressoPlan(const Problem &problem, const std::vector<Decision> &space);
+/// Over the whole tree, then `divisionPlan`: the thesis fixes no rule for
+/// a divisible scheme's n, so each tensor takes its best.
 Plan espressoPlan(const Problem &problem);
 
 /// The project's search over `space`: from the thesis's plan (restricted
@@ -211,7 +247,9 @@ Plan exhaustivePlan(const Problem &problem, const std::vector<Decision> &space);
 
 /// "dense", "gpu allgather", "cpu alltoall hierarchical" for the lowered
 /// options; the steps otherwise, e.g.
-/// "intra reduce_scatter | gpu compress | inter allgather* | ..."
+/// "intra reduce_scatter | gpu compress | inter allgather* | ..."; a
+/// partial division names its parts, "flat alltoall*/3 | ... |
+/// flat allgather*/3".
 std::string describe(const Decision &decision);
 
 } // namespace hetero::espresso
