@@ -23,6 +23,16 @@ LAYERS="${LAYERS:-2}"
 ITERATIONS="${ITERATIONS:-12}"
 WARM="${WARM:-3}"
 ROUNDS="${ROUNDS:-2}"
+MIGRATE="${MIGRATE:-}"
+SHARDED=(--hetero-partition-tp)
+REPLICATED=(--hetero-partition-tp=shard-parameters=false)
+RUN=()
+if [[ -n "$MIGRATE" ]]; then
+  SHARDED=(--hetero-partition-tp=migration=true --hetero-resize)
+  REPLICATED=("--hetero-partition-tp=migration=true shard-parameters=false"
+    --hetero-resize)
+  RUN=(--prune "migrate=$MIGRATE,ranks=$((TP - 1))")
+fi
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
@@ -30,14 +40,14 @@ trap 'rm -rf "$WORK"' EXIT
   --seq 32 --batch 4 --stages 1 --microbatches 2 --tp "$TP" \
   --optimizer adam -o "$WORK/gpt.mlir"
 "$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
-  --hetero-partition-tp -o "$WORK/sharded.mlir"
+  "${SHARDED[@]}" -o "$WORK/sharded.mlir"
 "$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
-  --hetero-partition-tp=shard-parameters=false -o "$WORK/replicated.mlir"
+  "${REPLICATED[@]}" -o "$WORK/replicated.mlir"
 
 for round in $(seq 1 "$ROUNDS"); do
   for kind in sharded replicated; do
     "${LAUNCH[@]}" -np "$TP" "$BUILD/bin/hetero-run" "$WORK/$kind.mlir" \
-      --iterations "$ITERATIONS" > "$WORK/$kind-$round.txt"
+      --iterations "$ITERATIONS" "${RUN[@]}" > "$WORK/$kind-$round.txt"
   done
 done
 

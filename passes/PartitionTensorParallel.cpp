@@ -26,6 +26,12 @@
 // some rank of the group migrates, summed into a zero-padded global value
 // that an all-reduce replaces the all-gather with.
 //
+// A sharded weight (Megatron's storage, ShardParameters.h) is on no other
+// rank: while shard s migrates columns of the layer, s broadcasts its slice
+// over the group and the receivers compute from that. A sharded weight's
+// gradient stays the slice: when some shard migrates, the zero-padded sums
+// are all-reduced and each rank keeps its own window.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Matmul.h"
@@ -40,6 +46,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace hetero {
@@ -111,10 +118,14 @@ public:
     ShardPlan plan = planFor(op.getMode(), op.getProduct());
     Value shard = shardIndex(op);
     Value lhs = slice(builder, loc, op.getLhs(), plan.lhsDim, shard);
-    // A sharded weight is the rank's slice already.
-    Value rhs = sharding->dimOf(op.getRhs()) >= 0
-                    ? op.getRhs()
+    // A sharded weight is the rank's slice already; it takes its shard type
+    // only when the partition ends, so until then the product (its pruned
+    // width) and what migration builds read it through a cast (`settle`).
+    bool shardedRhs = sharding->dimOf(op.getRhs()) >= 0;
+    Value rhs = shardedRhs
+                    ? asShard(builder, loc, op.getRhs(), plan.rhsDim)
                     : slice(builder, loc, op.getRhs(), plan.rhsDim, shard);
+    Value rhsSlice = migration && shardedRhs ? rhs : Value();
     RankedTensorType global = op.getResult().getType();
     SmallVector<int64_t> local(global.getShape());
     int64_t gatherDim = plan.gatherDim == ShardPlan::kLast
@@ -130,18 +141,23 @@ public:
     if (plan.reduce) {
       Value partial = product;
       if (migration)
-        partial = addMigrated(builder, loc, op, plan, product,
-                              product.getPrunedWidth(), /*window=*/{});
+        partial =
+            addMigrated(builder, loc, op, plan, product,
+                        product.getPrunedWidth(), /*window=*/{}, rhsSlice);
       result = AllReduceOp::create(builder, loc, partial, grid, {kShardAxis});
     } else if (auto found = sharding->values.find(op.getResult());
                found != sharding->values.end()) {
       // A sharded weight's gradient stays the rank's slice.
-      result = product;
+      result = migration ? sumMigratedSlice(builder, loc, op, plan, product,
+                                            product.getPrunedWidth(), gatherDim,
+                                            shard)
+                         : product;
       sharding->values.insert({result, found->second});
       sharding->values.erase(found);
     } else if (migration) {
       result = gatherOrSumMigrated(builder, loc, op, plan, product,
-                                   product.getPrunedWidth(), gatherDim, shard);
+                                   product.getPrunedWidth(), gatherDim, shard,
+                                   rhsSlice);
     } else {
       result = gather(builder, loc, product, gatherDim, global);
     }
@@ -151,6 +167,24 @@ public:
   }
 
   FlatSymbolRefAttr gridSymbol() const { return grid; }
+
+  /// Once the sharded values have their shard types: drops the casts that
+  /// gave the products and migration a sharded weight's type early, all of
+  /// them now the identity.
+  LogicalResult settle() {
+    for (UnrealizedConversionCastOp cast : shardCasts) {
+      Value input = cast.getInputs().front();
+      if (input.getType() != cast.getResult(0).getType())
+        return cast.emitOpError()
+               << "stands for a sharded weight of type "
+               << cast.getResult(0).getType() << ", but the weight is "
+               << input.getType() << "; expected the weight sharded";
+      cast.getResult(0).replaceAllUsesWith(input);
+      cast.erase();
+    }
+    shardCasts.clear();
+    return success();
+  }
 
 private:
   /// This rank's index on the tensor-parallel axis, read once per function.
@@ -192,14 +226,32 @@ private:
                                           strides);
   }
 
+  /// `weight` (global type) as the rank's shard of it along `dim` (kLast:
+  /// its last), a cast that `settle` removes.
+  Value asShard(OpBuilder &b, Location l, Value weight, int64_t dim) {
+    auto type = cast<RankedTensorType>(weight.getType());
+    if (dim == ShardPlan::kLast)
+      dim = type.getRank() - 1;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] /= shards;
+    auto cast =
+        UnrealizedConversionCastOp::create(b, l, type.clone(shape), weight);
+    shardCasts.push_back(cast);
+    return cast.getResult(0);
+  }
+
   /// What this rank computes of shard `source`'s migrated columns `received`
   /// (sorted positions in its `width` columns), shaped as `source`'s own
-  /// product `type`.
+  /// product `type`; from `sourceRhs`, `source`'s slice of the weight, when
+  /// the weight is sharded.
   Value migratedPart(OpBuilder &b, Location l, PrunableMatmulOp op,
                      const ShardPlan &plan, Value source, Value received,
-                     RankedTensorType type) {
+                     RankedTensorType type, Value sourceRhs) {
+    assert((sourceRhs || sharding->dimOf(op.getRhs()) < 0) &&
+           "a sharded weight is on no other rank: it must be broadcast");
     Value lhs = slice(b, l, op.getLhs(), plan.lhsDim, source);
-    Value rhs = slice(b, l, op.getRhs(), plan.rhsDim, source);
+    Value rhs =
+        sourceRhs ? sourceRhs : slice(b, l, op.getRhs(), plan.rhsDim, source);
     GemmMarkOp::create(b, l, GemmEvent::begin_migrated);
     Value part = buildPrunedProduct(b, l, op.getProduct(), lhs, rhs, received,
                                     type, Imputation::zero);
@@ -211,17 +263,42 @@ private:
   /// columns. `window(b, l, source)`, when given, is the offset along the
   /// gathered dimension where shard `source`'s part lands in `accumulator`
   /// (a global value); without it the parts add to all of it (a partial).
+  /// `rhsSlice`, when given, is this rank's slice of a sharded weight: the
+  /// shards are then visited one by one, and each that migrates broadcasts
+  /// its slice over the group.
   Value
   addMigrated(OpBuilder &builder, Location loc, PrunableMatmulOp op,
               const ShardPlan &plan, Value accumulator, int64_t width,
               llvm::function_ref<Value(OpBuilder &, Location, Value)> window,
-              RankedTensorType partType = {}, int64_t dim = 0) {
+              Value rhsSlice = {}, RankedTensorType partType = {},
+              int64_t dim = 0) {
     if (!partType)
       partType = cast<RankedTensorType>(accumulator.getType());
     return overShards(
-        builder, loc, accumulator, op, width,
+        builder, loc, accumulator, op, width, /*unrolled=*/bool(rhsSlice),
         [&](OpBuilder &b, Location l, Value source, Value carried,
             MigrationPlanOp planned) -> Value {
+          Value sourceRhs;
+          if (rhsSlice) {
+            // Every rank of the group learns alike whether `source`
+            // migrates, so all of them take the broadcast or none.
+            int64_t root = *getConstantIntValue(source);
+            sourceRhs = scf::IfOp::create(
+                            b, l, planned.getMigrates(),
+                            [&](OpBuilder &t, Location tl) {
+                              scf::YieldOp::create(
+                                  t, tl,
+                                  BroadcastOp::create(
+                                      t, tl, rhsSlice.getType(), grid,
+                                      t.getDenseI16ArrayAttr({kShardAxis}),
+                                      rhsSlice, t.getI64IntegerAttr(root))
+                                      .getResult());
+                            },
+                            [&](OpBuilder &e, Location el) {
+                              scf::YieldOp::create(e, el, rhsSlice);
+                            })
+                            .getResult(0);
+          }
           Value columns = tensor::DimOp::create(b, l, planned.getReceived(), 0);
           Value any =
               arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt, columns,
@@ -229,8 +306,9 @@ private:
           auto ifOp = scf::IfOp::create(
               b, l, any,
               [&](OpBuilder &t, Location tl) {
-                Value part = migratedPart(t, tl, op, plan, source,
-                                          planned.getReceived(), partType);
+                Value part =
+                    migratedPart(t, tl, op, plan, source, planned.getReceived(),
+                                 partType, sourceRhs);
                 Value sum;
                 if (!window) {
                   sum = add(t, tl, carried, part);
@@ -253,23 +331,34 @@ private:
   }
 
   /// A loop over the group's shards `source` that carries `initial` through
-  /// `body`, which also gets the layer's migration plan for `source`.
+  /// `body`, which also gets the layer's migration plan for `source`;
+  /// `unrolled`: one body per shard, `source` a constant.
   Value overShards(OpBuilder &builder, Location loc, Value initial,
-                   PrunableMatmulOp op, int64_t width,
+                   PrunableMatmulOp op, int64_t width, bool unrolled,
                    llvm::function_ref<Value(OpBuilder &, Location, Value, Value,
                                             MigrationPlanOp)>
                        body) {
     auto received =
         RankedTensorType::get({ShapedType::kDynamic}, builder.getIndexType());
+    auto step = [&](OpBuilder &b, Location l, Value source, Value carried) {
+      auto planned = MigrationPlanOp::create(
+          b, l, received, b.getI1Type(), op.getLayerAttr(), op.getBlock(),
+          b.getI64IntegerAttr(width), source);
+      return body(b, l, source, carried, planned);
+    };
+    if (unrolled) {
+      for (int64_t source = 0; source < shards; ++source)
+        initial =
+            step(builder, loc,
+                 arith::ConstantIndexOp::create(builder, loc, source), initial);
+      return initial;
+    }
     auto loop = scf::ForOp::create(
         builder, loc, arith::ConstantIndexOp::create(builder, loc, 0),
         arith::ConstantIndexOp::create(builder, loc, shards),
         arith::ConstantIndexOp::create(builder, loc, 1), ValueRange{initial},
         [&](OpBuilder &b, Location l, Value source, ValueRange carried) {
-          auto planned = MigrationPlanOp::create(
-              b, l, received, b.getI1Type(), op.getLayerAttr(), op.getBlock(),
-              b.getI64IntegerAttr(width), source);
-          scf::YieldOp::create(b, l, body(b, l, source, carried[0], planned));
+          scf::YieldOp::create(b, l, step(b, l, source, carried[0]));
         });
     return loop.getResult(0);
   }
@@ -281,39 +370,83 @@ private:
   Value gatherOrSumMigrated(OpBuilder &builder, Location loc,
                             PrunableMatmulOp op, const ShardPlan &plan,
                             Value local, int64_t width, int64_t dim,
-                            Value shard) {
+                            Value shard, Value rhsSlice) {
+    RankedTensorType global = op.getResult().getType();
+    return ifMigrating(
+        builder, loc, op, plan, local, width, dim, shard, rhsSlice,
+        [](OpBuilder &, Location, Value summed) { return summed; },
+        [&](OpBuilder &e, Location el) {
+          return gather(e, el, local, dim, global);
+        });
+  }
+
+  /// A sharded weight's gradient with migration: the rank's own slice,
+  /// with what the other ranks computed of its migrated columns added
+  /// while some shard of the group migrates.
+  Value sumMigratedSlice(OpBuilder &builder, Location loc, PrunableMatmulOp op,
+                         const ShardPlan &plan, Value local, int64_t width,
+                         int64_t dim, Value shard) {
+    auto localType = cast<RankedTensorType>(local.getType());
+    // The weight's gradient is the product's result: its operands are
+    // activations, whole on every rank.
+    return ifMigrating(
+        builder, loc, op, plan, local, width, dim, shard, /*rhsSlice=*/{},
+        [&](OpBuilder &t, Location tl, Value summed) -> Value {
+          auto [offsets, sizes, strides] = windowOf(
+              t, localType, dim, offsetOf(t, tl, shard, localType, dim));
+          return tensor::ExtractSliceOp::create(t, tl, localType, summed,
+                                                offsets, sizes, strides);
+        },
+        [&](OpBuilder &, Location) { return local; });
+  }
+
+  /// Where shard `source`'s slice (of `localType`) starts along `dim`.
+  static Value offsetOf(OpBuilder &b, Location l, Value source,
+                        RankedTensorType localType, int64_t dim) {
+    return arith::MulIOp::create(
+        b, l, source,
+        arith::ConstantIndexOp::create(b, l, localType.getDimSize(dim)));
+  }
+
+  /// While some rank of the group migrates columns of the layer, `summed`
+  /// of the all-reduce of zero-padded global values holding this rank's
+  /// slice `local` and its parts of the migrating shards' slices; else
+  /// `otherwise`. `rhsSlice` as for addMigrated.
+  Value
+  ifMigrating(OpBuilder &builder, Location loc, PrunableMatmulOp op,
+              const ShardPlan &plan, Value local, int64_t width, int64_t dim,
+              Value shard, Value rhsSlice,
+              llvm::function_ref<Value(OpBuilder &, Location, Value)> summed,
+              llvm::function_ref<Value(OpBuilder &, Location)> otherwise) {
     auto localType = cast<RankedTensorType>(local.getType());
     RankedTensorType global = op.getResult().getType();
     // The planner answers every rank of the group alike.
     Value anyMigrates = overShards(
         builder, loc, arith::ConstantIntOp::create(builder, loc, 0, 1), op,
-        width,
+        width, /*unrolled=*/false,
         [](OpBuilder &b, Location l, Value, Value carried,
            MigrationPlanOp planned) -> Value {
           return arith::OrIOp::create(b, l, carried, planned.getMigrates());
         });
-    int64_t extent = localType.getDimSize(dim);
-    auto offsetOf = [&](OpBuilder &b, Location l, Value source) -> Value {
-      return arith::MulIOp::create(
-          b, l, source, arith::ConstantIndexOp::create(b, l, extent));
+    auto window = [&](OpBuilder &b, Location l, Value source) -> Value {
+      return offsetOf(b, l, source, localType, dim);
     };
     auto ifOp = scf::IfOp::create(
         builder, loc, anyMigrates,
         [&](OpBuilder &t, Location tl) {
           Value padded = zeros(t, tl, global);
           auto [offsets, sizes, strides] =
-              windowOf(t, localType, dim, offsetOf(t, tl, shard));
+              windowOf(t, localType, dim, window(t, tl, shard));
           padded = tensor::InsertSliceOp::create(t, tl, local, padded, offsets,
                                                  sizes, strides);
-          padded = addMigrated(t, tl, op, plan, padded, width, offsetOf,
+          padded = addMigrated(t, tl, op, plan, padded, width, window, rhsSlice,
                                localType, dim);
-          scf::YieldOp::create(
-              t, tl,
-              AllReduceOp::create(t, tl, padded, grid, {kShardAxis})
-                  .getResult());
+          Value reduced =
+              AllReduceOp::create(t, tl, padded, grid, {kShardAxis});
+          scf::YieldOp::create(t, tl, summed(t, tl, reduced));
         },
         [&](OpBuilder &e, Location el) {
-          scf::YieldOp::create(e, el, gather(e, el, local, dim, global));
+          scf::YieldOp::create(e, el, otherwise(e, el));
         });
     return ifOp.getResult(0);
   }
@@ -412,6 +545,7 @@ private:
   bool migration;
   ParameterSharding *sharding;
   llvm::DenseMap<Operation *, Value> indices;
+  SmallVector<UnrealizedConversionCastOp> shardCasts;
 };
 
 struct HeteroPartitionTensorParallelPass
@@ -450,7 +584,7 @@ struct HeteroPartitionTensorParallelPass
     llvm::DenseMap<int64_t, ParameterSharding> shardings;
     // One degree: one grid's shard index initialises them.
     for (auto &[tp, products] : byDegree)
-      shardings[tp] = shardParameters && !migration && byDegree.size() == 1
+      shardings[tp] = shardParameters && byDegree.size() == 1
                           ? analyzeParameterSharding(module, products, tp)
                           : ParameterSharding();
     llvm::DenseMap<int64_t, Partitioner> partitioners;
@@ -485,7 +619,8 @@ struct HeteroPartitionTensorParallelPass
     }
     for (auto &[tp, partitioner] : partitioners)
       if (failed(applyParameterSharding(module, shardings[tp], tp,
-                                        partitioner.gridSymbol())))
+                                        partitioner.gridSymbol())) ||
+          failed(partitioner.settle()))
         return signalPassFailure();
   }
 };

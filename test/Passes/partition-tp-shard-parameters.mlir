@@ -1,5 +1,6 @@
 // RUN: hetero-opt %s --hetero-partition-tp -split-input-file | FileCheck %s
 // RUN: hetero-opt %s --hetero-partition-tp=shard-parameters=false -split-input-file | FileCheck %s --check-prefix=REPLICATED
+// RUN: hetero-opt %s --hetero-partition-tp=migration=true -split-input-file | FileCheck %s --check-prefix=MIGRATION
 
 // Megatron's sharded parameters: @w (col, 8 x 16) and @v (row, 16 x 8) are
 // read only by the products of their layers, through a call, a transpose,
@@ -37,6 +38,47 @@ memref.global "private" @v_sum : memref<16x8xf32> = dense<0.0>
 // CHECK:         %[[DV:.*]] = hetero.prunable_matmul row %{{.*}}, %{{.*}} layer "down" tp = 1 product = grad_weight : tensor<4x2xf32>, tensor<2x8xf32> -> tensor<4x8xf32>
 // CHECK-NOT:     hetero.all_gather
 // CHECK:         return %{{.*}}, %[[DW]], %[[DV]]
+// With migration the parameters stay sharded too. No rank holds another
+// shard's slice of a weight, so while shard s migrates columns of a layer,
+// s broadcasts its slice over the group (root = s, one broadcast a shard
+// and product, on every rank alike) and the receivers compute from that.
+// The migration plans count the columns of the shard's own product: the
+// row layer's grad_input has 16/4 of them, not the weight's 16. A weight's
+// gradient stays the rank's slice: while some shard migrates, the
+// zero-padded sums are all-reduced and each rank keeps its window.
+// MIGRATION-DAG: memref.global "private" @w : memref<8x4xf32> = uninitialized {hetero.shard_dim = 1 : i64}
+// MIGRATION-DAG: memref.global "private" @v : memref<4x8xf32> = dense<5.000000e-01> {hetero.shard_dim = 0 : i64}
+// MIGRATION-LABEL: func.func private @layers(
+// MIGRATION-SAME:    %{{.*}}: tensor<2x8xf32>, %[[W:[a-z0-9]+]]: tensor<8x4xf32>, %[[V:[a-z0-9]+]]: tensor<4x8xf32>, %{{.*}}: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<8x4xf32>, tensor<4x8xf32>)
+// MIGRATION-NOT:     tensor.extract_slice %[[W]]
+// MIGRATION-NOT:     tensor.extract_slice %[[V]]
+// MIGRATION-NOT:     unrealized_conversion_cast
+// MIGRATION:         hetero.prunable_matmul col %{{.*}}, %[[W]] layer "up" tp = 1 : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x4xf32>
+// MIGRATION:         %{{.*}}, %[[M0:.*]] = hetero.migration_plan layer "up" columns = 8 from %c0{{.*}} : tensor<?xindex>
+// MIGRATION-NEXT:    scf.if %[[M0]] -> (tensor<8x4xf32>) {
+// MIGRATION-NEXT:      hetero.broadcast %[[W]] on @g axes = [2] root = 0 : tensor<8x4xf32>
+// MIGRATION:         } else {
+// MIGRATION-NEXT:      scf.yield %[[W]] : tensor<8x4xf32>
+// MIGRATION:         hetero.broadcast %[[W]] on @g axes = [2] root = 1
+// MIGRATION:         hetero.broadcast %[[W]] on @g axes = [2] root = 2
+// MIGRATION:         hetero.broadcast %[[W]] on @g axes = [2] root = 3
+// MIGRATION:         hetero.prunable_matmul row %{{.*}}, %[[V]] layer "down" tp = 1 : tensor<2x4xf32>, tensor<4x8xf32> -> tensor<2x8xf32>
+// MIGRATION:         hetero.broadcast %[[V]] on @g axes = [2] root = 0 : tensor<4x8xf32>
+// MIGRATION:         %[[VT:.*]] = linalg.transpose ins(%[[V]] : tensor<4x8xf32>)
+// MIGRATION:         hetero.prunable_matmul row %{{.*}}, %[[VT]] layer "down" tp = 1 product = grad_input : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x4xf32>
+// MIGRATION:         hetero.migration_plan layer "down" columns = 4 from
+// MIGRATION:         hetero.broadcast %[[VT]] on @g axes = [2] root = 0 : tensor<8x4xf32>
+// MIGRATION:         %[[DW0:.*]] = hetero.prunable_matmul col %{{.*}}, %{{.*}} layer "up" tp = 1 product = grad_weight : tensor<8x2xf32>, tensor<2x4xf32> -> tensor<8x4xf32>
+// MIGRATION:         %[[DW:.*]] = scf.if %{{.*}} -> (tensor<8x4xf32>) {
+// MIGRATION:           %[[SUMS:.*]] = hetero.all_reduce %{{.*}} on @g axes = [2] : tensor<8x16xf32>
+// MIGRATION:           tensor.extract_slice %[[SUMS]][0, %{{.*}}] [8, 4] [1, 1] : tensor<8x16xf32> to tensor<8x4xf32>
+// MIGRATION:         } else {
+// MIGRATION-NEXT:      scf.yield %[[DW0]] : tensor<8x4xf32>
+// MIGRATION:         %[[DV:.*]] = scf.if %{{.*}} -> (tensor<4x8xf32>) {
+// MIGRATION:           %[[VSUMS:.*]] = hetero.all_reduce %{{.*}} on @g axes = [2] : tensor<16x8xf32>
+// MIGRATION:           tensor.extract_slice %[[VSUMS]][%{{.*}}, 0] [4, 8] [1, 1] : tensor<16x8xf32> to tensor<4x8xf32>
+// MIGRATION-NOT:     hetero.all_gather
+// MIGRATION:         return %{{.*}}, %[[DW]], %[[DV]] : tensor<2x8xf32>, tensor<8x4xf32>, tensor<4x8xf32>
 func.func private @layers(%x: tensor<2x8xf32>, %w: tensor<8x16xf32>, %v: tensor<16x8xf32>, %g: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<8x16xf32>, tensor<16x8xf32>) {
   %h = hetero.prunable_matmul col %x, %w layer "up" tp = 4 : tensor<2x8xf32>, tensor<8x16xf32> -> tensor<2x16xf32>
   %y = hetero.prunable_matmul row %h, %v layer "down" tp = 4 : tensor<2x16xf32>, tensor<16x8xf32> -> tensor<2x8xf32>
