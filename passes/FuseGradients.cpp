@@ -117,8 +117,11 @@ struct HeteroFuseGradientsPass
       problem.tensors.push_back(
           {"", bytes, backwardMsPerMb * double(bytes) / fusion::kBytesPerMB});
     }
-    if (compress)
+    if (compress) {
       problem.compress = {compressAlphaMs, compressBetaMsPerMb, compressMinMs};
+      // A group left uncompressed moves all of its bytes.
+      problem.dense = fusion::LinearCost{commAlphaMs, commBetaMsPerMb};
+    }
     // Transfers move the compressed bytes.
     double wireFraction = hetero::wireFraction(
         compress, getElementTypeOrSelf(set.gradients.front().input()));
@@ -126,18 +129,21 @@ struct HeteroFuseGradientsPass
     return problem;
   }
 
-  /// Replaces the collectives of `set` by one per group of `plan`;
-  /// `positions` numbers the ops of the set's block.
+  /// Replaces the collectives of `set` by one per group of `plan`, without
+  /// compression where the plan leaves a group uncompressed; `positions`
+  /// numbers the ops of the set's block.
   LogicalResult rewrite(FusionSet &set, const fusion::Plan &plan,
                         const DenseMap<Operation *, int64_t> &positions) {
     FlatSymbolRefAttr grid = set.grid;
     DenseI16ArrayAttr axes = set.axes;
     ReductionAttr reduction = set.reduction;
-    CompressAttr compress = set.compress;
     Block *block = set.block;
 
     Operation *placedLast = nullptr;
-    for (const fusion::Group &group : plan.groups) {
+    for (auto [index, group] : llvm::enumerate(plan.groups)) {
+      CompressAttr compress = plan.compressed.empty() || plan.compressed[index]
+                                  ? set.compress
+                                  : CompressAttr();
       ArrayRef<Gradient> members(set.gradients.begin() + group.first,
                                  set.gradients.begin() + group.last + 1);
       // Where the group's first collective stood when every input is ready
@@ -216,6 +222,8 @@ struct HeteroFuseGradientsPass
 
   /// The grouping `strategy` names.
   fusion::Plan planFor(const fusion::Problem &problem) {
+    if (strategy == "joint" && problem.dense)
+      return fusion::jointPlan(problem);
     if (strategy == "per-tensor")
       return fusion::perTensorPlan(problem);
     if (strategy == "one")
@@ -229,10 +237,11 @@ struct HeteroFuseGradientsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (strategy != "optimal" && strategy != "per-tensor" &&
-        strategy != "one" && strategy != "size") {
+        strategy != "one" && strategy != "size" && strategy != "joint") {
       module.emitError() << "hetero-fuse-gradients: unknown strategy '"
                          << strategy
-                         << "'; expected optimal, per-tensor, one or size";
+                         << "'; expected optimal, per-tensor, one, size or "
+                            "joint";
       return signalPassFailure();
     }
     if (!(bucketMb > 0.0)) {
@@ -278,6 +287,14 @@ struct HeteroFuseGradientsPass
             << problem.tensors.size()
             << " tensors, but this fusion set reduces " << set.gradients.size()
             << " gradients";
+        return signalPassFailure();
+      }
+      // Joint decisions need the cost of a group sent uncompressed.
+      if (strategy == "joint" && set.compress && !problem.dense) {
+        set.collectives.front()->emitError()
+            << "hetero-fuse-gradients: strategy=joint decides which buckets "
+               "to compress, but the profile gives no \"dense_comm\" (the "
+               "cost of an uncompressed transfer); expected one";
         return signalPassFailure();
       }
       if (failed(rewrite(set, planFor(problem), positions)))

@@ -279,8 +279,8 @@ double bestOffload(const Problem &problem, const std::vector<Decision> &plan) {
 
 TEST(Espresso, Lemma41OffloadsTheEarliestReady) {
   // Equal tensors under one option: Alg 4.2 (the earliest-ready u of the
-  // group) against every subset. Offloading the last-ready instead is off
-  // by up to 15% on these instances.
+  // group) against every subset. It is exact on every instance here;
+  // offloading the last-ready instead is off by up to 33%.
   std::mt19937 random(5);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   int exact = 0, instances = 0;
@@ -313,8 +313,8 @@ TEST(Espresso, Lemma41OffloadsTheEarliestReady) {
   std::printf("Alg 4.2 vs every subset: exact on %d/%d, worst %.4f; "
               "last-ready: worst %.4f\n",
               exact, instances, worst, worstLast);
-  EXPECT_GE(exact, instances * 97 / 100);
-  EXPECT_LE(worst, 0.01);
+  EXPECT_EQ(exact, instances);
+  EXPECT_LE(worst, 1e-9);
   EXPECT_GE(worstLast, 0.05);
 }
 
@@ -498,7 +498,7 @@ TEST(Espresso, PartialDivisionAgainstExhaustive) {
   // never loses to itself without the division, and the division finds
   // plans the tree has not.
   std::mt19937 random(7);
-  int gains = 0, trials = 30;
+  int gains = 0, dividedGains = 0, trials = 30;
   double worst = 0.0;
   for (int trial = 0; trial < trials; ++trial) {
     Problem problem = randomProblem(random, 2, false);
@@ -517,12 +517,15 @@ TEST(Espresso, PartialDivisionAgainstExhaustive) {
     EXPECT_NEAR(simulate(problem, divided.decisions), divided.iterationMs,
                 1e-9);
     gains += best.iterationMs < treeBest.iterationMs - 1e-9;
+    dividedGains += divided.iterationMs < thesis.iterationMs - 1e-9;
     worst = std::max(worst, divided.iterationMs / best.iterationMs - 1.0);
   }
   std::printf("partial division: better than the whole tree on %d/%d, "
-              "Espresso's worst gap %.4f\n",
-              gains, trials, worst);
+              "Espresso's plan improved on %d, worst gap %.4f\n",
+              gains, trials, dividedGains, worst);
+  // The division finds plans outside the tree, and Espresso takes some.
   EXPECT_GT(gains, 0);
+  EXPECT_GT(dividedGains, 0);
 }
 
 } // namespace

@@ -277,10 +277,15 @@ def HeteroFuseGradients : Pass<"hetero-fuse-gradients", "::mlir::ModuleOp"> {
 
     `strategy=` picks the grouping instead: `optimal` (the default, above),
     `per-tensor` (one all-reduce per gradient), `one` (one bucket of all),
-    or `size` (PyTorch DDP's and Horovod's buckets: gradients join the open
-    bucket, in ready order, until it holds `bucket-mb` MB, 25 by default).
-    The baselines that Cupcake's buckets are measured against run through
-    the same rewrite.
+    `size` (PyTorch DDP's and Horovod's buckets: gradients join the open
+    bucket, in ready order, until it holds `bucket-mb` MB, 25 by default),
+    or `joint`: the grouping and each group's compress-or-not decided
+    together (Fusion.h `jointPlan`), a group sent uncompressed losing its
+    `compress`. `joint` needs the cost of an uncompressed transfer: the
+    profile's `"dense_comm"`, or in the built-in model the transfer of all
+    the bytes; a set without compression gets the optimal grouping. The
+    baselines that Cupcake's buckets are measured against run through the
+    same rewrite.
 
     ```
     hetero-opt --hetero-fuse-gradients=profile=resnet.json
@@ -291,8 +296,9 @@ def HeteroFuseGradients : Pass<"hetero-fuse-gradients", "::mlir::ModuleOp"> {
     Option<"profile", "profile", "std::string", /*default=*/"",
            "Fusion profile (JSON); empty: the built-in cost model">,
     Option<"strategy", "strategy", "std::string", /*default=*/"\"optimal\"",
-           "The grouping: optimal (Cupcake's), per-tensor, one, or size "
-           "(buckets of bucket-mb)">,
+           "The grouping: optimal (Cupcake's), per-tensor, one, size "
+           "(buckets of bucket-mb), or joint (grouping and compress-or-not "
+           "together)">,
     Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
            "strategy=size: the bytes (in MB, 2^20 bytes) that close a "
            "bucket">,
@@ -327,7 +333,7 @@ def HeteroSelectCompression
     with `placement = gpu | cpu` and `scheme = allgather | alltoall`.
 
     An all-reduce with a non-zero fraction (its `hetero.density` attribute,
-    a profiler's per-tensor measurement, else `density`) is sent the
+    a per-tensor measurement written into the IR, else `density`) is sent the
     cheapest way of Zen's cost model (hetero/Sparse/SparseCost.h: latency
     and bytes of the dense ring, AGsparse, Zen with a COO or hash-bitmap
     pull): `sparse = allgather | coo | hash_bitmap`, uncompressed, or left
