@@ -3,7 +3,7 @@
 // RUN: not hetero-opt %s --hetero-fuse-gradients="profile=%t.missing.json" 2>&1 | FileCheck %s --check-prefix=NOFILE
 // RUN: not hetero-opt %s --hetero-fuse-gradients="strategy=greedy" 2>&1 | FileCheck %s --check-prefix=STRATEGY
 // RUN: not hetero-opt %s --hetero-fuse-gradients="strategy=size bucket-mb=0" 2>&1 | FileCheck %s --check-prefix=BUCKET
-// STRATEGY: error: hetero-fuse-gradients: unknown strategy 'greedy'; expected optimal, per-tensor, one or size
+// STRATEGY: error: hetero-fuse-gradients: unknown strategy 'greedy'; expected optimal, per-tensor, one, size or joint
 // BUCKET: error: hetero-fuse-gradients: bucket-mb must be positive, got 0
 // RUN: echo '{"tensors": 3}' > %t.bad.json
 // RUN: not hetero-opt %s --hetero-fuse-gradients="profile=%t.bad.json" 2>&1 | FileCheck %s --check-prefix=BADFILE
