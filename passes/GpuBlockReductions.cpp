@@ -23,6 +23,11 @@
 // the output just before the op (a reduction's zero) is folded into the
 // last combine, so it launches nothing.
 //
+// Dynamic extents are read from the operands. Where the caps on outputs
+// and reduced elements cannot be decided statically, the kernel runs under
+// an scf.if on them and the op itself, left for the thread-per-output
+// lowering, in its else; a fill is then not folded.
+//
 //===----------------------------------------------------------------------===//
 
 #include "hetero/Passes/Passes.h"
@@ -83,16 +88,20 @@ struct BlockReduction {
   Operation *combiner;
   gpu::AllReduceOperation kind;
   TypedAttr neutral;
+  /// The products of the static parallel and reduced extents.
   int64_t outputs = 1;
   int64_t reduced = 1;
+  /// Whether some parallel or reduced extent is dynamic.
+  bool dynamicOutputs = false;
+  bool dynamicReduced = false;
 };
 
 /// `op` as a block reduction, if it is one: buffers, one output of a type
-/// warp shuffles carry, static loop ranges, a combiner an all-reduce
-/// performs, and few enough outputs (`maxOutputs`) with enough elements
-/// each (`minReduced`) for a block per output to pay. An op with no
-/// parallel loop qualifies whatever its size: its only alternative is a
-/// kernel of one thread.
+/// warp shuffles carry, a combiner an all-reduce performs, and few enough
+/// outputs (`maxOutputs`) with enough elements each (`minReduced`) for a
+/// block per output to pay, as far as the static extents tell (the rest is
+/// checked where it runs). An op with no parallel loop qualifies whatever
+/// its size: its only alternative is a kernel of one thread.
 std::optional<BlockReduction>
 asBlockReduction(linalg::LinalgOp op, int64_t maxOutputs, int64_t minReduced) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
@@ -138,10 +147,14 @@ asBlockReduction(linalg::LinalgOp op, int64_t maxOutputs, int64_t minReduced) {
   BlockReduction reduction{op, combiner, *kind, *neutral};
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   for (auto [range, iterator] : llvm::zip_equal(ranges, iterators)) {
-    if (ShapedType::isDynamic(range) || range <= 0)
+    bool parallel = iterator == utils::IteratorType::parallel;
+    if (ShapedType::isDynamic(range)) {
+      (parallel ? reduction.dynamicOutputs : reduction.dynamicReduced) = true;
+      continue;
+    }
+    if (range <= 0)
       return std::nullopt;
-    (iterator == utils::IteratorType::parallel ? reduction.outputs
-                                               : reduction.reduced) *= range;
+    (parallel ? reduction.outputs : reduction.reduced) *= range;
   }
   // A matrix product (a contraction with both an M and an N dimension)
   // keeps a thread per output, or cuBLAS: a block per output would read its
@@ -151,8 +164,10 @@ asBlockReduction(linalg::LinalgOp op, int64_t maxOutputs, int64_t minReduced) {
           linalg::inferContractionDims(op);
       !serial && succeeded(dims) && !dims->m.empty() && !dims->n.empty())
     return std::nullopt;
+  // A dynamic extent only adds to the static product: these caps fail
+  // whatever it is.
   if (reduction.outputs > maxOutputs ||
-      (!serial && reduction.reduced < minReduced))
+      (!serial && !reduction.dynamicReduced && reduction.reduced < minReduced))
     return std::nullopt;
   return reduction;
 }
@@ -189,7 +204,7 @@ linalg::FillOp foldableFill(linalg::LinalgOp op) {
 /// Splits `linear` into the indices of `dims` (the last fastest), whose
 /// extents are `ranges`, into `ivs`.
 void delinearize(OpBuilder &b, Location loc, Value linear,
-                 ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges,
+                 ArrayRef<unsigned> dims, ArrayRef<Value> ranges,
                  SmallVectorImpl<Value> &ivs) {
   Value rest = linear;
   for (auto [position, dim] : llvm::enumerate(llvm::reverse(dims))) {
@@ -197,10 +212,18 @@ void delinearize(OpBuilder &b, Location loc, Value linear,
       ivs[dim] = rest;
       break;
     }
-    Value extent = arith::ConstantIndexOp::create(b, loc, ranges[dim]);
-    ivs[dim] = arith::RemUIOp::create(b, loc, rest, extent);
-    rest = arith::DivUIOp::create(b, loc, rest, extent);
+    ivs[dim] = arith::RemUIOp::create(b, loc, rest, ranges[dim]);
+    rest = arith::DivUIOp::create(b, loc, rest, ranges[dim]);
   }
+}
+
+/// The product of `ranges` at `dims` (1 for none).
+Value extentOf(OpBuilder &b, Location loc, ArrayRef<unsigned> dims,
+               ArrayRef<Value> ranges) {
+  Value product = arith::ConstantIndexOp::create(b, loc, 1);
+  for (unsigned dim : dims)
+    product = b.createOrFold<arith::MulIOp>(loc, product, ranges[dim]);
+  return product;
 }
 
 /// The indices of `map`'s results at iteration `ivs`.
@@ -212,28 +235,60 @@ SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
       affine::makeComposedFoldedMultiResultAffineApply(b, loc, map, operands));
 }
 
-/// Replaces `reduction.op` with a kernel of a block per output.
-void rewrite(const BlockReduction &reduction, int64_t maxThreads) {
+/// Replaces `reduction.op` with a kernel of a block per output; with
+/// dynamic extents the caps not decided statically guard it, the op in the
+/// guard's else.
+void rewrite(const BlockReduction &reduction, int64_t maxThreads,
+             int64_t maxOutputs, int64_t minReduced) {
   linalg::LinalgOp op = reduction.op;
   Location loc = op.getLoc();
   OpBuilder b(op);
-  linalg::FillOp fill = foldableFill(op);
-  int64_t threads = std::clamp<int64_t>(
-      static_cast<int64_t>(llvm::PowerOf2Ceil(reduction.reduced)), kWarp,
-      maxThreads);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, arith::ConstantIndexOp::create(b, loc, reduction.outputs), one,
-      one, arith::ConstantIndexOp::create(b, loc, threads), one, one);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  gpu::TerminatorOp::create(b, loc);
-  b.setInsertionPointToStart(&launch.getBody().front());
-
   SmallVector<unsigned> parallelDims, reducedDims;
   for (auto [dim, iterator] : llvm::enumerate(op.getIteratorTypesArray()))
     (iterator == utils::IteratorType::parallel ? parallelDims : reducedDims)
         .push_back(dim);
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<Value> ranges;
+  for (Range range : op.createLoopRanges(b, loc))
+    ranges.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
+  Value outputs = extentOf(b, loc, parallelDims, ranges);
+  Value reduced = extentOf(b, loc, reducedDims, ranges);
+
+  // The caps the static extents left open.
+  Value guard;
+  auto require = [&](arith::CmpIPredicate predicate, Value lhs, int64_t rhs) {
+    Value holds = arith::CmpIOp::create(
+        b, loc, predicate, lhs, arith::ConstantIndexOp::create(b, loc, rhs));
+    guard = guard ? arith::AndIOp::create(b, loc, guard, holds) : holds;
+  };
+  if (reduction.dynamicOutputs) {
+    // No grid of no blocks.
+    require(arith::CmpIPredicate::sge, outputs, 1);
+    require(arith::CmpIPredicate::sle, outputs, maxOutputs);
+  }
+  if (reduction.dynamicReduced && !parallelDims.empty())
+    require(arith::CmpIPredicate::sge, reduced, minReduced);
+  linalg::FillOp fill = guard ? linalg::FillOp() : foldableFill(op);
+  if (guard) {
+    auto ifOp = scf::IfOp::create(b, loc, guard, /*withElseRegion=*/true);
+    OpBuilder otherwise = ifOp.getElseBodyBuilder();
+    otherwise.clone(*op);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  }
+
+  int64_t threads =
+      reduction.dynamicReduced
+          ? maxThreads
+          : std::clamp<int64_t>(
+                static_cast<int64_t>(llvm::PowerOf2Ceil(reduction.reduced)),
+                kWarp, maxThreads);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, outputs, one, one,
+      arith::ConstantIndexOp::create(b, loc, threads), one, one);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPointToStart(&launch.getBody().front());
+
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   SmallVector<Value> ivs(ranges.size(), zero);
   Value thread = launch.getThreadIds().x;
@@ -243,8 +298,8 @@ void rewrite(const BlockReduction &reduction, int64_t maxThreads) {
   BlockArgument out = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
   Value neutral = arith::ConstantOp::create(b, loc, reduction.neutral);
   auto loop = scf::ForOp::create(
-      b, loc, thread, arith::ConstantIndexOp::create(b, loc, reduction.reduced),
-      arith::ConstantIndexOp::create(b, loc, threads), ValueRange{neutral},
+      b, loc, thread, reduced, arith::ConstantIndexOp::create(b, loc, threads),
+      ValueRange{neutral},
       [&](OpBuilder &nb, Location nloc, Value linear, ValueRange carried) {
         SmallVector<Value> at(ivs);
         delinearize(nb, nloc, linear, reducedDims, ranges, at);
@@ -317,7 +372,7 @@ struct GpuBlockReductionsPass
         reductions.push_back(*reduction);
     });
     for (const BlockReduction &reduction : reductions)
-      rewrite(reduction, threads);
+      rewrite(reduction, threads, outputs, reduced);
   }
 };
 
