@@ -277,6 +277,40 @@ double bestOffload(const Problem &problem, const std::vector<Decision> &plan) {
   return best;
 }
 
+TEST(Espresso, Alg41TakesTheLatestReadyFirstInOnePass) {
+  // Two ranks, two 4 MB gradients ready at 1.3 and 4 ms; link 0.25 ms +
+  // 2.6 ms/MB; a GPU compression 0.15 + 0.9 ms/MB, a decompression 1.8 +
+  // 0.3 ms/MB; 10% on the wire. All dense: a's ring 1.3 -> 12.2, b's
+  // 12.2 -> 23.1. Alg 4.1 decides equal sizes latest-ready first: b takes
+  // the all-gather (compress 4 -> 7.75, send after a 12.2 -> 13.49,
+  // decompress two payloads 6 -> 19.49). Then compressing a as well ends
+  // at 24.79, so a stays dense; a alone (18.65: its compression delays b's
+  // backprop, but b's ring then has the link to itself) would have been
+  // better, and the earliest-first order would have found it. One pass:
+  // each tensor tries every other GPU option once, with a bubble check
+  // after each decision and one before the first.
+  Problem problem;
+  problem.ranks = 2;
+  problem.tensors = {{"a", 4 * MB, 1.3}, {"b", 4 * MB, 2.7}};
+  problem.link = {0.25, 2.6};
+  problem.gpu = {{0.15, 0.9}, {1.8, 0.3}};
+  problem.cpu = {{1.0, 5.0}, {1.0, 5.0}};
+  problem.wireFraction = 0.1;
+  Decision allGather = flat(Scheme::AllGather, Device::Gpu);
+  EXPECT_NEAR(simulate(problem, {Decision(), Decision()}), 23.1, 1e-9);
+  EXPECT_NEAR(simulate(problem, {Decision(), allGather}), 19.49, 1e-9);
+  EXPECT_NEAR(simulate(problem, {allGather, allGather}), 24.79, 1e-9);
+  EXPECT_NEAR(simulate(problem, {allGather, Decision()}), 18.65, 1e-9);
+  Plan plan = gpuGreedyPlan(problem);
+  EXPECT_EQ(plan.decisions[0], Decision()) << describe(plan.decisions[0]);
+  EXPECT_EQ(plan.decisions[1], allGather) << describe(plan.decisions[1]);
+  EXPECT_NEAR(plan.iterationMs, 19.49, 1e-9);
+  int64_t options = int64_t(gpuOptions(problem).size());
+  EXPECT_EQ(plan.evaluations, 1 + 2 * options);
+  // The project's search does better from there.
+  EXPECT_LT(searchPlan(problem, gpuOptions(problem)).iterationMs, 18.65);
+}
+
 TEST(Espresso, Lemma41OffloadsTheEarliestReady) {
   // Equal tensors under one option: Alg 4.2 (the earliest-ready u of the
   // group) against every subset. It is exact on every instance here;
