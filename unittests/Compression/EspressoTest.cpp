@@ -48,6 +48,34 @@ Problem randomProblem(std::mt19937 &random, int64_t n, bool nodes) {
   return problem;
 }
 
+/// 8 ranks in nodes of 4 whose inter-node link is 100x slower.
+Problem nodesProblem(std::vector<fusion::Tensor> tensors) {
+  Problem problem;
+  problem.ranks = 8;
+  problem.nodeSize = 4;
+  problem.tensors = std::move(tensors);
+  problem.link = {1.0, 10.0};
+  problem.intraLink = {0.01, 0.1};
+  problem.gpu = {{0.05, 0.05}, {0.05, 0.05}};
+  problem.cpu = {{0.2, 1.0}, {0.2, 0.5}};
+  return problem;
+}
+
+/// A dense intra-node reduce-scatter, then compressed across the nodes in
+/// two steps (all-to-all, recompression, all-gather) and gathered inside
+/// the node, all on the GPU.
+Decision twoStepsBetweenNodes() {
+  Transform compress{false, Device::Gpu, true, Device::Gpu};
+  Transform recompress{true, Device::Gpu, true, Device::Gpu};
+  Decision decision;
+  decision.steps = {{Routine::ReduceScatter, Scope::Intra, false, {}},
+                    {Routine::AllToAll, Scope::Inter, true, compress},
+                    {Routine::AllGather, Scope::Inter, true, recompress},
+                    {Routine::AllGather, Scope::Intra, true, {}}};
+  decision.after = {true, Device::Gpu, false, Device::Gpu};
+  return decision;
+}
+
 TEST(Espresso, TimelineByHand) {
   // Two ranks; one 1 MB tensor, 1 ms of backprop; link 1 ms + 10 ms/MB.
   Problem problem;
@@ -130,14 +158,7 @@ TEST(Espresso, TheThesisDecisionSpace) {
 
 TEST(Espresso, HierarchicalTimelinesByHand) {
   // 8 ranks in nodes of 4; the inter-node link is 100x slower.
-  Problem problem;
-  problem.ranks = 8;
-  problem.nodeSize = 4;
-  problem.tensors = {{"w", 64 * MB, 1.0}};
-  problem.link = {1.0, 10.0};
-  problem.intraLink = {0.01, 0.1};
-  problem.gpu = {{0.05, 0.05}, {0.05, 0.05}};
-  problem.cpu = {{0.2, 1.0}, {0.2, 0.5}};
+  Problem problem = nodesProblem({{"w", 64 * MB, 1.0}});
   // Flat GPU all-gather: compress 3.25 -> 4.25; 7 (1 + 12.8) = 96.6;
   // decompress 8 x 3.25 = 26: 126.85.
   EXPECT_NEAR(simulate(problem, {flat(Scheme::AllGather, Device::Gpu)}), 126.85,
@@ -164,14 +185,7 @@ TEST(Espresso, HierarchicalTimelinesByHand) {
   // 0.45 -> 15.43; all-gather 4 x 0.16 MB, 7.4 -> 22.83; intra all-gather
   // of 2 payloads of 0.16 MB, 3 (0.01 + 0.032) -> 22.956; decompress 8
   // eighths, 3.6 -> 26.556.
-  Transform compress{false, Device::Gpu, true, Device::Gpu};
-  Transform recompress{true, Device::Gpu, true, Device::Gpu};
-  Decision twoSteps;
-  twoSteps.steps = {{Routine::ReduceScatter, Scope::Intra, false, {}},
-                    {Routine::AllToAll, Scope::Inter, true, compress},
-                    {Routine::AllGather, Scope::Inter, true, recompress},
-                    {Routine::AllGather, Scope::Intra, true, {}}};
-  twoSteps.after = {true, Device::Gpu, false, Device::Gpu};
+  Decision twoSteps = twoStepsBetweenNodes();
   EXPECT_NEAR(simulate(problem, {twoSteps}), 26.556, 1e-9);
   Plan plan = espressoPlan(problem);
   EXPECT_LE(plan.iterationMs, 37.41);
@@ -186,14 +200,7 @@ TEST(Espresso, IntraAndInterNodeLinksAreSeparate) {
   // compression runs 13.86 -> 17.11 and its all-gather 24.48 -> 38.28.
   // The GPU decompresses the first 24.48 -> 30.98 (broadcast to 37.41) and
   // the second 38.28 -> 44.78, broadcast to 51.21.
-  Problem problem;
-  problem.ranks = 8;
-  problem.nodeSize = 4;
-  problem.tensors = {{"a", 64 * MB, 1.0}, {"b", 64 * MB, 0.0}};
-  problem.link = {1.0, 10.0};
-  problem.intraLink = {0.01, 0.1};
-  problem.gpu = {{0.05, 0.05}, {0.05, 0.05}};
-  problem.cpu = {{0.2, 1.0}, {0.2, 0.5}};
+  Problem problem = nodesProblem({{"a", 64 * MB, 1.0}, {"b", 64 * MB, 0.0}});
   Decision nodes = decision({Scheme::AllGather, Device::Gpu, true});
   Timeline t = timeline(problem, {nodes, nodes});
   EXPECT_NEAR(t.endMs, 51.21, 1e-9);
@@ -486,22 +493,8 @@ TEST(Espresso, PartialDivisionInNodes) {
   // of 1..4 parts and an inter-node one of 1..2, 4 x 2 variants; the
   // inter-node phase carries the shares of the intra-node scheme's n
   // roots at once over the node's link.
-  Problem problem;
-  problem.ranks = 8;
-  problem.nodeSize = 4;
-  problem.tensors = {{"w", 64 * MB, 1.0}};
-  problem.link = {1.0, 10.0};
-  problem.intraLink = {0.01, 0.1};
-  problem.gpu = {{0.05, 0.05}, {0.05, 0.05}};
-  problem.cpu = {{0.2, 1.0}, {0.2, 0.5}};
-  Transform compress{false, Device::Gpu, true, Device::Gpu};
-  Transform recompress{true, Device::Gpu, true, Device::Gpu};
-  Decision twoSteps;
-  twoSteps.steps = {{Routine::ReduceScatter, Scope::Intra, false, {}},
-                    {Routine::AllToAll, Scope::Inter, true, compress},
-                    {Routine::AllGather, Scope::Inter, true, recompress},
-                    {Routine::AllGather, Scope::Intra, true, {}}};
-  twoSteps.after = {true, Device::Gpu, false, Device::Gpu};
+  Problem problem = nodesProblem({{"w", 64 * MB, 1.0}});
+  Decision twoSteps = twoStepsBetweenNodes();
   std::vector<Decision> divided = divisions(problem, twoSteps);
   EXPECT_EQ(divided.size(), 8u);
   std::set<std::string> names;
