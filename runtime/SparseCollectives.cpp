@@ -5,10 +5,13 @@
 //===----------------------------------------------------------------------===//
 //
 // Push: every rank routes its non-zero (index, value) pairs to the owner
-// of their hash partition. The all-to-all moves one fixed-size slot per
-// peer (a count, then the pairs), padded to the largest partition of any
-// rank; the hash keeps that padding small even for skewed indices.
-// Aggregate: the owner sums the pairs of each index in rank order.
+// of their hash partition, finding and partitioning them in one parallel
+// pass over the gradient (Alg 3.2's hierarchical hashing). The all-to-all
+// moves one fixed-size slot per peer (a count, then the pairs), padded to
+// the largest partition of any rank; the hash keeps that padding small
+// even for skewed indices.
+// Aggregate: the owner sums the pairs of each index in rank order, in
+// place, and reads its partition out along the partition's members.
 // Pull: every owner's sums are all-gathered, as pairs (COO) or as the hash
 // bitmap of the partition's members plus the values in index order.
 // AGsparse, the centralised baseline, all-gathers every rank's pairs and
@@ -27,7 +30,10 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <random>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -94,13 +100,16 @@ namespace {
 
 /// Every partition's members of a gradient of `n` elements: a function of
 /// the size and the communicator's seeds alone, so computed once (the
-/// last 8 shapes are kept).
-const std::vector<std::vector<uint32_t>> &
-partitionMembers(size_t n, int size, const sparse::HashSeeds &seeds) {
+/// last 8 shapes are kept; a caller keeps its lists alive while another
+/// thread's call evicts them).
+using Members = std::shared_ptr<const std::vector<std::vector<uint32_t>>>;
+Members partitionMembers(size_t n, int size, const sparse::HashSeeds &seeds) {
   using Key = std::tuple<size_t, int, uint64_t>;
-  static std::map<Key, std::vector<std::vector<uint32_t>>> cache;
+  static std::mutex mutex;
+  static std::map<Key, Members> cache;
   static std::vector<Key> order;
   Key key{n, size, seeds.partition};
+  std::lock_guard<std::mutex> lock(mutex);
   auto found = cache.find(key);
   if (found != cache.end())
     return found->second;
@@ -109,24 +118,28 @@ partitionMembers(size_t n, int size, const sparse::HashSeeds &seeds) {
     order.erase(order.begin());
   }
   order.push_back(key);
-  return cache[key] = sparse::allPartitionMembers(int64_t(n), size, seeds);
+  return cache[key] = std::make_shared<std::vector<std::vector<uint32_t>>>(
+             sparse::allPartitionMembers(int64_t(n), size, seeds));
+}
+
+/// Threads for hashing a gradient of `n` elements: one per 2^16 elements,
+/// at most one per core.
+int hashThreads(size_t n) {
+  size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return int(std::clamp<size_t>(n >> 16, 1, cores));
 }
 
 /// Zen: push to the hash partitions' owners, aggregate, pull.
-hrt_status zenAllReduce(float *data, size_t n,
-                        const std::vector<uint32_t> &nonZero,
-                        hrt_sparse_format format, hrt_reduce_op op, int rank,
-                        int size, hrt_comm comm, const rt::CallSite &here) {
+hrt_status zenAllReduce(float *data, size_t n, hrt_sparse_format format,
+                        hrt_reduce_op op, int rank, int size, hrt_comm comm) {
   sparse::HashSeeds seeds;
   if (hrt_status status = seedsOf(comm, seeds))
     return status;
-  // Push.
-  auto parts = sparse::partitionIndices(nonZero, size, seeds);
-  if (!parts)
-    return rt::fail(HRT_ERROR_BACKEND, here,
-                    "a partition's hash table overflowed");
+  // Push: Alg 3.2 finds the non-zeros and partitions them in one pass.
+  std::vector<std::vector<uint32_t>> parts =
+      sparse::hierarchicalHash(data, n, size, seeds, hashThreads(n));
   int64_t capacity = 0;
-  for (const auto &part : *parts)
+  for (const auto &part : parts)
     capacity = std::max<int64_t>(capacity, part.size());
   if (hrt_status status = maxOver(comm, capacity))
     return status;
@@ -134,31 +147,35 @@ hrt_status zenAllReduce(float *data, size_t n,
   std::vector<char> outgoing(slot * size), incoming(slot * size);
   for (int p = 0; p < size; ++p) {
     std::vector<float> values;
-    for (uint32_t index : (*parts)[p])
+    for (uint32_t index : parts[p])
       values.push_back(data[index]);
-    writeSlot(outgoing.data() + p * slot, capacity, (*parts)[p], values.data());
+    writeSlot(outgoing.data() + p * slot, capacity, parts[p], values.data());
   }
   if (hrt_status status = hrt_all_to_all(outgoing.data(), incoming.data(), slot,
                                          HRT_UINT8, comm))
     return status;
   lastPushed = outgoing.size();
 
-  // Aggregate this rank's partition, summing in rank order.
-  std::map<uint32_t, float> sums;
-  for (int r = 0; r < size; ++r) {
+  // Aggregate this rank's partition in place, each index's pairs summed in
+  // rank order, and read it out in index order along the partition's
+  // members (the pairs arrive in the senders' memory order).
+  Members kept = partitionMembers(n, size, seeds);
+  const std::vector<std::vector<uint32_t>> &members = *kept;
+  std::fill(data, data + n, 0.0f);
+  std::vector<uint8_t> received(n, 0);
+  for (int r = 0; r < size; ++r)
     readSlot(incoming.data() + r * slot, capacity,
              [&](uint32_t index, float value) {
-               auto [entry, inserted] = sums.emplace(index, value);
-               if (!inserted)
-                 entry->second += value;
+               data[index] += value;
+               received[index] = 1;
              });
-  }
   std::vector<uint32_t> owned;
   std::vector<float> summed;
-  for (const auto &[index, value] : sums) {
-    owned.push_back(index);
-    summed.push_back(value);
-  }
+  for (uint32_t index : members[rank])
+    if (received[index]) {
+      owned.push_back(index);
+      summed.push_back(data[index]);
+    }
 
   // Pull.
   int64_t pulledCapacity = int64_t(owned.size());
@@ -181,8 +198,6 @@ hrt_status zenAllReduce(float *data, size_t n,
     return HRT_SUCCESS;
   }
   // Hash bitmap: the words of the largest partition, then the values.
-  const std::vector<std::vector<uint32_t>> &members =
-      partitionMembers(n, size, seeds);
   size_t words = 0;
   for (const auto &member : members)
     words = std::max(words, (member.size() + 31) / 32);
@@ -344,12 +359,18 @@ extern "C" hrt_status hrt_sparse_all_reduce(float *data, size_t n,
     return status;
   if (hrt_status status = hrt_comm_size(comm, &size))
     return status;
-  std::vector<uint32_t> nonZero;
-  for (size_t i = 0; i < n; ++i)
-    if (data[i] != 0.0f)
-      nonZero.push_back(uint32_t(i));
+  auto nonZeroIndices = [&] {
+    std::vector<uint32_t> nonZero;
+    for (size_t i = 0; i < n; ++i)
+      if (data[i] != 0.0f)
+        nonZero.push_back(uint32_t(i));
+    return nonZero;
+  };
   if (format == HRT_SPARSE_ONLINE) {
-    if (hrt_status status = chooseOnline(nonZero.size(), n, size, comm, format))
+    size_t nonZeros = 0;
+    for (size_t i = 0; i < n; ++i)
+      nonZeros += data[i] != 0.0f;
+    if (hrt_status status = chooseOnline(nonZeros, n, size, comm, format))
       return status;
     if (format == hrt_sparse_format(0)) {
       lastFormat = 0;
@@ -359,6 +380,6 @@ extern "C" hrt_status hrt_sparse_all_reduce(float *data, size_t n,
   }
   lastFormat = int(format);
   if (format == HRT_SPARSE_ALLGATHER)
-    return allGatherSparse(data, n, nonZero, op, size, comm);
-  return zenAllReduce(data, n, nonZero, format, op, rank, size, comm, here);
+    return allGatherSparse(data, n, nonZeroIndices(), op, size, comm);
+  return zenAllReduce(data, n, format, op, rank, size, comm);
 }

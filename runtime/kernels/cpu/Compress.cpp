@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hetero-rt/compress.h"
+#include "hetero/Support/Parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -27,17 +28,7 @@ constexpr size_t kParallelThreshold = size_t(1) << 20;
 /// Runs body(begin, end) over [0, n) in contiguous chunks, one per thread.
 template <typename Body> void parallelFor(size_t n, Body body) {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  if (n < kParallelThreshold || threads == 1) {
-    body(size_t(0), n);
-    return;
-  }
-  std::vector<std::thread> workers;
-  size_t chunk = (n + threads - 1) / threads;
-  for (unsigned t = 1; t < threads && t * chunk < n; ++t)
-    workers.emplace_back(body, t * chunk, std::min(n, (t + 1) * chunk));
-  body(size_t(0), std::min(n, chunk));
-  for (std::thread &worker : workers)
-    worker.join();
+  hetero::parallelChunks(n < kParallelThreshold ? 1 : threads, n, body);
 }
 
 /// A sum of per-chunk partial results, in chunk order (deterministic).
