@@ -44,8 +44,7 @@ partitionAndSort(const std::vector<float> &gradient, int64_t partitions,
   std::vector<std::vector<uint32_t>> parts(partitions);
   for (size_t i = 0; i < gradient.size(); ++i)
     if (gradient[i] != 0.0f)
-      parts[partitionOf(uint32_t(i), seeds, partitions)].push_back(
-          uint32_t(i));
+      parts[partitionOf(uint32_t(i), seeds, partitions)].push_back(uint32_t(i));
   for (std::vector<uint32_t> &part : parts)
     std::sort(part.begin(), part.end());
   return parts;
@@ -90,8 +89,8 @@ int main(int argc, char **argv) {
       one = hierarchicalHash(gradient.data(), elements, partitions, seeds, 1);
     });
     double parallel = bench::fastestSeconds(runs, [&] {
-      many = hierarchicalHash(gradient.data(), elements, partitions, seeds,
-                              cores);
+      many =
+          hierarchicalHash(gradient.data(), elements, partitions, seeds, cores);
     });
     // The collision rate at the default memory size, on one thread.
     HashMemory memory(partitions, defaultProbedSlots(count, partitions),

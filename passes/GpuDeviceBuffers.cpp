@@ -30,7 +30,9 @@
 //   the buffer gets the host copy back after the call, or after the wait
 //   of the request it returned (hrt_cuda_stage_out). With
 //   `device-collectives`, the collectives and point-to-point calls take
-//   device addresses (the NCCL backend) and are not staged;
+//   device addresses (the NCCL backend) and are not staged; nor is a
+//   compressed all-reduce placed on the GPU, which the device kernels
+//   compress where the gradient is;
 // - memref.copy between device buffers becomes linalg.copy, a kernel;
 //   between host and device memory, a gpu.memcpy.
 //
@@ -50,6 +52,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/EquivalenceClasses.h"
@@ -70,16 +73,27 @@ constexpr llvm::StringLiteral kStageIn = "hrt_cuda_stage_in";
 constexpr llvm::StringLiteral kStageOut = "hrt_cuda_stage_out";
 constexpr llvm::StringLiteral kWait = "hrt_mlir_wait";
 
-/// The runtime calls that move device buffers themselves when the
-/// collectives run on the device (the NCCL backend).
-bool takesDeviceAddresses(StringRef callee) {
-  return llvm::StringSwitch<bool>(callee)
-      .Cases({"hrt_mlir_all_reduce", "hrt_mlir_all_reduce_start",
-              "hrt_mlir_all_gather", "hrt_mlir_reduce_scatter",
-              "hrt_mlir_broadcast", "hrt_mlir_reduce", "hrt_mlir_all_to_all",
-              "hrt_mlir_send", "hrt_mlir_recv"},
-             true)
-      .Default(false);
+/// The runtime calls that take device buffers as they are: the
+/// collectives when they run on the device (`deviceCollectives`, the NCCL
+/// backend), and a compressed all-reduce placed on the GPU (placement
+/// operand 1, the one before the site), whose device kernels compress in
+/// device memory on either backend.
+bool takesDeviceAddresses(func::CallOp call, bool deviceCollectives) {
+  StringRef callee = call.getCallee();
+  if (callee == "hrt_mlir_compressed_all_reduce" ||
+      callee == "hrt_mlir_compressed_all_reduce_start") {
+    unsigned operands = call.getNumOperands();
+    return operands >= 2 &&
+           matchPattern(call.getOperand(operands - 2), m_One());
+  }
+  return deviceCollectives &&
+         llvm::StringSwitch<bool>(callee)
+             .Cases({"hrt_mlir_all_reduce", "hrt_mlir_all_reduce_start",
+                     "hrt_mlir_all_gather", "hrt_mlir_reduce_scatter",
+                     "hrt_mlir_broadcast", "hrt_mlir_reduce",
+                     "hrt_mlir_all_to_all", "hrt_mlir_send", "hrt_mlir_recv"},
+                    true)
+             .Default(false);
 }
 
 /// What a runtime call does with the buffer of its operand `index`: reads
@@ -247,8 +261,8 @@ private:
     }
     if (auto call = dyn_cast<func::CallOp>(op)) {
       auto callee = module.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
-      if (callee && callee.isDeclaration() && deviceCollectives &&
-          takesDeviceAddresses(call.getCallee()))
+      if (callee && callee.isDeclaration() &&
+          takesDeviceAddresses(call, deviceCollectives))
         for (Value operand : call.getOperands()) {
           SmallVector<Operation *> chain;
           if (auto extract = addressSource(operand, chain))
@@ -484,7 +498,7 @@ private:
     auto callee = getOperation().lookupSymbol<func::FuncOp>(call.getCallee());
     if (!callee || !callee.isDeclaration() ||
         call.getCallee().starts_with("hrt_cuda_") ||
-        (deviceCollectives && takesDeviceAddresses(call.getCallee())))
+        takesDeviceAddresses(call, deviceCollectives))
       return success();
     llvm::DenseMap<Operation *, Value> staged;
     for (auto [index, operand] : llvm::enumerate(call.getOperands())) {

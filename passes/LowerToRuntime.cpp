@@ -536,6 +536,7 @@ struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
           calls.constant32(runtimeScheme(compress.getScheme())),
           calls.constant32(compress.getErrorFeedback()),
           calls.constant64(compress.getNodeSize()),
+          calls.constant32(compress.getPlacement() == Placement::gpu ? 1 : 0),
           calls.constant64(*nextCompressedSite)};
       // Blocking where the program asks for it; otherwise compressed and
       // communicated on the runtime's communication thread while the

@@ -4,47 +4,47 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Each compressor has a fixed-size payload for n elements, so payloads can
-// be all-gathered and exchanged all-to-all as plain bytes:
-//
-//   none            n float32
-//   fp16, bf16      n 16-bit values
-//   topk, randomk   k uint32 indices, then k float32 values (k = ceil(r n))
-//   dgc             a uint32 count, then 2k indices and 2k values
-//   efsignsgd       the float32 scale, then ceil(n/32) sign words
-//   onebit          the float32 means of the positive and of the negative
-//                   elements, then ceil(n/32) sign words (1-bit SGD)
-//   qsgd            the float32 norm, then n int8 steps
+// The schemes (all-gather, all-to-all with re-compression, and the
+// hierarchical one over nodes) are written once against Kernels: where the
+// buffers live, how they are compressed, summed and moved. The host's
+// kernels work on host buffers; with HRT_PLACEMENT_DEVICE the device
+// kernels that libhetero_rt_cuda registers work on device buffers, and the
+// payloads cross to the host only for a backend that moves host memory.
+// The payloads' layout is CompressedPayload.h's.
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompressedPayload.h"
 #include "Runtime.h"
 #include "hetero-rt/compress.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
 
-size_t keptCount(const hrt_compression &spec, size_t n) {
-  if (n == 0)
-    return 0;
-  double wanted = std::ceil(std::clamp(spec.ratio, 0.0, 1.0) * double(n));
-  return std::clamp<size_t>(size_t(wanted), 1, n);
+namespace payload = hetero::rt::payload;
+using payload::dgcCapacity;
+using payload::dgcSample;
+using payload::header;
+using payload::keptCount;
+using payload::rankSeed;
+using payload::valuesAt;
+
+template <typename T> T *at(char *payload, size_t offset) {
+  return reinterpret_cast<T *>(payload + offset);
 }
 
-size_t signWords(size_t n) { return (n + 31) / 32; }
-
-/// The seed a rank compresses with: random-k's indices must agree across
-/// ranks; the noise of QSGD and DGC's sample should not.
-uint64_t rankSeed(const hrt_compression &spec, int rank) {
-  if (spec.compressor == HRT_COMPRESS_RANDOMK)
-    return spec.seed;
-  return spec.seed ^ (uint64_t(rank + 1) * 0x9e3779b97f4a7c15ULL);
+template <typename T> const T *at(const char *payload, size_t offset) {
+  return reinterpret_cast<const T *>(payload + offset);
 }
 
 /// Payloads hold 4-byte fields at offsets that are multiples of 4 from
@@ -54,14 +54,6 @@ constexpr size_t kPayloadAlignment = 8;
 size_t alignedSlot(size_t bytes) {
   return (bytes + kPayloadAlignment - 1) / kPayloadAlignment *
          kPayloadAlignment;
-}
-
-template <typename T> T *at(char *payload, size_t offset) {
-  return reinterpret_cast<T *>(payload + offset);
-}
-
-template <typename T> const T *at(const char *payload, size_t offset) {
-  return reinterpret_cast<const T *>(payload + offset);
 }
 
 /// out[i] += values[i] over [0, n), with `decode(begin, length, values)`
@@ -77,10 +69,10 @@ template <typename Decode> void forChunks(size_t n, Decode decode, float *out) {
   }
 }
 
-void compress(const hrt_compression &spec, const float *g, size_t n, int rank,
-              char *payload) {
-  uint64_t seed = rankSeed(spec, rank);
-  size_t k = keptCount(spec, n);
+void compressOnHost(const hrt_compression &spec, const float *g, size_t n,
+                    uint64_t seed, char *payload) {
+  size_t k = keptCount(spec, n), head = header(spec.compressor);
+  size_t values = valuesAt(spec, n);
   switch (spec.compressor) {
   case HRT_COMPRESS_NONE:
     std::memcpy(payload, g, n * sizeof(float));
@@ -92,22 +84,19 @@ void compress(const hrt_compression &spec, const float *g, size_t n, int rank,
     hrt_to_bf16(g, n, at<uint16_t>(payload, 0));
     return;
   case HRT_COMPRESS_TOPK:
-    hrt_topk(g, n, k, at<uint32_t>(payload, 0), at<float>(payload, 4 * k));
+    hrt_topk(g, n, k, at<uint32_t>(payload, head), at<float>(payload, values));
     return;
   case HRT_COMPRESS_RANDOMK:
-    hrt_randomk(g, n, k, seed, at<uint32_t>(payload, 0),
-                at<float>(payload, 4 * k));
+    hrt_randomk(g, n, k, seed, at<uint32_t>(payload, head),
+                at<float>(payload, values));
     return;
-  case HRT_COMPRESS_DGC: {
-    size_t capacity = std::min(n, 2 * k);
-    size_t sample = std::min<size_t>(n, std::max<size_t>(1000, n / 100));
-    *at<uint32_t>(payload, 0) = uint32_t(hrt_dgc(
-        g, n, spec.ratio, sample, seed, capacity, at<uint32_t>(payload, 4),
-        at<float>(payload, 4 + 4 * capacity)));
+  case HRT_COMPRESS_DGC:
+    *at<uint32_t>(payload, 0) = uint32_t(
+        hrt_dgc(g, n, spec.ratio, dgcSample(n), seed, dgcCapacity(spec, n),
+                at<uint32_t>(payload, head), at<float>(payload, values)));
     return;
-  }
   case HRT_COMPRESS_EFSIGNSGD:
-    *at<float>(payload, 0) = hrt_efsignsgd(g, n, at<uint32_t>(payload, 4));
+    *at<float>(payload, 0) = hrt_efsignsgd(g, n, at<uint32_t>(payload, head));
     return;
   case HRT_COMPRESS_ONEBIT: {
     double positive = 0.0, negative = 0.0;
@@ -120,20 +109,20 @@ void compress(const hrt_compression &spec, const float *g, size_t n, int rank,
     *at<float>(payload, 0) = positives ? float(positive / positives) : 0.0f;
     *at<float>(payload, 4) =
         n > positives ? float(negative / (n - positives)) : 0.0f;
-    hrt_pack_signs(g, n, at<uint32_t>(payload, 8));
+    hrt_pack_signs(g, n, at<uint32_t>(payload, head));
     return;
   }
   case HRT_COMPRESS_QSGD:
     *at<float>(payload, 0) =
-        hrt_qsgd(g, n, spec.levels, seed, at<int8_t>(payload, 4));
+        hrt_qsgd(g, n, spec.levels, seed, at<int8_t>(payload, head));
     return;
   }
 }
 
 /// out += decompress(payload).
-void decompressAdd(const hrt_compression &spec, const char *payload, size_t n,
-                   float *out) {
-  size_t k = keptCount(spec, n);
+void decompressAddOnHost(const hrt_compression &spec, const char *payload,
+                         size_t n, float *out) {
+  size_t head = header(spec.compressor), values = valuesAt(spec, n);
   switch (spec.compressor) {
   case HRT_COMPRESS_NONE:
     for (size_t i = 0; i < n; ++i)
@@ -154,14 +143,12 @@ void decompressAdd(const hrt_compression &spec, const char *payload, size_t n,
   }
   case HRT_COMPRESS_TOPK:
   case HRT_COMPRESS_RANDOMK:
-    hrt_scatter_add(at<uint32_t>(payload, 0), at<float>(payload, 4 * k), k,
-                    out);
-    return;
   case HRT_COMPRESS_DGC: {
-    size_t capacity = std::min(n, 2 * k);
-    hrt_scatter_add(at<uint32_t>(payload, 4),
-                    at<float>(payload, 4 + 4 * capacity),
-                    *at<uint32_t>(payload, 0), out);
+    size_t count = spec.compressor == HRT_COMPRESS_DGC
+                       ? *at<uint32_t>(payload, 0)
+                       : keptCount(spec, n);
+    hrt_scatter_add(at<uint32_t>(payload, head), at<float>(payload, values),
+                    count, out);
     return;
   }
   case HRT_COMPRESS_EFSIGNSGD:
@@ -169,13 +156,13 @@ void decompressAdd(const hrt_compression &spec, const char *payload, size_t n,
     bool onebit = spec.compressor == HRT_COMPRESS_ONEBIT;
     float positive = *at<float>(payload, 0);
     float negative = onebit ? *at<float>(payload, 4) : positive;
-    const uint32_t *words = at<uint32_t>(payload, onebit ? 8 : 4);
+    const uint32_t *words = at<uint32_t>(payload, head);
     for (size_t i = 0; i < n; ++i)
       out[i] += (words[i / 32] >> (i % 32) & 1) ? -negative : positive;
     return;
   }
   case HRT_COMPRESS_QSGD: {
-    const int8_t *steps = at<int8_t>(payload, 4);
+    const int8_t *steps = at<int8_t>(payload, head);
     float norm = *at<float>(payload, 0);
     forChunks(
         n,
@@ -188,21 +175,149 @@ void decompressAdd(const hrt_compression &spec, const char *payload, size_t n,
   }
 }
 
-/// Compresses g (plus the residual, which keeps what was not sent).
-void compressWithFeedback(const hrt_compression &spec, const float *g, size_t n,
-                          int rank, std::vector<char> &payload) {
-  payload.assign(hrt_compressed_size(&spec, n), 0);
+/// The device side libhetero_rt_cuda registered, if it is loaded.
+std::atomic<const hrt_device_compression *> deviceOps{nullptr};
+
+/// Where a compressed all-reduce's buffers live and how they are
+/// compressed, summed and exchanged.
+class Kernels {
+public:
+  virtual ~Kernels() = default;
+  /// `bytes` of zeroed memory, and its release.
+  virtual void *allocate(size_t bytes) = 0;
+  virtual void release(void *pointer) = 0;
+  virtual void copy(void *to, const void *from, size_t bytes) = 0;
+  virtual void compress(const hrt_compression &spec, const float *g, size_t n,
+                        uint64_t seed, char *payload) = 0;
+  virtual void decompressAdd(const hrt_compression &spec, const char *payload,
+                             size_t n, float *out) = 0;
+  /// y = alpha x + beta y.
+  virtual void axpby(float alpha, const float *x, float beta, float *y,
+                     size_t n) = 0;
+  /// Runs `collective` on addresses the backend takes for `send` (of
+  /// `sendBytes`, read) and `recv` (of `recvBytes`, written; it may be
+  /// `send`).
+  virtual hrt_status exchange(
+      const void *send, size_t sendBytes, void *recv, size_t recvBytes,
+      const std::function<hrt_status(const void *, void *)> &collective) = 0;
+};
+
+class HostKernels final : public Kernels {
+public:
+  void *allocate(size_t bytes) override { return std::calloc(bytes, 1); }
+  void release(void *pointer) override { std::free(pointer); }
+  void copy(void *to, const void *from, size_t bytes) override {
+    std::memcpy(to, from, bytes);
+  }
+  void compress(const hrt_compression &spec, const float *g, size_t n,
+                uint64_t seed, char *payload) override {
+    compressOnHost(spec, g, n, seed, payload);
+  }
+  void decompressAdd(const hrt_compression &spec, const char *payload, size_t n,
+                     float *out) override {
+    decompressAddOnHost(spec, payload, n, out);
+  }
+  void axpby(float alpha, const float *x, float beta, float *y,
+             size_t n) override {
+    if (beta == 0.0f) {
+      for (size_t i = 0; i < n; ++i)
+        y[i] = x[i] * alpha;
+      return;
+    }
+    for (size_t i = 0; i < n; ++i)
+      y[i] = beta * y[i] + alpha * x[i];
+  }
+  hrt_status exchange(const void *send, size_t, void *recv, size_t,
+                      const std::function<hrt_status(const void *, void *)>
+                          &collective) override {
+    return collective(send, recv);
+  }
+};
+
+class DeviceKernels final : public Kernels {
+public:
+  explicit DeviceKernels(const hrt_device_compression &ops) : ops(ops) {}
+  void *allocate(size_t bytes) override { return ops.allocate(bytes); }
+  void release(void *pointer) override { ops.release(pointer); }
+  void copy(void *to, const void *from, size_t bytes) override {
+    ops.copy(to, from, bytes);
+  }
+  void compress(const hrt_compression &spec, const float *g, size_t n,
+                uint64_t seed, char *payload) override {
+    ops.compress(&spec, g, n, seed, payload);
+  }
+  void decompressAdd(const hrt_compression &spec, const char *payload, size_t n,
+                     float *out) override {
+    ops.decompress_add(&spec, payload, n, out);
+  }
+  void axpby(float alpha, const float *x, float beta, float *y,
+             size_t n) override {
+    ops.axpby(alpha, x, beta, y, n);
+  }
+  hrt_status
+  exchange(const void *send, size_t sendBytes, void *recv, size_t recvBytes,
+           const std::function<hrt_status(const void *, void *)> &collective)
+      override {
+    if (!hetero::rt::mpiBackendActive()) {
+      // NCCL moves device memory on its own streams: the kernels queued
+      // on this thread's stream must have written `send` first.
+      ops.synchronize();
+      return collective(send, recv);
+    }
+    // MPI moves host memory: the payloads cross, not the gradients.
+    std::vector<char> hostSend(sendBytes), hostRecv;
+    ops.copy(hostSend.data(), send, sendBytes);
+    char *into = hostSend.data();
+    if (recv != send) {
+      hostRecv.resize(recvBytes);
+      into = hostRecv.data();
+    }
+    if (hrt_status status = collective(hostSend.data(), into))
+      return status;
+    ops.copy(recv, into, recvBytes);
+    return HRT_SUCCESS;
+  }
+
+private:
+  const hrt_device_compression &ops;
+};
+
+/// `bytes` of zeroed memory where `kernels` work, released with it.
+class Buffer {
+public:
+  Buffer(Kernels &kernels, size_t bytes)
+      : kernels(kernels), pointer(bytes ? kernels.allocate(bytes) : nullptr) {}
+  ~Buffer() {
+    if (pointer)
+      kernels.release(pointer);
+  }
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+  char *bytes() const { return static_cast<char *>(pointer); }
+  float *floats() const { return static_cast<float *>(pointer); }
+
+private:
+  Kernels &kernels;
+  void *pointer;
+};
+
+/// Compresses g (plus the residual, which keeps what was not sent) into
+/// `payload` (zeroed, of payload::bytes).
+void compressWithFeedback(Kernels &kernels, const hrt_compression &spec,
+                          const float *g, size_t n, int rank, char *payload) {
+  uint64_t seed = rankSeed(spec, rank);
   if (!spec.residual) {
-    compress(spec, g, n, rank, payload.data());
+    kernels.compress(spec, g, n, seed, payload);
     return;
   }
-  std::vector<float> corrected(n), sent(n, 0.0f);
-  for (size_t i = 0; i < n; ++i)
-    corrected[i] = g[i] + spec.residual[i];
-  compress(spec, corrected.data(), n, rank, payload.data());
-  decompressAdd(spec, payload.data(), n, sent.data());
-  for (size_t i = 0; i < n; ++i)
-    spec.residual[i] = corrected[i] - sent[i];
+  Buffer corrected(kernels, n * sizeof(float)),
+      sent(kernels, n * sizeof(float));
+  kernels.copy(corrected.floats(), g, n * sizeof(float));
+  kernels.axpby(1.0f, spec.residual, 1.0f, corrected.floats(), n);
+  kernels.compress(spec, corrected.floats(), n, seed, payload);
+  kernels.decompressAdd(spec, payload, n, sent.floats());
+  kernels.copy(spec.residual, corrected.floats(), n * sizeof(float));
+  kernels.axpby(-1.0f, sent.floats(), 1.0f, spec.residual, n);
 }
 
 /// The spec of chunk c under the all-to-all scheme: its own seed, no
@@ -233,65 +348,146 @@ hrt_status nodeComms(hrt_comm comm, int rank, int nodeSize, hrt_comm &node,
   return HRT_SUCCESS;
 }
 
-} // namespace
+/// Every rank's `slot` bytes of `mine`, side by side in `all`.
+hrt_status allGatherSlots(Kernels &kernels, const char *mine, char *all,
+                          size_t slot, int size, hrt_comm comm) {
+  return kernels.exchange(
+      mine, slot, all, slot * size, [&](const void *send, void *recv) {
+        return hrt_all_gather(send, recv, slot, HRT_UINT8, comm);
+      });
+}
 
-/// Dense sum inside each node, the flat compressed all-reduce among the
-/// nodes' first ranks, a broadcast inside each node.
-static hrt_status hierarchicalAllReduce(float *data, size_t n,
-                                        const hrt_compression &spec,
-                                        hrt_reduce_op op, hrt_comm comm,
-                                        int rank, int size, int nodeSize) {
-  hrt_comm node = nullptr, cross = nullptr;
-  if (hrt_status status = nodeComms(comm, rank, nodeSize, node, cross))
-    return status;
-  std::vector<float> sum(n);
-  if (hrt_status status =
-          hrt_reduce(data, sum.data(), n, HRT_FLOAT32, HRT_SUM, 0, node))
-    return status;
-  if (rank % nodeSize == 0) {
-    hrt_compression flat = spec;
-    flat.node_size = 1;
-    if (hrt_status status =
-            hrt_compressed_all_reduce(sum.data(), n, &flat, HRT_SUM, cross))
+/// The flat schemes: `result` (n zeroed floats) += every rank's
+/// decompressed data.
+hrt_status flatSum(Kernels &kernels, const float *data, size_t n,
+                   const hrt_compression &spec, hrt_comm comm, int rank,
+                   int size, float *result) {
+  if (spec.scheme != HRT_SCHEME_ALLTOALL) {
+    size_t slot = alignedSlot(payload::bytes(spec, n));
+    Buffer mine(kernels, slot), all(kernels, slot * size);
+    compressWithFeedback(kernels, spec, data, n, rank, mine.bytes());
+    if (hrt_status status = allGatherSlots(kernels, mine.bytes(), all.bytes(),
+                                           slot, size, comm))
       return status;
+    for (int r = 0; r < size; ++r)
+      kernels.decompressAdd(spec, all.bytes() + r * slot, n, result);
+    return HRT_SUCCESS;
   }
-  if (hrt_status status = hrt_broadcast(sum.data(), n, HRT_FLOAT32, 0, node))
+  // Chunk c: [c n / P, (c + 1) n / P), padded to the largest chunk.
+  auto begin = [&](int c) { return size_t(c) * n / size_t(size); };
+  size_t largest = 0;
+  for (int c = 0; c < size; ++c)
+    largest = std::max(largest, begin(c + 1) - begin(c));
+  size_t slot = 0;
+  for (int c = 0; c < size; ++c)
+    slot = std::max(slot, payload::bytes(chunkSpec(spec, c), largest));
+  slot = alignedSlot(slot);
+  // Each chunk compressed once, with error feedback on its slice of the
+  // residual.
+  Buffer outgoing(kernels, slot * size), incoming(kernels, slot * size);
+  for (int c = 0; c < size; ++c) {
+    hrt_compression chunk = chunkSpec(spec, c);
+    if (spec.residual)
+      chunk.residual = spec.residual + begin(c);
+    compressWithFeedback(kernels, chunk, data + begin(c),
+                         begin(c + 1) - begin(c), rank,
+                         outgoing.bytes() + c * slot);
+  }
+  if (hrt_status status = kernels.exchange(
+          outgoing.bytes(), slot * size, incoming.bytes(), slot * size,
+          [&](const void *send, void *recv) {
+            return hrt_all_to_all(send, recv, slot, HRT_UINT8, comm);
+          }))
     return status;
-  float scale = op == HRT_AVG ? 1.0f / float(size) : 1.0f;
-  for (size_t i = 0; i < n; ++i)
-    data[i] = sum[i] * scale;
+  // Aggregate this rank's chunk, then compress the sum once more.
+  hrt_compression own = chunkSpec(spec, rank);
+  size_t length = begin(rank + 1) - begin(rank);
+  Buffer aggregate(kernels, length * sizeof(float));
+  for (int r = 0; r < size; ++r)
+    kernels.decompressAdd(own, incoming.bytes() + r * slot, length,
+                          aggregate.floats());
+  Buffer summed(kernels, slot), gathered(kernels, slot * size);
+  kernels.compress(own, aggregate.floats(), length, rankSeed(own, rank),
+                   summed.bytes());
+  if (hrt_status status = allGatherSlots(kernels, summed.bytes(),
+                                         gathered.bytes(), slot, size, comm))
+    return status;
+  for (int c = 0; c < size; ++c)
+    kernels.decompressAdd(chunkSpec(spec, c), gathered.bytes() + c * slot,
+                          begin(c + 1) - begin(c), result + begin(c));
   return HRT_SUCCESS;
 }
 
-extern "C" size_t hrt_compressed_size(const hrt_compression *spec, size_t n) {
-  size_t k = keptCount(*spec, n);
-  switch (spec->compressor) {
-  case HRT_COMPRESS_NONE:
-    return 4 * n;
-  case HRT_COMPRESS_FP16:
-  case HRT_COMPRESS_BF16:
-    return 2 * n;
-  case HRT_COMPRESS_TOPK:
-  case HRT_COMPRESS_RANDOMK:
-    return 8 * k;
-  case HRT_COMPRESS_DGC:
-    return 4 + 8 * std::min(n, 2 * k);
-  case HRT_COMPRESS_EFSIGNSGD:
-    return 4 + 4 * signWords(n);
-  case HRT_COMPRESS_ONEBIT:
-    return 8 + 4 * signWords(n);
-  case HRT_COMPRESS_QSGD:
-    return 4 + n;
+/// data <- the sum or mean of every rank's compressed data: flat, or with
+/// nodes a dense sum inside each node, the flat scheme among the nodes'
+/// first ranks and a broadcast inside each node.
+hrt_status compressedAllReduce(Kernels &kernels, float *data, size_t n,
+                               const hrt_compression &spec, hrt_reduce_op op,
+                               hrt_comm comm, int rank, int size) {
+  Buffer result(kernels, n * sizeof(float));
+  int nodeSize = spec.node_size;
+  if (nodeSize > 1 && nodeSize < size && size % nodeSize == 0) {
+    hrt_comm node = nullptr, cross = nullptr;
+    if (hrt_status status = nodeComms(comm, rank, nodeSize, node, cross))
+      return status;
+    Buffer sum(kernels, n * sizeof(float));
+    if (hrt_status status = kernels.exchange(
+            data, n * sizeof(float), sum.floats(), n * sizeof(float),
+            [&](const void *send, void *recv) {
+              return hrt_reduce(send, recv, n, HRT_FLOAT32, HRT_SUM, 0, node);
+            }))
+      return status;
+    if (rank % nodeSize == 0) {
+      hrt_compression flat = spec;
+      flat.node_size = 1;
+      int crossRank = 0, crossSize = 1;
+      if (hrt_status status = hrt_comm_rank(cross, &crossRank))
+        return status;
+      if (hrt_status status = hrt_comm_size(cross, &crossSize))
+        return status;
+      if (hrt_status status = flatSum(kernels, sum.floats(), n, flat, cross,
+                                      crossRank, crossSize, result.floats()))
+        return status;
+    }
+    if (hrt_status status = kernels.exchange(
+            result.floats(), n * sizeof(float), result.floats(),
+            n * sizeof(float), [&](const void *, void *buffer) {
+              return hrt_broadcast(buffer, n, HRT_FLOAT32, 0, node);
+            }))
+      return status;
+  } else if (hrt_status status = flatSum(kernels, data, n, spec, comm, rank,
+                                         size, result.floats())) {
+    return status;
   }
-  return 0;
+  float scale = op == HRT_AVG ? 1.0f / float(size) : 1.0f;
+  kernels.axpby(scale, result.floats(), 0.0f, data, n);
+  return HRT_SUCCESS;
+}
+
+} // namespace
+
+const hrt_device_compression *
+hetero::rt::deviceCompressionFor(const void *data) {
+  const hrt_device_compression *device = deviceOps.load();
+  return device && data && device->is_device(data) ? device : nullptr;
+}
+
+extern "C" void
+hrt_register_device_compression(const hrt_device_compression *ops) {
+  deviceOps.store(ops);
+}
+
+extern "C" size_t hrt_compressed_size(const hrt_compression *spec, size_t n) {
+  return payload::bytes(*spec, n);
 }
 
 extern "C" void hrt_compress_roundtrip_add(const hrt_compression *spec,
                                            const float *g, size_t n, int rank,
                                            float *out) {
-  std::vector<char> payload;
-  compressWithFeedback(*spec, g, n, rank, payload);
-  decompressAdd(*spec, payload.data(), n, out);
+  HostKernels kernels;
+  Buffer compressed(kernels, payload::bytes(*spec, n));
+  compressWithFeedback(kernels, *spec, g, n, rank, compressed.bytes());
+  decompressAddOnHost(*spec, compressed.bytes(), n, out);
 }
 
 extern "C" hrt_status hrt_compressed_all_reduce(float *data, size_t n,
@@ -307,12 +503,27 @@ extern "C" hrt_status hrt_compressed_all_reduce(float *data, size_t n,
     return status;
   if (!spec || (!data && n))
     return invalid("the spec and the data must not be null");
-  if (hrt_status status = hetero::rt::checkHostCollective(
-          here, {{data, n * sizeof(float), "data"},
-                 {spec->residual, n * sizeof(float), "residual"}}))
+  const hrt_device_compression *device = nullptr;
+  if (spec->placement == HRT_PLACEMENT_DEVICE) {
+    device = deviceOps.load();
+    if (!device)
+      return invalid("placement on the device needs the device kernels of "
+                     "libhetero_rt_cuda, which is not loaded");
+    for (auto [buffer, role] :
+         {std::pair<const void *, const char *>{data, "data"},
+          {spec->residual, "residual"}})
+      if (buffer && n && !device->is_device(buffer))
+        return invalid(std::string("placement on the device needs the ") +
+                       role + " in device memory; it is host memory");
+  } else if (spec->placement != HRT_PLACEMENT_HOST) {
+    return invalid("unknown placement " + std::to_string(spec->placement));
+  } else if (hrt_status status = hetero::rt::checkHostCollective(
+                 here, {{data, n * sizeof(float), "data"},
+                        {spec->residual, n * sizeof(float), "residual"}})) {
     return status;
-  // Payloads and sums are host buffers; a backend on device memory stages
-  // their exchanges.
+  }
+  // Host payloads and sums; a backend on device memory stages their
+  // exchanges.
   hetero::rt::HostBuffers hostBuffers;
   if (spec->compressor < HRT_COMPRESS_NONE ||
       spec->compressor > HRT_COMPRESS_QSGD)
@@ -340,67 +551,13 @@ extern "C" hrt_status hrt_compressed_all_reduce(float *data, size_t n,
     return status;
   if (hrt_status status = hrt_comm_size(comm, &size))
     return status;
-  int nodeSize = spec->node_size;
-  if (nodeSize > 1 && nodeSize < size && size % nodeSize == 0)
-    return hierarchicalAllReduce(data, n, *spec, op, comm, rank, size,
-                                 nodeSize);
-  std::vector<char> mine;
-  std::vector<float> result(n, 0.0f);
-  if (spec->scheme != HRT_SCHEME_ALLTOALL) {
-    compressWithFeedback(*spec, data, n, rank, mine);
-    mine.resize(alignedSlot(mine.size()), 0);
-    std::vector<char> all(mine.size() * size);
-    if (hrt_status status = hrt_all_gather(mine.data(), all.data(), mine.size(),
-                                           HRT_UINT8, comm))
-      return status;
-    for (int r = 0; r < size; ++r)
-      decompressAdd(*spec, all.data() + r * mine.size(), n, result.data());
-  } else {
-    // Chunk c: [c n / P, (c + 1) n / P), padded to the largest chunk.
-    auto begin = [&](int c) { return size_t(c) * n / size_t(size); };
-    size_t largest = 0;
-    for (int c = 0; c < size; ++c)
-      largest = std::max(largest, begin(c + 1) - begin(c));
-    size_t slot = 0;
-    for (int c = 0; c < size; ++c) {
-      hrt_compression chunk = chunkSpec(*spec, c);
-      slot = std::max(slot, hrt_compressed_size(&chunk, largest));
-    }
-    slot = alignedSlot(slot);
-    // Each chunk compressed once, with error feedback on its slice of the
-    // residual.
-    std::vector<char> outgoing(slot * size, 0), incoming(slot * size, 0);
-    std::vector<char> payload;
-    for (int c = 0; c < size; ++c) {
-      hrt_compression chunk = chunkSpec(*spec, c);
-      if (spec->residual)
-        chunk.residual = spec->residual + begin(c);
-      compressWithFeedback(chunk, data + begin(c), begin(c + 1) - begin(c),
-                           rank, payload);
-      std::memcpy(outgoing.data() + c * slot, payload.data(), payload.size());
-    }
-    if (hrt_status status = hrt_all_to_all(outgoing.data(), incoming.data(),
-                                           slot, HRT_UINT8, comm))
-      return status;
-    // Aggregate this rank's chunk, then compress the sum once more.
-    hrt_compression own = chunkSpec(*spec, rank);
-    size_t length = begin(rank + 1) - begin(rank);
-    std::vector<float> aggregate(length, 0.0f);
-    for (int r = 0; r < size; ++r)
-      decompressAdd(own, incoming.data() + r * slot, length, aggregate.data());
-    std::vector<char> summed(slot, 0), gathered(slot * size, 0);
-    compress(own, aggregate.data(), length, rank, summed.data());
-    if (hrt_status status = hrt_all_gather(summed.data(), gathered.data(), slot,
-                                           HRT_UINT8, comm))
-      return status;
-    for (int c = 0; c < size; ++c) {
-      hrt_compression chunk = chunkSpec(*spec, c);
-      decompressAdd(chunk, gathered.data() + c * slot, begin(c + 1) - begin(c),
-                    result.data() + begin(c));
-    }
+  if (device) {
+    DeviceKernels kernels(*device);
+    hrt_status status =
+        compressedAllReduce(kernels, data, n, *spec, op, comm, rank, size);
+    device->synchronize();
+    return status;
   }
-  float scale = op == HRT_AVG ? 1.0f / float(size) : 1.0f;
-  for (size_t i = 0; i < n; ++i)
-    data[i] = result[i] * scale;
-  return HRT_SUCCESS;
+  HostKernels kernels;
+  return compressedAllReduce(kernels, data, n, *spec, op, comm, rank, size);
 }

@@ -268,45 +268,69 @@ namespace {
 /// The compression of a compressed all-reduce of compiled code. Per
 /// compressed all-reduce of the program (its site): its residual and how
 /// often it ran, from which every rank derives the same seed.
-hrt_compression compressionOf(const char *entry, long long count, int dtype,
-                              int compressor, double ratio, long long levels,
-                              int scheme, int errorFeedback, long long nodeSize,
-                              long long site) {
+/// `placement` (0: the host, 1: the device) is the op's: data in device
+/// memory is compressed there, where libhetero_rt_cuda is loaded; data in
+/// host memory (a CPU run of the same program) on the host.
+hrt_compression compressionOf(const char *entry, const void *data,
+                              long long count, int dtype, int compressor,
+                              double ratio, long long levels, int scheme,
+                              int errorFeedback, long long nodeSize,
+                              int placement, long long site) {
   if (dtype != HRT_FLOAT32)
     abortWith(std::string(entry) +
               ": a compressed all-reduce needs float32 data, got hrt_dtype " +
               std::to_string(dtype));
+  if (placement != HRT_PLACEMENT_HOST && placement != HRT_PLACEMENT_DEVICE)
+    abortWith(std::string(entry) + ": unknown placement " +
+              std::to_string(placement) + ", expected 0 (host) or 1 (device)");
+  const hrt_device_compression *device =
+      placement == HRT_PLACEMENT_DEVICE ? hetero::rt::deviceCompressionFor(data)
+                                        : nullptr;
+  /// A device residual lives as long as the process, as the host one.
   struct SiteState {
     std::vector<float> residual;
+    void *deviceResidual = nullptr;
+    size_t deviceElements = 0;
     unsigned long long calls = 0;
   };
   static std::map<long long, SiteState> sites;
   size_t n = countOf(entry, count);
   SiteState &state = sites[site];
-  if (errorFeedback && state.residual.size() != n)
+  if (errorFeedback && !device && state.residual.size() != n)
     state.residual.assign(n, 0.0f);
+  if (errorFeedback && device && state.deviceElements != n) {
+    if (state.deviceResidual)
+      device->release(state.deviceResidual);
+    state.deviceResidual = device->allocate(n * sizeof(float));
+    state.deviceElements = n;
+    // Zeroed on this thread's stream before the communication thread's
+    // kernels read it.
+    device->synchronize();
+  }
   hrt_compression spec;
   spec.compressor = hrt_compressor(compressor);
   spec.ratio = ratio;
   spec.levels = intOf(entry, "QSGD level count", levels);
   spec.scheme = hrt_scheme(scheme);
   spec.seed = (unsigned long long)site * 0x100000001b3ULL + state.calls++;
-  spec.residual = errorFeedback ? state.residual.data() : nullptr;
+  spec.residual = !errorFeedback ? nullptr
+                  : device       ? static_cast<float *>(state.deviceResidual)
+                                 : state.residual.data();
   spec.node_size = intOf(entry, "node size", nodeSize);
+  spec.placement = device ? HRT_PLACEMENT_DEVICE : HRT_PLACEMENT_HOST;
   return spec;
 }
 } // namespace
 
-extern "C" void
-hrt_mlir_compressed_all_reduce(hrt_comm comm, void *data, long long count,
-                               int dtype, int op, int compressor, double ratio,
-                               long long levels, int scheme, int errorFeedback,
-                               long long nodeSize, long long site) {
+extern "C" void hrt_mlir_compressed_all_reduce(
+    hrt_comm comm, void *data, long long count, int dtype, int op,
+    int compressor, double ratio, long long levels, int scheme,
+    int errorFeedback, long long nodeSize, int placement, long long site) {
   BlockingCollective timed;
   const char *entry = "hrt_mlir_compressed_all_reduce";
   hrt_compression spec =
-      compressionOf(entry, count, dtype, compressor, ratio, levels, scheme,
-                    errorFeedback, nodeSize, site);
+      compressionOf(entry, data, count, dtype, compressor, ratio, levels,
+                    scheme, errorFeedback, nodeSize, placement, site);
   orAbort(hrt_compressed_all_reduce(static_cast<float *>(data),
                                     countOf(entry, count), &spec,
                                     hrt_reduce_op(op), comm));
@@ -315,11 +339,11 @@ hrt_mlir_compressed_all_reduce(hrt_comm comm, void *data, long long count,
 extern "C" hrt_request hrt_mlir_compressed_all_reduce_start(
     hrt_comm comm, void *data, long long count, int dtype, int op,
     int compressor, double ratio, long long levels, int scheme,
-    int errorFeedback, long long nodeSize, long long site) {
+    int errorFeedback, long long nodeSize, int placement, long long site) {
   const char *entry = "hrt_mlir_compressed_all_reduce_start";
   hrt_compression spec =
-      compressionOf(entry, count, dtype, compressor, ratio, levels, scheme,
-                    errorFeedback, nodeSize, site);
+      compressionOf(entry, data, count, dtype, compressor, ratio, levels,
+                    scheme, errorFeedback, nodeSize, placement, site);
   size_t n = countOf(entry, count);
   double posted = hrt_wtime();
   hetero::rt::recordBackground(HRT_TIMELINE_POSTED, posted, posted,

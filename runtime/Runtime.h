@@ -7,6 +7,7 @@
 #ifndef HETERO_RUNTIME_RUNTIME_H
 #define HETERO_RUNTIME_RUNTIME_H
 
+#include "hetero-rt/compress.h"
 #include "hetero-rt/hrt.h"
 
 #include <mpi.h>
@@ -95,6 +96,11 @@ struct HostBuffer {
 };
 hrt_status checkHostCollective(const CallSite &site,
                                std::initializer_list<HostBuffer> buffers);
+
+/// The device side of compressed all-reduces (hrt_register_device_
+/// compression) when `data` is device memory and libhetero_rt_cuda has
+/// registered it; else null.
+const hrt_device_compression *deviceCompressionFor(const void *data);
 
 /// While one lives on a thread, the collectives the thread calls may be
 /// given host buffers: a backend that moves device memory only (NCCL) then

@@ -34,9 +34,22 @@ HRT_EXPORT size_t hrt_dgc(const float *g, size_t n, double ratio, size_t sample,
                           uint64_t seed, size_t capacity, uint32_t *indices,
                           float *values);
 
+/* DGC's threshold in two steps, for a caller whose gradient is elsewhere
+ * (device memory): the `sample` positions of [0, n) that `seed` draws,
+ * and the threshold for keeping `ratio` of the elements, from the
+ * magnitudes found there (`magnitudes` is reordered). hrt_dgc keeps every
+ * element at or above that threshold. */
+HRT_EXPORT void hrt_dgc_sample(size_t n, size_t sample, uint64_t seed,
+                               uint32_t *positions);
+HRT_EXPORT float hrt_dgc_threshold(float *magnitudes, size_t sample,
+                                   double ratio);
+
 /* Random-k: k distinct indices drawn from `seed` alone, ascending. */
 HRT_EXPORT void hrt_randomk(const float *g, size_t n, size_t k, uint64_t seed,
                             uint32_t *indices, float *values);
+/* Random-k's indices alone. */
+HRT_EXPORT void hrt_randomk_indices(size_t n, size_t k, uint64_t seed,
+                                    uint32_t *indices);
 
 /* Signs, 32 per word (bit i of word w: element 32 w + i is negative),
  * and their inverse; words = ceil(n / 32). */
@@ -95,6 +108,17 @@ typedef HRT_ENUM(hrt_compressor) {
   HRT_COMPRESS_QSGD = 8,
 } hrt_compressor;
 
+/* Where a compressed all-reduce compresses and decompresses: the host's
+ * kernels (above) on host buffers, or the device kernels of
+ * libhetero_rt_cuda on device buffers (include/hetero-rt/compress_cuda.h).
+ * With HRT_PLACEMENT_DEVICE the data and the residual must be device
+ * memory and libhetero_rt_cuda loaded; the payloads cross to the host
+ * only when the backend moves host memory (MPI). */
+typedef HRT_ENUM(hrt_placement) {
+  HRT_PLACEMENT_HOST = 0,
+  HRT_PLACEMENT_DEVICE = 1,
+} hrt_placement;
+
 typedef HRT_ENUM(hrt_scheme) {
   HRT_SCHEME_ALLREDUCE = 0,
   HRT_SCHEME_ALLGATHER = 1,
@@ -113,7 +137,39 @@ typedef struct hrt_compression {
    * and each node's first rank broadcasts the result. Flat when the nodes
    * do not split the communicator into several. */
   int node_size;
+  hrt_placement placement; /* zero: the host */
 } hrt_compression;
+
+/* The device side of HRT_PLACEMENT_DEVICE, which libhetero_rt_cuda
+ * registers when it is loaded. Every call works on the calling thread's
+ * device and stream and ends the process on a CUDA error (as compiled
+ * code's calls do); pointers are device memory unless named otherwise. */
+typedef struct hrt_device_compression {
+  /* Whether `pointer` is device memory. */
+  int (*is_device)(const void *pointer);
+  /* `bytes` of zeroed device memory, and its release. */
+  void *(*allocate)(size_t bytes);
+  void (*release)(void *pointer);
+  /* Copies between any two of host and device memory, then waits for the
+   * thread's stream. */
+  void (*copy)(void *to, const void *from, size_t bytes);
+  /* hrt_compressed_size(spec, n) bytes of payload, laid out as the host
+   * kernels lay it out, compressed with `seed`. */
+  void (*compress)(const hrt_compression *spec, const float *g, size_t n,
+                   uint64_t seed, char *payload);
+  /* out += decompress(payload). */
+  void (*decompress_add)(const hrt_compression *spec, const char *payload,
+                         size_t n, float *out);
+  /* y[i] = alpha x[i] + beta y[i] (y not read when beta is 0). */
+  void (*axpby)(float alpha, const float *x, float beta, float *y, size_t n);
+  /* Returns when the work queued on the thread's stream is done. */
+  void (*synchronize)(void);
+} hrt_device_compression;
+
+/* Makes `ops` (NULL: none) the device side of every later compressed
+ * all-reduce with HRT_PLACEMENT_DEVICE. */
+HRT_EXPORT void
+hrt_register_device_compression(const hrt_device_compression *ops);
 
 /* Bytes one rank's compressed payload of n elements takes on the wire. */
 HRT_EXPORT size_t hrt_compressed_size(const hrt_compression *spec, size_t n);

@@ -28,9 +28,20 @@ int hrt_cuda_pack_signs(const float *g, size_t n, uint32_t *words,
                         void *stream);
 int hrt_cuda_unpack_signs(const uint32_t *words, size_t n, float scale,
                           float *out, void *stream);
+/* out[i] += +positive where sign bit i is clear, -negative where it is set
+ * (EFSignSGD's and 1-bit SGD's decompression, summed). */
+int hrt_cuda_unpack_signs_add(const uint32_t *words, size_t n, float positive,
+                              float negative, float *out, void *stream);
 /* Signs and *scale = mean |g| (a host float). */
 int hrt_cuda_efsignsgd(const float *g, size_t n, uint32_t *words, float *scale,
                        void *stream);
+/* 1-bit SGD: signs, and the mean |g| of the non-negative and of the
+ * negative elements (host floats). */
+int hrt_cuda_onebit(const float *g, size_t n, uint32_t *words, float *positive,
+                    float *negative, void *stream);
+/* y = alpha x + beta y (y not read when beta is 0). */
+int hrt_cuda_axpby(float alpha, const float *x, float beta, float *y, size_t n,
+                   void *stream);
 /* QSGD: signed steps and *norm = ||g||_2 (a host float). */
 int hrt_cuda_qsgd(const float *g, size_t n, int levels, uint64_t seed,
                   int8_t *steps, float *norm, void *stream);

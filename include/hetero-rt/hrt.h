@@ -727,19 +727,20 @@ HRT_EXPORT hrt_request hrt_mlir_all_reduce_start(hrt_comm comm, void *data,
 HRT_EXPORT void hrt_mlir_wait(hrt_request request);
 /* A compressed all-reduce (hrt_compressed_all_reduce) of float32 data in
  * place; `site` numbers the op in the program, whose error-feedback
- * residual and seed the runtime keeps. */
-HRT_EXPORT void
-hrt_mlir_compressed_all_reduce(hrt_comm comm, void *data, long long count,
-                               int dtype, int op, int compressor, double ratio,
-                               long long levels, int scheme, int error_feedback,
-                               long long node_size, long long site);
+ * residual and seed the runtime keeps. `placement` is the op's (0 cpu, 1
+ * gpu): with 1, data in device memory is compressed by the device kernels
+ * (libhetero_rt_cuda), data in host memory on the host. */
+HRT_EXPORT void hrt_mlir_compressed_all_reduce(
+    hrt_comm comm, void *data, long long count, int dtype, int op,
+    int compressor, double ratio, long long levels, int scheme,
+    int error_feedback, long long node_size, int placement, long long site);
 /* hrt_mlir_compressed_all_reduce posted without waiting: compression and
  * communication run on the communication thread (as hrt_mlir_all_reduce_start
  * does), else complete in the call; hrt_mlir_wait completes the request. */
 HRT_EXPORT hrt_request hrt_mlir_compressed_all_reduce_start(
     hrt_comm comm, void *data, long long count, int dtype, int op,
     int compressor, double ratio, long long levels, int scheme,
-    int error_feedback, long long node_size, long long site);
+    int error_feedback, long long node_size, int placement, long long site);
 /* Zen's sparse all-reduce (hrt_sparse_all_reduce) of float32 data in
  * place; `format` is 1 (COO) or 2 (hash bitmap). */
 HRT_EXPORT void hrt_mlir_sparse_all_reduce(hrt_comm comm, void *data,

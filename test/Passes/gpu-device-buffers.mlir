@@ -286,7 +286,7 @@ func.func @stack(%x: f32) {
 
 // -----
 
-func.func private @hrt_mlir_compressed_all_reduce_start(!llvm.ptr, !llvm.ptr, i64, i32, i32, i32, f64, i64, i32, i32, i64, i64) -> !llvm.ptr
+func.func private @hrt_mlir_compressed_all_reduce_start(!llvm.ptr, !llvm.ptr, i64, i32, i32, i32, f64, i64, i32, i32, i64, i32, i64) -> !llvm.ptr
 func.func private @keep(!llvm.ptr)
 func.func @unwaited(%comm: !llvm.ptr, %x: f32) {
   %c0_i32 = arith.constant 0 : i32
@@ -299,8 +299,54 @@ func.func @unwaited(%comm: !llvm.ptr, %x: f32) {
   %ai64 = arith.index_cast %ai : index to i64
   %ap = llvm.inttoptr %ai64 : i64 to !llvm.ptr
   // expected-error @+1 {{hetero-gpu-device-buffers: the request of @hrt_mlir_compressed_all_reduce_start on device data is not waited for in this function by @hrt_mlir_wait; expected its wait beside it}}
-  %r = func.call @hrt_mlir_compressed_all_reduce_start(%comm, %ap, %c16_i64, %c0_i32, %c0_i32, %c0_i32, %ratio, %c0_i64, %c0_i32, %c0_i32, %c0_i64, %c0_i64) : (!llvm.ptr, !llvm.ptr, i64, i32, i32, i32, f64, i64, i32, i32, i64, i64) -> !llvm.ptr
+  %r = func.call @hrt_mlir_compressed_all_reduce_start(%comm, %ap, %c16_i64, %c0_i32, %c0_i32, %c0_i32, %ratio, %c0_i64, %c0_i32, %c0_i32, %c0_i64, %c0_i32, %c0_i64) : (!llvm.ptr, !llvm.ptr, i64, i32, i32, i32, f64, i64, i32, i32, i64, i32, i64) -> !llvm.ptr
   func.call @keep(%r) : (!llvm.ptr) -> ()
+  return
+}
+
+// -----
+
+// A compressed all-reduce placed on the GPU (placement, the operand before
+// the site, is 1) takes the device buffer as it is, on either backend: the
+// device kernels compress where the gradient is. Placed on the CPU (0), it
+// works on a pinned host copy, as every other runtime call but the
+// collectives on NCCL.
+// CHECK-LABEL: func.func @compressed_placement
+// CHECK:         %[[BUFFER:.*]], %{{.*}} = gpu.alloc async
+// CHECK:         %[[INDEX:.*]] = memref.extract_aligned_pointer_as_index %[[BUFFER]]
+// CHECK:         %[[INT:.*]] = arith.index_cast %[[INDEX]]
+// CHECK:         %[[DEVICE:.*]] = llvm.inttoptr %[[INT]]
+// CHECK-NOT:     hrt_cuda_stage_in
+// CHECK:         call @hrt_mlir_compressed_all_reduce(%{{.*}}, %[[DEVICE]],
+// CHECK:         %[[HOST:.*]] = call @hrt_cuda_stage_in(
+// CHECK:         %[[HOSTINT:.*]] = llvm.ptrtoint %[[HOST]]
+// CHECK:         %[[HOSTINDEX:.*]] = arith.index_cast %[[HOSTINT]]
+// CHECK:         %[[HOSTINT2:.*]] = arith.index_cast %[[HOSTINDEX]]
+// CHECK:         %[[HOSTPTR:.*]] = llvm.inttoptr %[[HOSTINT2]]
+// CHECK:         call @hrt_mlir_compressed_all_reduce(%{{.*}}, %[[HOSTPTR]],
+// CHECK:         call @hrt_cuda_stage_out(%[[HOST]]
+// NCCL-LABEL:  func.func @compressed_placement
+// NCCL-NOT:      hrt_cuda_stage_in
+// NCCL:          call @hrt_mlir_compressed_all_reduce(
+// NCCL:          call @hrt_cuda_stage_in(
+// NCCL:          call @hrt_mlir_compressed_all_reduce(
+func.func private @hrt_mlir_compressed_all_reduce(!llvm.ptr, !llvm.ptr, i64, i32, i32, i32, f64, i64, i32, i32, i64, i32, i64)
+func.func @compressed_placement(%comm: !llvm.ptr, %x: f32) {
+  %c0_i32 = arith.constant 0 : i32
+  %c1_i32 = arith.constant 1 : i32
+  %c3_i32 = arith.constant 3 : i32
+  %c0_i64 = arith.constant 0 : i64
+  %c1_i64 = arith.constant 1 : i64
+  %c16_i64 = arith.constant 16 : i64
+  %ratio = arith.constant 0.25 : f64
+  %a = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%x : f32) outs(%a : memref<16xf32>)
+  %ai = memref.extract_aligned_pointer_as_index %a : memref<16xf32> -> index
+  %ai64 = arith.index_cast %ai : index to i64
+  %ap = llvm.inttoptr %ai64 : i64 to !llvm.ptr
+  func.call @hrt_mlir_compressed_all_reduce(%comm, %ap, %c16_i64, %c0_i32, %c0_i32, %c3_i32, %ratio, %c0_i64, %c1_i32, %c0_i32, %c0_i64, %c1_i32, %c0_i64) : (!llvm.ptr, !llvm.ptr, i64, i32, i32, i32, f64, i64, i32, i32, i64, i32, i64) -> ()
+  func.call @hrt_mlir_compressed_all_reduce(%comm, %ap, %c16_i64, %c0_i32, %c0_i32, %c3_i32, %ratio, %c0_i64, %c1_i32, %c0_i32, %c0_i64, %c0_i32, %c1_i64) : (!llvm.ptr, !llvm.ptr, i64, i32, i32, i32, f64, i64, i32, i32, i64, i32, i64) -> ()
+  memref.dealloc %a : memref<16xf32>
   return
 }
 

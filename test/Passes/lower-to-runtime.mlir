@@ -117,23 +117,29 @@ hetero.schedule @s for @p group_size = 1 {
 
 // Compressed all-reduces call the runtime's compressed all-reduce with the
 // compressor (topk = 3, qsgd = 8), ratio, levels, scheme (allgather = 1,
-// alltoall = 2), error feedback, node size and the op's number in the
-// module; a compressed bucket is one compressed all-reduce of the fused
-// buffer. Each is started where it stands (the runtime compresses and
-// communicates on its communication thread) and waited for before the first
-// use of its result: here, the return.
+// alltoall = 2), error feedback, node size, placement (gpu = 1, cpu = 0)
+// and the op's number in the module; a compressed bucket is one compressed
+// all-reduce of the fused buffer. Each is started where it stands (the
+// runtime compresses and communicates on its communication thread) and
+// waited for before the first use of its result: here, the return.
 // CHECK-LABEL: func.func @compressed
-// CHECK-DAG:     %[[TOPK:.*]] = arith.constant 3 : i32
-// CHECK-DAG:     %[[RATIO:.*]] = arith.constant 1.000000e-01 : f64
-// CHECK-DAG:     %[[GATHER:.*]] = arith.constant 1 : i32
-// CHECK-DAG:     %[[SITE0:.*]] = arith.constant 0 : i64
-// CHECK:         %[[R0:.*]] = call @hrt_mlir_compressed_all_reduce_start(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TOPK]], %[[RATIO]], %{{.*}}, %[[GATHER]], %{{.*}}, %{{.*}}, %[[SITE0]])
-// CHECK-DAG:     %[[QSGD:.*]] = arith.constant 8 : i32
-// CHECK-DAG:     %[[LEVELS:.*]] = arith.constant 16 : i64
-// CHECK-DAG:     %[[TOALL:.*]] = arith.constant 2 : i32
-// CHECK-DAG:     %[[NODES:.*]] = arith.constant 4 : i64
-// CHECK-DAG:     %[[SITE1:.*]] = arith.constant 1 : i64
-// CHECK:         %[[R1:.*]] = call @hrt_mlir_compressed_all_reduce_start(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[QSGD]], %{{.*}}, %[[LEVELS]], %[[TOALL]], %{{.*}}, %[[NODES]], %[[SITE1]])
+// CHECK:         %[[RATIO:.*]] = arith.constant 1.000000e-01 : f64
+// CHECK-NEXT:    %[[TOPK:.*]] = arith.constant 3 : i32
+// CHECK-NEXT:    arith.constant 256 : i64
+// CHECK-NEXT:    %[[GATHER:.*]] = arith.constant 1 : i32
+// CHECK-NEXT:    %[[FEEDBACK:.*]] = arith.constant 1 : i32
+// CHECK-NEXT:    arith.constant 1 : i64
+// CHECK-NEXT:    %[[GPU:.*]] = arith.constant 1 : i32
+// CHECK-NEXT:    %[[SITE0:.*]] = arith.constant 0 : i64
+// CHECK:         %[[R0:.*]] = call @hrt_mlir_compressed_all_reduce_start(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TOPK]], %[[RATIO]], %{{.*}}, %[[GATHER]], %[[FEEDBACK]], %{{.*}}, %[[GPU]], %[[SITE0]])
+// CHECK:         %[[QSGD:.*]] = arith.constant 8 : i32
+// CHECK-NEXT:    %[[LEVELS:.*]] = arith.constant 16 : i64
+// CHECK-NEXT:    %[[TOALL:.*]] = arith.constant 2 : i32
+// CHECK-NEXT:    %[[NOFEEDBACK:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:    %[[NODES:.*]] = arith.constant 4 : i64
+// CHECK-NEXT:    %[[CPU:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:    %[[SITE1:.*]] = arith.constant 1 : i64
+// CHECK:         %[[R1:.*]] = call @hrt_mlir_compressed_all_reduce_start(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[QSGD]], %{{.*}}, %[[LEVELS]], %[[TOALL]], %[[NOFEEDBACK]], %[[NODES]], %[[CPU]], %[[SITE1]])
 // CHECK:         tensor.concat
 // CHECK:         %[[R2:.*]] = call @hrt_mlir_compressed_all_reduce_start
 // CHECK-NOT:     hetero.
@@ -143,7 +149,7 @@ hetero.schedule @s for @p group_size = 1 {
 // CHECK:         return
 func.func @compressed(%g: tensor<64xf32>, %h: tensor<8xf32>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<8xf32>) {
   %0 = hetero.all_reduce %g compress <topk, ratio = 0.1, error_feedback, scheme = allgather> : tensor<64xf32>
-  %1 = hetero.all_reduce %g reduction = avg compress <qsgd, levels = 16, scheme = alltoall, node_size = 4> : tensor<64xf32>
+  %1 = hetero.all_reduce %g reduction = avg compress <qsgd, levels = 16, placement = cpu, scheme = alltoall, node_size = 4> : tensor<64xf32>
   %2:2 = hetero.bucket %g, %h compress <fp16> : tensor<64xf32>, tensor<8xf32>
   return %0, %1, %2#0, %2#1 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<8xf32>
 }

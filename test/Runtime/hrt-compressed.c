@@ -19,12 +19,21 @@
  * addition, exact in either order) and runs the chain over the 2 node sums,
  * with the residuals on each node's first rank.
  *
+ * Built as hrt-compressed-device (HRT_TEST_DEVICE), the same cases run with
+ * HRT_PLACEMENT_DEVICE on device buffers (the data and the residual): the
+ * device kernels compress and sum, so a result may differ from the host
+ * chain in its last bits (sums in another order, atomics); an element
+ * counts as a mismatch when it is off by more than 1e-4 (1 + |expected|).
+ *
  * CHECK-COUNT-39: : 0 mismatches
  * CHECK: all cases match
  */
 
 #include "Inputs/hrt-test.h"
 #include "hetero-rt/compress.h"
+#ifdef HRT_TEST_DEVICE
+#include "hetero-rt/gpu.h"
+#endif
 
 #include <math.h>
 #include <stdlib.h>
@@ -35,6 +44,15 @@ enum { N = 1000, ITERATIONS = 3, MAX_RANKS = 8 };
 static float gradient(int rank, int iteration, int i) {
   return sinf(0.37f * i + 1.3f * rank + 0.7f * iteration) * (1.0f + rank) +
          0.01f * (float)((i * 7919) % 13);
+}
+
+/* Whether a result element differs from the reference. */
+static int differs(float actual, float expected) {
+#ifdef HRT_TEST_DEVICE
+  return !(fabsf(actual - expected) <= 1e-4f * (1.0f + fabsf(expected)));
+#else
+  return actual != expected;
+#endif
 }
 
 static const char *names[] = {"none", "fp16", "bf16", "topk", "dgc",
@@ -99,6 +117,12 @@ int main(int argc, char **argv) {
   static float data[N], expected[N], residual[N];
   static float residuals[MAX_RANKS][N], sent[MAX_RANKS][N];
   long long allMismatches = 0;
+#ifdef HRT_TEST_DEVICE
+  /* Device copies of the data and the residual, which the collective
+   * works on in place. */
+  float *deviceData = (float *)hrt_cuda_mirror(data, sizeof data);
+  float *deviceResidual = (float *)hrt_cuda_mirror(residual, sizeof residual);
+#endif
   for (int compressor = HRT_COMPRESS_NONE; compressor <= HRT_COMPRESS_QSGD;
        ++compressor)
     for (int scheme = HRT_SCHEME_ALLREDUCE; scheme <= HRT_SCHEME_ALLTOALL;
@@ -112,14 +136,27 @@ int main(int argc, char **argv) {
         hrt_compression spec = {(hrt_compressor)compressor, 0.05, 8,
                                 (hrt_scheme)scheme, 1234, NULL, nodeSize};
         memset(residual, 0, sizeof residual);
+#ifdef HRT_TEST_DEVICE
+        spec.placement = HRT_PLACEMENT_DEVICE;
+        hrt_cuda_copy(deviceResidual, residual, sizeof residual);
+#endif
         memset(residuals, 0, sizeof residuals);
         long long mismatches = 0;
         for (int iteration = 0; iteration < ITERATIONS; ++iteration) {
           spec.seed = 1234 + iteration;
           for (int i = 0; i < N; ++i)
             data[i] = gradient(rank, iteration, i);
+#ifdef HRT_TEST_DEVICE
+          hrt_cuda_copy(deviceData, data, sizeof data);
+          spec.residual = feedback ? deviceResidual : NULL;
+          CHECK_OK(
+              hrt_compressed_all_reduce(deviceData, N, &spec, HRT_AVG, world));
+          hrt_cuda_copy(data, deviceData, sizeof data);
+          hrt_cuda_copy(residual, deviceResidual, sizeof residual);
+#else
           spec.residual = feedback ? residual : NULL;
           CHECK_OK(hrt_compressed_all_reduce(data, N, &spec, HRT_AVG, world));
+#endif
           spec.residual = feedback ? residual : NULL;
           /* What each sender contributes: a rank's gradient, or a node's
            * sum. */
@@ -131,12 +168,12 @@ int main(int argc, char **argv) {
             }
           reference(spec, senders, sent, residuals, expected);
           for (int i = 0; i < N; ++i)
-            mismatches += data[i] != expected[i] * (1.0f / size);
+            mismatches += differs(data[i], expected[i] * (1.0f / size));
           /* This rank's residual matches its simulation (in a node, only
            * the first rank compresses). */
           if (feedback && rank % nodeSize == 0)
             for (int i = 0; i < N; ++i)
-              mismatches += residual[i] != residuals[rank / nodeSize][i];
+              mismatches += differs(residual[i], residuals[rank / nodeSize][i]);
         }
         CHECK_OK(hrt_all_reduce(&mismatches, &mismatches, 1, HRT_INT64,
                                 HRT_SUM, world));

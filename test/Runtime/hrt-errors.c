@@ -125,6 +125,13 @@ int main(int argc, char **argv) {
   // CHECK: compressed max: invalid argument: hrt_compressed_all_reduce on rank 0 (16 bytes): compressed gradients are summed or averaged, not reduced with operation 2
   spec.levels = 4;
   report("compressed max", hrt_compressed_all_reduce(values, 4, &spec, HRT_MAX, world));
+  // CHECK: placement: invalid argument: hrt_compressed_all_reduce on rank 0 (16 bytes): unknown placement 5
+  spec.placement = (hrt_placement)5;
+  report("placement", hrt_compressed_all_reduce(values, 4, &spec, HRT_SUM, world));
+  // CHECK: no device kernels: invalid argument: hrt_compressed_all_reduce on rank 0 (16 bytes): placement on the device needs the device kernels of libhetero_rt_cuda, which is not loaded
+  spec.placement = HRT_PLACEMENT_DEVICE;
+  report("no device kernels", hrt_compressed_all_reduce(values, 4, &spec, HRT_SUM, world));
+  spec.placement = HRT_PLACEMENT_HOST;
   // CHECK: sparse format: invalid argument: hrt_sparse_all_reduce on rank 0 (16 bytes): unknown sparse format 0
   report("sparse format", hrt_sparse_all_reduce(values, 4, (hrt_sparse_format)0, HRT_SUM, world));
   // CHECK: sparse prod: invalid argument: hrt_sparse_all_reduce on rank 0 (16 bytes): sparse gradients are summed or averaged, not reduced with operation 1

@@ -19,6 +19,8 @@
  * EXTENT: hetero runtime error: device grid extent 0 is -1, not a positive int
  * RUN: not %mpirun -np 2 hrt-mlir-abi compressed-count 2>&1 | FileCheck %s --check-prefix=COMPRESSED
  * COMPRESSED: hetero runtime error: hrt_mlir_compressed_all_reduce: the element count -1 is negative
+ * RUN: not %mpirun -np 2 hrt-mlir-abi compressed-placement 2>&1 | FileCheck %s --check-prefix=PLACEMENT
+ * PLACEMENT: hetero runtime error: hrt_mlir_compressed_all_reduce: unknown placement 7, expected 0 (host) or 1 (device)
  * RUN: %mpirun -np 2 hrt-mlir-abi fine | FileCheck %s --check-prefix=FINE
  * FINE: fine: 2 ranks
  */
@@ -43,7 +45,10 @@ int main(int argc, char **argv) {
     hrt_mlir_group(2, -1, -2, 1, 1, 0);
   else if (!strcmp(mode, "compressed-count"))
     hrt_mlir_compressed_all_reduce(world, data, -1, HRT_FLOAT32, HRT_SUM, 3,
-                                   0.5, 0, 1, 1, 1, 0);
+                                   0.5, 0, 1, 1, 1, 0, 0);
+  else if (!strcmp(mode, "compressed-placement"))
+    hrt_mlir_compressed_all_reduce(world, data, 4, HRT_FLOAT32, HRT_SUM, 3,
+                                   0.5, 0, 1, 1, 1, 7, 0);
   hrt_comm grid = hrt_mlir_group(2, 1, 2, 1, 1, 0);
   if (hrt_mlir_rank(world) == 0)
     printf("fine: %lld ranks\n", hrt_mlir_size(grid));

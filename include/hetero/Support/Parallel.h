@@ -32,8 +32,9 @@ void parallelChunks(unsigned threads, size_t n, Body &&body) {
   std::vector<std::thread> workers;
   size_t chunk = (n + threads - 1) / threads;
   for (unsigned t = 1; t < threads && t * chunk < n; ++t)
-    workers.emplace_back(
-        [&body, t, chunk, n] { body(t * chunk, std::min(n, (t + 1) * chunk)); });
+    workers.emplace_back([&body, t, chunk, n] {
+      body(t * chunk, std::min(n, (t + 1) * chunk));
+    });
   body(size_t(0), std::min(n, chunk));
   for (std::thread &worker : workers)
     worker.join();

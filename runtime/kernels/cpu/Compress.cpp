@@ -178,21 +178,36 @@ extern "C" void hrt_topk(const float *g, size_t n, size_t k, uint32_t *indices,
   }
 }
 
+extern "C" void hrt_dgc_sample(size_t n, size_t sample, uint64_t seed,
+                               uint32_t *positions) {
+  for (size_t i = 0; i < sample && n > 0; ++i)
+    positions[i] = uint32_t(size_t(uniform(seed, i) * double(n)) % n);
+}
+
+extern "C" float hrt_dgc_threshold(float *magnitudes, size_t sample,
+                                   double ratio) {
+  if (sample == 0)
+    return 0.0f;
+  // A ratio outside [0, 1] (NaN included) keeps nothing or everything.
+  ratio = ratio > 0.0 ? std::min(ratio, 1.0) : 0.0;
+  size_t rank = std::min(sample - 1, size_t(std::ceil(ratio * sample)));
+  std::nth_element(magnitudes, magnitudes + rank, magnitudes + sample,
+                   std::greater<float>());
+  return magnitudes[rank];
+}
+
 extern "C" size_t hrt_dgc(const float *g, size_t n, double ratio, size_t sample,
                           uint64_t seed, size_t capacity, uint32_t *indices,
                           float *values) {
   if (n == 0 || capacity == 0)
     return 0;
   sample = std::max<size_t>(1, std::min(sample, n));
+  std::vector<uint32_t> positions(sample);
+  hrt_dgc_sample(n, sample, seed, positions.data());
   std::vector<float> sampled(sample);
   for (size_t i = 0; i < sample; ++i)
-    sampled[i] = std::fabs(g[size_t(uniform(seed, i) * double(n)) % n]);
-  // A ratio outside [0, 1] (NaN included) keeps nothing or everything.
-  ratio = ratio > 0.0 ? std::min(ratio, 1.0) : 0.0;
-  size_t rank = std::min(sample - 1, size_t(std::ceil(ratio * sample)));
-  std::nth_element(sampled.begin(), sampled.begin() + rank, sampled.end(),
-                   std::greater<float>());
-  float threshold = sampled[rank];
+    sampled[i] = std::fabs(g[positions[i]]);
+  float threshold = hrt_dgc_threshold(sampled.data(), sample, ratio);
   size_t kept = 0;
   for (size_t i = 0; i < n && kept < capacity; ++i)
     if (std::fabs(g[i]) >= threshold) {
@@ -202,8 +217,8 @@ extern "C" size_t hrt_dgc(const float *g, size_t n, double ratio, size_t sample,
   return kept;
 }
 
-extern "C" void hrt_randomk(const float *g, size_t n, size_t k, uint64_t seed,
-                            uint32_t *indices, float *values) {
+extern "C" void hrt_randomk_indices(size_t n, size_t k, uint64_t seed,
+                                    uint32_t *indices) {
   k = std::min(k, n);
   // Floyd's algorithm: k distinct indices in k draws.
   std::vector<bool> chosen(n, false);
@@ -213,10 +228,16 @@ extern "C" void hrt_randomk(const float *g, size_t n, size_t k, uint64_t seed,
   }
   size_t out = 0;
   for (size_t i = 0; i < n; ++i)
-    if (chosen[i]) {
-      indices[out] = uint32_t(i);
-      values[out++] = g[i];
-    }
+    if (chosen[i])
+      indices[out++] = uint32_t(i);
+}
+
+extern "C" void hrt_randomk(const float *g, size_t n, size_t k, uint64_t seed,
+                            uint32_t *indices, float *values) {
+  k = std::min(k, n);
+  hrt_randomk_indices(n, k, seed, indices);
+  for (size_t i = 0; i < k; ++i)
+    values[i] = g[indices[i]];
 }
 
 extern "C" void hrt_pack_signs(const float *g, size_t n, uint32_t *words) {

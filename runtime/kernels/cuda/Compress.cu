@@ -116,6 +116,14 @@ __global__ void unpackSigns(const uint32_t *words, size_t n, float scale,
     out[i] = (words[i / 32] >> (i % 32) & 1) ? -scale : scale;
 }
 
+/// out += +positive for a clear sign bit, -negative for a set one.
+__global__ void unpackSignsAdd(const uint32_t *words, size_t n, float positive,
+                               float negative, float *out) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i < n)
+    out[i] += (words[i / 32] >> (i % 32) & 1) ? -negative : positive;
+}
+
 __global__ void sumAbsAndSquares(const float *g, size_t n, double *sums) {
   double magnitude = 0.0, square = 0.0;
   FOR_EACH_STRIDED(i, n) {
@@ -129,6 +137,34 @@ __global__ void sumAbsAndSquares(const float *g, size_t n, double *sums) {
     atomicAdd(&sums[0], magnitude);
     atomicAdd(&sums[1], square);
   }
+}
+
+/// Sums of |g| over the non-negative and the negative elements (by sign
+/// bit), and the count of non-negative ones: 1-bit SGD's two means.
+__global__ void sumBySign(const float *g, size_t n, double *sums) {
+  double positive = 0.0, negative = 0.0, positives = 0.0;
+  FOR_EACH_STRIDED(i, n) {
+    double value = fabs(double(g[i]));
+    bool isNegative = __float_as_uint(g[i]) >> 31;
+    (isNegative ? negative : positive) += value;
+    positives += isNegative ? 0.0 : 1.0;
+  }
+  positive = blockSum(positive);
+  negative = blockSum(negative);
+  positives = blockSum(positives);
+  if (threadIdx.x == 0) {
+    atomicAdd(&sums[0], positive);
+    atomicAdd(&sums[1], negative);
+    atomicAdd(&sums[2], positives);
+  }
+}
+
+/// y = alpha x + beta y; y is not read when beta is 0.
+__global__ void axpby(float alpha, const float *x, float beta, float *y,
+                      size_t n) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i < n)
+    y[i] = beta == 0.0f ? alpha * x[i] : alpha * x[i] + beta * y[i];
 }
 
 __global__ void quantise(const float *g, size_t n, int levels, uint64_t seed,
@@ -335,6 +371,14 @@ extern "C" int hrt_cuda_unpack_signs(const uint32_t *words, size_t n,
   return status();
 }
 
+extern "C" int hrt_cuda_unpack_signs_add(const uint32_t *words, size_t n,
+                                         float positive, float negative,
+                                         float *out, void *stream) {
+  unpackSignsAdd<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(
+      words, n, positive, negative, out);
+  return status();
+}
+
 namespace {
 
 /// Queues the sums of |g| and g^2, then `then(sums)` on the same stream,
@@ -366,6 +410,31 @@ extern "C" int hrt_cuda_efsignsgd(const float *g, size_t n, uint32_t *words,
       },
       host);
   *scale = n ? float(host[0] / double(n)) : 0.0f;
+  return status();
+}
+
+extern "C" int hrt_cuda_onebit(const float *g, size_t n, uint32_t *words,
+                               float *positive, float *negative, void *stream) {
+  double *sums = nullptr;
+  cudaMalloc(&sums, 3 * sizeof(double));
+  cudaMemsetAsync(sums, 0, 3 * sizeof(double), asStream(stream));
+  sumBySign<<<reductionBlocksFor(n), kThreads, 0, asStream(stream)>>>(g, n,
+                                                                      sums);
+  packSigns<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(g, n, words);
+  double host[3] = {0.0, 0.0, 0.0};
+  cudaMemcpyAsync(host, sums, sizeof host, cudaMemcpyDeviceToHost,
+                  asStream(stream));
+  cudaStreamSynchronize(asStream(stream));
+  cudaFree(sums);
+  double positives = host[2], negatives = double(n) - positives;
+  *positive = positives > 0.0 ? float(host[0] / positives) : 0.0f;
+  *negative = negatives > 0.0 ? float(host[1] / negatives) : 0.0f;
+  return status();
+}
+
+extern "C" int hrt_cuda_axpby(float alpha, const float *x, float beta, float *y,
+                              size_t n, void *stream) {
+  axpby<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(alpha, x, beta, y, n);
   return status();
 }
 
