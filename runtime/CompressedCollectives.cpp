@@ -481,6 +481,17 @@ extern "C" size_t hrt_compressed_size(const hrt_compression *spec, size_t n) {
   return payload::bytes(*spec, n);
 }
 
+extern "C" void hrt_compress_payload(const hrt_compression *spec,
+                                     const float *g, size_t n, uint64_t seed,
+                                     void *payload) {
+  compressOnHost(*spec, g, n, seed, static_cast<char *>(payload));
+}
+
+extern "C" void hrt_decompress_add(const hrt_compression *spec,
+                                   const void *payload, size_t n, float *out) {
+  decompressAddOnHost(*spec, static_cast<const char *>(payload), n, out);
+}
+
 extern "C" void hrt_compress_roundtrip_add(const hrt_compression *spec,
                                            const float *g, size_t n, int rank,
                                            float *out) {

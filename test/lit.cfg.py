@@ -35,7 +35,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.hetero_tools_dir, append_path=True)
 
 tools = ["hetero-opt", "hetero-gen", "hrt-collectives", "hrt-errors",
-         "hrt-timeout", "hrt-half", "hrt-mlir-abi", "hrt-planner", "hrt-resize", "hrt-link", "hrt-link-costs", "hrt-compressed", "hrt-sparse", "hrt-nccl", "hrt-cuda-compress", "hrt-compressed-device", "bench-collectives", "bench-zen-hashing", "hetero-run",
+         "hrt-timeout", "hrt-half", "hrt-mlir-abi", "hrt-planner", "hrt-resize", "hrt-link", "hrt-link-costs", "hrt-compressed", "hrt-compressed-hosted", "hrt-sparse", "hrt-nccl", "hrt-cuda-compress", "hrt-compressed-device", "bench-collectives", "bench-zen-hashing", "hetero-run",
          "hetero-sim"]
 llvm_config.add_tool_substitutions(tools, [config.hetero_tools_dir])
 

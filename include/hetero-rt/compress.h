@@ -174,6 +174,17 @@ hrt_register_device_compression(const hrt_device_compression *ops);
 /* Bytes one rank's compressed payload of n elements takes on the wire. */
 HRT_EXPORT size_t hrt_compressed_size(const hrt_compression *spec, size_t n);
 
+/* One payload as a compressed all-reduce sends it: g compressed with
+ * `seed` (the all-reduce mixes the rank into it, but for random-k) into
+ * hrt_compressed_size(spec, n) bytes, zeroed beforehand, laid out as the
+ * device kernels lay it out; and its decompression added to `out`. The
+ * residual of `spec` is not used. */
+HRT_EXPORT void hrt_compress_payload(const hrt_compression *spec,
+                                     const float *g, size_t n, uint64_t seed,
+                                     void *payload);
+HRT_EXPORT void hrt_decompress_add(const hrt_compression *spec,
+                                   const void *payload, size_t n, float *out);
+
 /* out += decompress(compress(g)) as one rank of `rank` would send it; the
  * single-process reference of what a compressed all-reduce aggregates. */
 HRT_EXPORT void hrt_compress_roundtrip_add(const hrt_compression *spec,

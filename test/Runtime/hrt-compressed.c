@@ -8,6 +8,8 @@
  * RUN: %mpirun -np 2 hrt-compressed | FileCheck %s
  * RUN: %mpirun -np 4 hrt-compressed | FileCheck %s
  * RUN: %mpirun -np 4 hrt-compressed --hierarchical | FileCheck %s
+ * RUN: %mpirun -np 2 hrt-compressed-hosted | FileCheck %s
+ * RUN: %mpirun -np 4 hrt-compressed-hosted --hierarchical | FileCheck %s
  *
  * Every compressor under every scheme it supports, with and without error
  * feedback, over 3 iterations: the result of hrt_compressed_all_reduce on
@@ -24,6 +26,13 @@
  * device kernels compress and sum, so a result may differ from the host
  * chain in its last bits (sums in another order, atomics); an element
  * counts as a mismatch when it is off by more than 1e-4 (1 + |expected|).
+ *
+ * Built as hrt-compressed-hosted (HRT_TEST_HOSTED_DEVICE), the cases run
+ * with HRT_PLACEMENT_DEVICE on a stand-in device registered through
+ * hrt_register_device_compression whose memory is host memory and whose
+ * kernels are the host's payload kernels: the device path of the runtime
+ * (its buffers, its exchanges through staging copies on MPI, its residual)
+ * runs on any machine and must give the host path's bits.
  *
  * CHECK-COUNT-39: : 0 mismatches
  * CHECK: all cases match
@@ -54,6 +63,32 @@ static int differs(float actual, float expected) {
   return actual != expected;
 #endif
 }
+
+#ifdef HRT_TEST_HOSTED_DEVICE
+static int hostedIsDevice(const void *pointer) { return pointer != NULL; }
+static void *hostedAllocate(size_t bytes) { return calloc(bytes, 1); }
+static void hostedRelease(void *pointer) { free(pointer); }
+static void hostedCopy(void *to, const void *from, size_t bytes) {
+  memmove(to, from, bytes);
+}
+static void hostedCompress(const hrt_compression *spec, const float *g,
+                           size_t n, uint64_t seed, char *payload) {
+  hrt_compress_payload(spec, g, n, seed, payload);
+}
+static void hostedDecompressAdd(const hrt_compression *spec,
+                                const char *payload, size_t n, float *out) {
+  hrt_decompress_add(spec, payload, n, out);
+}
+static void hostedAxpby(float alpha, const float *x, float beta, float *y,
+                        size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    y[i] = beta == 0.0f ? x[i] * alpha : beta * y[i] + alpha * x[i];
+}
+static void hostedSynchronize(void) {}
+static const hrt_device_compression hostedDevice = {
+    hostedIsDevice,      hostedAllocate, hostedRelease,    hostedCopy,
+    hostedCompress, hostedDecompressAdd, hostedAxpby, hostedSynchronize};
+#endif
 
 static const char *names[] = {"none", "fp16", "bf16", "topk", "dgc",
                               "randomk", "efsignsgd", "onebit", "qsgd"};
@@ -117,6 +152,9 @@ int main(int argc, char **argv) {
   static float data[N], expected[N], residual[N];
   static float residuals[MAX_RANKS][N], sent[MAX_RANKS][N];
   long long allMismatches = 0;
+#ifdef HRT_TEST_HOSTED_DEVICE
+  hrt_register_device_compression(&hostedDevice);
+#endif
 #ifdef HRT_TEST_DEVICE
   /* Device copies of the data and the residual, which the collective
    * works on in place. */
@@ -136,6 +174,9 @@ int main(int argc, char **argv) {
         hrt_compression spec = {(hrt_compressor)compressor, 0.05, 8,
                                 (hrt_scheme)scheme, 1234, NULL, nodeSize};
         memset(residual, 0, sizeof residual);
+#ifdef HRT_TEST_HOSTED_DEVICE
+        spec.placement = HRT_PLACEMENT_DEVICE;
+#endif
 #ifdef HRT_TEST_DEVICE
         spec.placement = HRT_PLACEMENT_DEVICE;
         hrt_cuda_copy(deviceResidual, residual, sizeof residual);

@@ -50,9 +50,9 @@ template <typename T> const T *at(const char *base, size_t offset) {
 int isDevice(const void *pointer) {
   ensureContext();
   CUmemorytype type = CUmemorytype(0);
-  CUresult result = cuPointerGetAttribute(
-      &type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-      reinterpret_cast<CUdeviceptr>(pointer));
+  CUresult result =
+      cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                            reinterpret_cast<CUdeviceptr>(pointer));
   return result == CUDA_SUCCESS && type == CU_MEMORYTYPE_DEVICE;
 }
 
@@ -70,7 +70,7 @@ void *allocate(size_t bytes) {
 void release(void *pointer) {
   if (pointer)
     HRT_CUDA_CHECK(
-      cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer), threadStream()));
+        cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer), threadStream()));
 }
 
 void synchronize() {
@@ -153,8 +153,7 @@ void compress(const hrt_compression *spec, const float *g, size_t n,
   }
   case HRT_COMPRESS_EFSIGNSGD: {
     float scale = 0.0f;
-    launched(hrt_cuda_efsignsgd(g, n, indices, &scale, stream()),
-             "efsignsgd");
+    launched(hrt_cuda_efsignsgd(g, n, indices, &scale, stream()), "efsignsgd");
     copy(out, &scale, 4);
     return;
   }
@@ -244,8 +243,8 @@ void decompressAdd(const hrt_compression *spec, const char *in, size_t n,
 }
 
 const hrt_device_compression kDeviceCompression = {
-    isDevice, allocate, release,       copy,
-    compress, decompressAdd, axpby, synchronize};
+    isDevice, allocate,      release, copy,
+    compress, decompressAdd, axpby,   synchronize};
 
 /// Registered when the library is loaded, so that every later compressed
 /// all-reduce of the process can run on the device.
