@@ -18,7 +18,10 @@
 //   (gpu.alloc and gpu.dealloc, which the pool serves in stream order);
 // - waits for the stream (hrt_cuda_synchronize) before every call of a
 //   runtime function outside libhetero_rt_cuda: those may read or write
-//   device data from other streams (NCCL) or time the work (task marks).
+//   device data from other streams or time the work (task marks). With
+//   `device-collectives`, the collectives and point-to-point calls are the
+//   exception: the NCCL backend makes their streams wait for an event on
+//   the thread's stream, so the host does not wait for its kernels.
 //
 // Copies the host reads (gpu.memcpy, hrt_cuda_copy, staging) and cuBLAS
 // calls keep waiting where they are.
@@ -53,15 +56,18 @@ bool waitsForMemoryOnly(gpu::WaitOp wait) {
 }
 
 /// Whether a call of `callee` leaves this module's device work for a
-/// runtime that may not see the thread's stream.
-bool leavesTheStream(func::FuncOp callee) {
+/// runtime that does not order itself after the thread's stream.
+bool leavesTheStream(func::FuncOp callee, bool deviceCollectives) {
   StringRef name = callee.getSymName();
   return callee.isDeclaration() && !name.starts_with("hrt_cuda_") &&
-         !name.starts_with("mgpu");
+         !name.starts_with("mgpu") &&
+         !(deviceCollectives && hetero::isDeviceCollective(name));
 }
 
 struct GpuAsyncLaunchesPass
     : hetero::impl::HeteroGpuAsyncLaunchesBase<GpuAsyncLaunchesPass> {
+  using HeteroGpuAsyncLaunchesBase::HeteroGpuAsyncLaunchesBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
@@ -77,7 +83,7 @@ struct GpuAsyncLaunchesPass
         waits.push_back(wait);
       else if (auto call = dyn_cast<func::CallOp>(op))
         if (auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-            callee && leavesTheStream(callee))
+            callee && leavesTheStream(callee, deviceCollectives))
           calls.push_back(call);
     });
 

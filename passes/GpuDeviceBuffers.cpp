@@ -86,14 +86,7 @@ bool takesDeviceAddresses(func::CallOp call, bool deviceCollectives) {
     return operands >= 2 &&
            matchPattern(call.getOperand(operands - 2), m_One());
   }
-  return deviceCollectives &&
-         llvm::StringSwitch<bool>(callee)
-             .Cases({"hrt_mlir_all_reduce", "hrt_mlir_all_reduce_start",
-                     "hrt_mlir_all_gather", "hrt_mlir_reduce_scatter",
-                     "hrt_mlir_broadcast", "hrt_mlir_reduce",
-                     "hrt_mlir_all_to_all", "hrt_mlir_send", "hrt_mlir_recv"},
-                    true)
-             .Default(false);
+  return deviceCollectives && hetero::isDeviceCollective(callee);
 }
 
 /// What a runtime call does with the buffer of its operand `index`: reads

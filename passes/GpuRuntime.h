@@ -16,8 +16,22 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace hetero {
+
+/// The runtime calls that move device buffers on the NCCL backend
+/// (`device-collectives`): the collectives and point-to-point transfers,
+/// which the backend orders after the caller's stream itself.
+inline bool isDeviceCollective(llvm::StringRef callee) {
+  return llvm::StringSwitch<bool>(callee)
+      .Cases({"hrt_mlir_all_reduce", "hrt_mlir_all_reduce_start",
+              "hrt_mlir_all_gather", "hrt_mlir_reduce_scatter",
+              "hrt_mlir_broadcast", "hrt_mlir_reduce", "hrt_mlir_all_to_all",
+              "hrt_mlir_send", "hrt_mlir_recv"},
+             true)
+      .Default(false);
+}
 
 /// The declaration of `name` with `type` in `module`, created at the top of
 /// the module when missing. A symbol of that name with another type is an

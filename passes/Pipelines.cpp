@@ -158,7 +158,9 @@ hetero::buildLowerToGpuPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   // Launches queue on the thread's stream; the host waits where data
   // leaves it.
-  pm.addPass(hetero::createHeteroGpuAsyncLaunches());
+  hetero::HeteroGpuAsyncLaunchesOptions launches;
+  launches.deviceCollectives = options.deviceCollectives;
+  pm.addPass(hetero::createHeteroGpuAsyncLaunches(launches));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   gpu::GPUToNVVMPipelineOptions nvvm;

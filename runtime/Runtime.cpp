@@ -12,6 +12,7 @@
 #include "Runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -360,6 +361,15 @@ bool mpiBackendActive() { return state && state->kind == HRT_BACKEND_MPI; }
 hrt_status Backend::requireHost(const void *, size_t, const char *,
                                 const CallSite &) {
   return HRT_SUCCESS;
+}
+
+namespace {
+std::atomic<void *(*)(void)> computeStreamOf{nullptr};
+} // namespace
+
+void *computeStream() {
+  void *(*current)(void) = computeStreamOf.load();
+  return current ? current() : nullptr;
 }
 
 hrt_status checkHostCollective(const CallSite &site) {
@@ -991,4 +1001,8 @@ extern "C" hrt_status hrt_barrier(hrt_comm comm) {
   if (hrt_status status = checkCall(here, nullptr, 0, HRT_UINT8))
     return status;
   return state->backend->barrier(here);
+}
+
+extern "C" void hrt_register_compute_stream(void *(*current)(void)) {
+  hetero::rt::computeStreamOf.store(current);
 }

@@ -97,6 +97,10 @@ struct HostBuffer {
 hrt_status checkHostCollective(const CallSite &site,
                                std::initializer_list<HostBuffer> buffers);
 
+/// The calling thread's compute stream (hrt_register_compute_stream), or
+/// null when none is registered.
+void *computeStream();
+
 /// The device side of compressed all-reduces (hrt_register_device_
 /// compression) when `data` is device memory and libhetero_rt_cuda has
 /// registered it; else null.

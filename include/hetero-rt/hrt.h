@@ -133,6 +133,13 @@ HRT_EXPORT hrt_status hrt_bsend(const void *buffer, size_t count,
                                 hrt_comm comm);
 HRT_EXPORT hrt_status hrt_flush_sends(void);
 HRT_EXPORT size_t hrt_sends_in_flight(void);
+/* The stream of the calling thread's device work, from `current` (a
+ * cudaStream_t; libhetero_rt_cuda registers hrt_cuda_stream when it
+ * loads; NULL: none). With one registered, the NCCL backend orders each
+ * operation after the work queued on that stream on the device, by an
+ * event, instead of the caller waiting for it, and a buffered send's copy
+ * before the work queued after it. */
+HRT_EXPORT void hrt_register_compute_stream(void *(*current)(void));
 /* Link emulation for the MPI backend, for experiments on one host: every
  * directed link (communicator, peer) carries one message at a time at
  * `megabytes_per_second` (2^20 bytes; 0: unlimited), and each message

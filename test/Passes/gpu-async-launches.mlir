@@ -2,6 +2,7 @@
 // waiting; the host waits before the runtime calls outside
 // libhetero_rt_cuda, and for the copies it reads.
 // RUN: hetero-opt %s --split-input-file --verify-diagnostics --hetero-gpu-async-launches | FileCheck %s
+// RUN: hetero-opt %s --split-input-file --verify-diagnostics --hetero-gpu-async-launches=device-collectives | FileCheck %s --check-prefix=NCCL
 
 // CHECK-LABEL: func.func @step
 // The allocation's wait goes: the pool serves it in stream order.
@@ -16,6 +17,15 @@
 // A runtime call that may read the data on another stream waits for it.
 // CHECK-NEXT:  call @hrt_cuda_synchronize() : () -> ()
 // CHECK-NEXT:  call @hrt_mlir_send
+// CHECK-NEXT:  call @hrt_cuda_synchronize() : () -> ()
+// CHECK-NEXT:  call @hrt_mlir_task_mark
+// On NCCL the send orders itself after the stream (an event): no wait;
+// the task mark, which times the work, still waits.
+// NCCL-LABEL:  func.func @step
+// NCCL:        call @hrt_cuda_sgemm
+// NCCL-NEXT:   call @hrt_mlir_send
+// NCCL-NEXT:   call @hrt_cuda_synchronize() : () -> ()
+// NCCL-NEXT:   call @hrt_mlir_task_mark
 // The copy the host reads keeps its wait.
 // CHECK:       %[[C:.*]] = gpu.memcpy async
 // CHECK-NEXT:  gpu.wait [%[[C]]]
@@ -35,6 +45,7 @@ module attributes {gpu.container_module} {
   }
   func.func private @hrt_cuda_sgemm(i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
   func.func private @hrt_mlir_send(!llvm.ptr, !llvm.ptr, i64, i32, i64, i64)
+  func.func private @hrt_mlir_task_mark(i64, i64)
   func.func private @helper(%h: memref<64xf32>) {
     return
   }
@@ -51,6 +62,7 @@ module attributes {gpu.container_module} {
     gpu.launch_func @kernels::@fill blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%m : memref<64xf32>, %x : f32)
     func.call @hrt_cuda_sgemm(%i1, %i1, %i1, %p, %i1, %p, %i1, %one, %p, %i1) : (i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> ()
     func.call @hrt_mlir_send(%p, %p, %i1, %i0, %i1, %i1) : (!llvm.ptr, !llvm.ptr, i64, i32, i64, i64) -> ()
+    func.call @hrt_mlir_task_mark(%i1, %i1) : (i64, i64) -> ()
     %t2 = gpu.wait async
     %t3 = gpu.memcpy async [%t2] %h, %m : memref<64xf32>, memref<64xf32>
     gpu.wait [%t3]

@@ -835,9 +835,18 @@ def HeteroGpuAsyncLaunches : Pass<"hetero-gpu-async-launches", "::mlir::ModuleOp
     The host waits after stream-ordered `gpu.alloc` and `gpu.dealloc` go;
     a call of `hrt_cuda_synchronize` goes before every call of a runtime
     function outside libhetero_rt_cuda (collectives that may use other
-    streams, task marks that time the work). Copies the host reads wait as
-    before.
+    streams, task marks that time the work). With `device-collectives`
+    (the NCCL backend), the collectives and point-to-point calls get none:
+    the backend orders them after the thread's stream on the device, by an
+    event, so the host goes on queuing kernels. Copies the host reads wait
+    as before.
   }];
+  let options = [
+    Option<"deviceCollectives", "device-collectives", "bool",
+           /*default=*/"false",
+           "The collectives run on the device (NCCL) and order themselves "
+           "after the thread's stream">,
+  ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::gpu::GPUDialect"];
 }

@@ -23,10 +23,12 @@
 namespace hetero::rt {
 namespace {
 
-/// An NCCL communicator and the stream its work is enqueued on.
+/// An NCCL communicator and the stream its work is enqueued on, with the
+/// event that orders it after the caller's compute stream.
 struct Lane {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
+  cudaEvent_t computed = nullptr;
 };
 
 /// NCCL state of one communicator, hung off hrt_comm_impl::nccl:
@@ -270,6 +272,42 @@ hrt_status pendingAfter(Lane &comm, const CallSite &site,
   return HRT_SUCCESS;
 }
 
+/// Orders the work enqueued on `lane` from now on after the work queued on
+/// the caller's compute stream (hrt_register_compute_stream), on the
+/// device: the caller need not wait for its kernels before a collective.
+hrt_status afterCompute(Lane &lane, const CallSite &site) {
+  auto compute = static_cast<cudaStream_t>(computeStream());
+  if (!compute)
+    return HRT_SUCCESS;
+  if (!lane.computed)
+    if (hrt_status status = checkCuda(
+            cudaEventCreateWithFlags(&lane.computed, cudaEventDisableTiming),
+            site))
+      return status;
+  if (hrt_status status =
+          checkCuda(cudaEventRecord(lane.computed, compute), site))
+    return status;
+  return checkCuda(cudaStreamWaitEvent(lane.stream, lane.computed, 0), site);
+}
+
+/// Orders the work queued on the caller's compute stream from now on after
+/// the work enqueued on `lane` so far (a buffered send's copy: the kernels
+/// after it may overwrite the buffer).
+hrt_status beforeCompute(Lane &lane, const CallSite &site) {
+  auto compute = static_cast<cudaStream_t>(computeStream());
+  if (!compute)
+    return HRT_SUCCESS;
+  cudaEvent_t copied = nullptr;
+  if (hrt_status status = checkCuda(
+          cudaEventCreateWithFlags(&copied, cudaEventDisableTiming), site))
+    return status;
+  hrt_status status = checkCuda(cudaEventRecord(copied, lane.stream), site);
+  if (status == HRT_SUCCESS)
+    status = checkCuda(cudaStreamWaitEvent(compute, copied, 0), site);
+  cudaEventDestroy(copied); // released once the wait has seen it
+  return status;
+}
+
 /// Enqueues `enqueue` on the collectives' lane, after the copies `staging`
 /// fills, and waits for it under the timeout; then reads back what
 /// `staging` holds for host buffers.
@@ -277,6 +315,8 @@ template <typename Enqueue>
 hrt_status complete(const CallSite &site, Staging &staging, Enqueue enqueue) {
   onBackendDevice();
   Lane &lane = ncclOf(site.comm).main;
+  if (hrt_status status = afterCompute(lane, site))
+    return status;
   if (hrt_status status = staging.copyIn(lane.stream))
     return status;
   if (hrt_status status = checkNccl(enqueue(lane), site))
@@ -318,6 +358,8 @@ public:
           status = checkNccl(ncclCommDestroy(lane->comm), here);
         if (lane->stream)
           cudaStreamDestroy(lane->stream);
+        if (lane->computed)
+          cudaEventDestroy(lane->computed);
       }
       delete state;
       comm->nccl = nullptr;
@@ -343,6 +385,8 @@ public:
       return status;
     onBackendDevice();
     Lane &lane = ncclOf(site.comm).lane(site.comm->rank, site.peer, true);
+    if (hrt_status status = afterCompute(lane, site))
+      return status;
     size_t bytes = count * hrt_dtype_size(dtype);
     void *copy = nullptr;
     if (bytes) {
@@ -353,6 +397,8 @@ public:
               checkCuda(cudaMemcpyAsync(copy, buffer, bytes,
                                         cudaMemcpyDeviceToDevice, lane.stream),
                         site))
+        return status;
+      if (hrt_status status = beforeCompute(lane, site))
         return status;
     }
     hrt_status sent = checkNccl(ncclSend(copy, count, ncclType(dtype),
@@ -505,6 +551,8 @@ private:
       return status;
     onBackendDevice();
     Lane &lane = ncclOf(site.comm).lane(site.comm->rank, site.peer, sending);
+    if (hrt_status status = afterCompute(lane, site))
+      return status;
     ncclResult_t posted = sending ? ncclSend(buffer, count, ncclType(dtype),
                                              site.peer, lane.comm, lane.stream)
                                   : ncclRecv(buffer, count, ncclType(dtype),

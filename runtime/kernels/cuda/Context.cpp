@@ -12,6 +12,7 @@
 
 #include "Context.h"
 #include "hetero-rt/gpu.h"
+#include "hetero-rt/hrt.h"
 
 #include <atomic>
 #include <cstdio>
@@ -123,3 +124,11 @@ HRT_CUDA_EXPORT int hrt_cuda_device(void) { return hetero::rt::cuda::device(); }
 HRT_CUDA_EXPORT void *hrt_cuda_stream(void) {
   return hetero::rt::cuda::threadStream();
 }
+
+namespace {
+/// The NCCL backend orders its operations after this thread's stream on
+/// the device once the library is loaded (hrt_register_compute_stream).
+__attribute__((constructor)) void registerComputeStream() {
+  hrt_register_compute_stream(hrt_cuda_stream);
+}
+} // namespace
