@@ -20,9 +20,13 @@
 // against the baselines run on the same profile: all dense (FP32), every
 // tensor compressed with one flat all-gather on the GPU (compression
 // everywhere, as BytePS-Compress), and the project's search over the
-// runtime's options; and the plan's gain from partial division (Alg 4.1
+// runtime's options; the plan's gain from partial division (Alg 4.1
 // and 4.2 alone against the plan) with the division's share of the
-// selection time.
+// selection time; and Alg 4.1's evaluations of every GPU option of every
+// tensor on the all-dense plan, each timeline simulated whole (the
+// baseline) against simulateOptions, which simulates the events before
+// the tensor's backward once for all its options (whole/shared: the
+// speedup).
 //
 //   usage: bench-espresso-selection [largest tensor count, default 314]
 //
@@ -72,10 +76,10 @@ Problem syntheticProblem(int64_t tensors, unsigned seed) {
 int main(int argc, char **argv) {
   int64_t largest = argc > 1 ? std::atoll(argv[1]) : 314;
   const int64_t counts[] = {10, 32, 148, 207, 314};
-  std::printf("%8s %12s %10s %10s %14s %10s %10s %10s %10s %10s %8s\n",
+  std::printf("%8s %12s %10s %10s %14s %10s %10s %10s %10s %10s %8s %13s\n",
               "tensors", "select(ms)", "timelines", "us/each", "brute(log10s)",
               "dense/it", "allgat/it", "search/it", "plan(ms)", "undiv/it",
-              "div(%)");
+              "div(%)", "whole/shared");
   for (int64_t n : counts) {
     if (n > largest)
       break;
@@ -93,14 +97,31 @@ int main(int argc, char **argv) {
     Plan undivided = espressoPlan(problem, options(problem));
     double dividing =
         fastestSeconds(3, [&] { (void)divisionPlan(problem, undivided); });
+    std::vector<Decision> gpu = gpuOptions(problem), all(n);
+    double sum = 0.0; // keeps both loops' results alive
+    double whole = fastestSeconds(1, [&] {
+      for (int64_t t = 0; t < n; ++t)
+        for (const Decision &option : gpu) {
+          std::vector<Decision> decisions = all;
+          decisions[size_t(t)] = option;
+          sum += simulate(problem, decisions);
+        }
+    });
+    double shared = fastestSeconds(1, [&] {
+      for (int64_t t = 0; t < n; ++t)
+        for (double end : simulateOptions(problem, all, size_t(t), gpu))
+          sum -= end;
+    });
+    if (std::fabs(sum) > 1e-6 * double(n) * double(gpu.size()))
+      std::fprintf(stderr, "shared and whole simulations differ\n");
     std::printf("%8lld %12.1f %10lld %10.1f %14.1f %10.3f %10.3f %10.3f "
-                "%10.2f %10.4f %8.1f\n",
+                "%10.2f %10.4f %8.1f %13.2f\n",
                 (long long)n, seconds * 1e3, (long long)plan.evaluations,
                 perTimeline * 1e6, brute, dense / plan.iterationMs,
                 allGather / plan.iterationMs,
                 search.iterationMs / plan.iterationMs, plan.iterationMs,
                 undivided.iterationMs / plan.iterationMs,
-                100.0 * dividing / seconds);
+                100.0 * dividing / seconds, whole / shared);
   }
   return 0;
 }

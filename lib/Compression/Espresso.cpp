@@ -7,9 +7,11 @@
 #include "hetero/Compression/Espresso.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <queue>
 
@@ -410,18 +412,65 @@ std::vector<Task> tasks(const Problem &problem, int64_t tensorBytes,
 
 } // namespace
 
-Timeline timeline(const Problem &problem,
-                  const std::vector<Decision> &decisions) {
-  size_t n = problem.tensors.size();
-  std::vector<std::vector<Task>> chains(n);
-  for (size_t t = 0; t < n; ++t) {
-    chains[t].push_back({Gpu, problem.tensors[t].backwardMs});
-    std::vector<Task> rest =
-        tasks(problem, problem.tensors[t].bytes, decisions[t]);
-    chains[t].insert(chains[t].end(), rest.begin(), rest.end());
+namespace {
+
+/// The event simulation behind `timeline`: each resource serves its ready
+/// tasks first come, first served (the earlier tensor first on a tie).
+/// Until tensor t's backward has ended, nothing depends on t's decision, so
+/// a simulation paused there can be copied and resumed once per option of
+/// t: the options share the prefix.
+class Simulation {
+public:
+  Simulation(const Problem &problem, const std::vector<Decision> &decisions)
+      : problem(&problem), chains(std::make_shared<Chains>()) {
+    size_t n = problem.tensors.size();
+    chains->resize(n);
+    for (size_t t = 0; t < n; ++t)
+      (*chains)[t] = chainOf(t, decisions[t]);
+    for (int r = 0; r < NumResources; ++r)
+      lanes[r].assign(r == Cpu ? std::max<int64_t>(problem.cpuWorkers, 1) : 1,
+                      0.0);
+    result.communicationEndMs.assign(n, 0.0);
+    communications.assign(n, {-1.0, 0.0});
+    if (n)
+      queues[Gpu].push({0.0, 0, 0});
   }
-  // Each resource serves its ready tasks first come, first served; the
-  // earlier tensor first on a tie.
+
+  /// Runs until tensor `pause`'s backward has ended, before any of its
+  /// communication is queued; to the end when `pause` is out of range.
+  void run(size_t pause = SIZE_MAX) {
+    resume();
+    while (step(pause)) {
+    }
+  }
+
+  /// Tensor t's decision from here on; t must be the tensor the
+  /// simulation is paused at, or one whose chain has not started.
+  void decide(size_t t, const Decision &decision) {
+    overridden = t;
+    override = chainOf(t, decision);
+  }
+
+  /// Runs to the end and returns the timeline.
+  Timeline finish() {
+    run();
+    // A bubble is a gap between the communications of two tensors, not one
+    // inside a tensor's own steps.
+    std::vector<std::pair<double, double>> spans = communications;
+    std::sort(spans.begin(), spans.end());
+    double busyUntil = -1.0;
+    for (auto [start, end] : spans) {
+      if (start < 0.0)
+        continue;
+      if (busyUntil >= 0.0 && start > busyUntil + 1e-9)
+        result.lastBubbleMs = busyUntil;
+      busyUntil = std::max(busyUntil, end);
+    }
+    return result;
+  }
+
+private:
+  using Chains = std::vector<std::vector<Task>>;
   struct Ready {
     double ms;
     size_t tensor, position;
@@ -435,18 +484,36 @@ Timeline timeline(const Problem &problem,
   };
   using Queue =
       std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>>;
-  Queue queues[NumResources];
-  std::vector<double> lanes[NumResources];
-  for (int r = 0; r < NumResources; ++r)
-    lanes[r].assign(r == Cpu ? std::max<int64_t>(problem.cpuWorkers, 1) : 1,
-                    0.0);
-  Timeline result;
-  result.communicationEndMs.assign(n, 0.0);
-  // Per tensor, when its first communication starts and its last ends.
-  std::vector<std::pair<double, double>> communications(n, {-1.0, 0.0});
-  if (n)
-    queues[Gpu].push({0.0, 0, 0});
-  while (true) {
+
+  std::vector<Task> chainOf(size_t t, const Decision &decision) const {
+    std::vector<Task> chain = {{Gpu, problem->tensors[t].backwardMs}};
+    std::vector<Task> rest =
+        tasks(*problem, problem->tensors[t].bytes, decision);
+    chain.insert(chain.end(), rest.begin(), rest.end());
+    return chain;
+  }
+
+  const std::vector<Task> &chain(size_t t) const {
+    return t == overridden ? override : (*chains)[t];
+  }
+
+  /// Queues the successor of the task a pause stopped after.
+  void resume() {
+    if (!paused)
+      return;
+    paused = false;
+    queueNext(pausedTask, pausedEnd);
+  }
+
+  void queueNext(const Ready &task, double end) {
+    if (task.position + 1 < chain(task.tensor).size()) {
+      const Task &next = chain(task.tensor)[task.position + 1];
+      queues[next.resource].push({end, task.tensor, task.position + 1});
+    }
+  }
+
+  /// Serves one task; false when none is left or at the pause.
+  bool step(size_t pause) {
     int pick = -1;
     double pickStart = 0.0;
     for (int r = 0; r < NumResources; ++r) {
@@ -461,16 +528,16 @@ Timeline timeline(const Problem &problem,
       }
     }
     if (pick < 0)
-      break;
+      return false;
     Ready task = queues[pick].top();
     queues[pick].pop();
     double &lane = *std::min_element(lanes[pick].begin(), lanes[pick].end());
-    double end = pickStart + chains[task.tensor][task.position].ms;
+    double end = pickStart + chain(task.tensor)[task.position].ms;
     lane = end;
     result.endMs = std::max(result.endMs, end);
     if (task.position == 0) {
       result.backpropEndMs = end;
-      if (task.tensor + 1 < n)
+      if (task.tensor + 1 < problem->tensors.size())
         queues[Gpu].push({end, task.tensor + 1, 0});
     }
     if (pick == IntraLink || pick == InterLink) {
@@ -480,23 +547,53 @@ Timeline timeline(const Problem &problem,
         span.first = pickStart;
       span.second = end;
     }
-    if (task.position + 1 < chains[task.tensor].size()) {
-      const Task &next = chains[task.tensor][task.position + 1];
-      queues[next.resource].push({end, task.tensor, task.position + 1});
+    if (task.position == 0 && task.tensor == pause) {
+      paused = true;
+      pausedTask = task;
+      pausedEnd = end;
+      return false;
     }
+    queueNext(task, end);
+    return true;
   }
-  // A bubble is a gap between the communications of two tensors, not one
-  // inside a tensor's own steps.
-  std::sort(communications.begin(), communications.end());
-  double busyUntil = -1.0;
-  for (auto [start, end] : communications) {
-    if (start < 0.0)
-      continue;
-    if (busyUntil >= 0.0 && start > busyUntil + 1e-9)
-      result.lastBubbleMs = busyUntil;
-    busyUntil = std::max(busyUntil, end);
+
+  const Problem *problem;
+  /// Every tensor's chain, shared by the copies; `override` replaces
+  /// tensor `overridden`'s.
+  std::shared_ptr<Chains> chains;
+  size_t overridden = SIZE_MAX;
+  std::vector<Task> override;
+  Queue queues[NumResources];
+  std::vector<double> lanes[NumResources];
+  Timeline result;
+  /// Per tensor, when its first communication starts and its last ends.
+  std::vector<std::pair<double, double>> communications;
+  bool paused = false;
+  Ready pausedTask{0.0, 0, 0};
+  double pausedEnd = 0.0;
+};
+
+} // namespace
+
+Timeline timeline(const Problem &problem,
+                  const std::vector<Decision> &decisions) {
+  return Simulation(problem, decisions).finish();
+}
+
+std::vector<double> simulateOptions(const Problem &problem,
+                                    const std::vector<Decision> &decisions,
+                                    size_t t,
+                                    const std::vector<Decision> &options) {
+  Simulation prefix(problem, decisions);
+  prefix.run(t);
+  std::vector<double> ends;
+  ends.reserve(options.size());
+  for (const Decision &option : options) {
+    Simulation resumed = prefix;
+    resumed.decide(t, option);
+    ends.push_back(resumed.finish().endMs);
   }
-  return result;
+  return ends;
 }
 
 double simulate(const Problem &problem,
@@ -536,23 +633,26 @@ bool contains(const std::vector<Decision> &space, const Decision &d) {
 bool improve(const Problem &problem, Plan &plan, size_t t,
              const std::vector<Decision> &candidates, int64_t &evaluations,
              int64_t limit = std::numeric_limits<int64_t>::max()) {
-  Decision keep = plan.decisions[t];
-  bool changed = false;
+  // The options evaluated, in order, within the limit; their timelines
+  // share the prefix up to t's backward.
+  std::vector<Decision> tried;
   for (const Decision &option : candidates) {
-    if (evaluations >= limit)
+    if (evaluations + int64_t(tried.size()) >= limit)
       break;
-    if (option == keep)
-      continue;
-    plan.decisions[t] = option;
-    double ms = simulate(problem, plan.decisions);
-    ++evaluations;
-    if (ms < plan.iterationMs - 1e-12) {
-      plan.iterationMs = ms;
-      keep = option;
+    if (!(option == plan.decisions[t]))
+      tried.push_back(option);
+  }
+  if (tried.empty())
+    return false;
+  std::vector<double> ends = simulateOptions(problem, plan.decisions, t, tried);
+  evaluations += int64_t(tried.size());
+  bool changed = false;
+  for (size_t i = 0; i < tried.size(); ++i)
+    if (ends[i] < plan.iterationMs - 1e-12) {
+      plan.iterationMs = ends[i];
+      plan.decisions[t] = tried[i];
       changed = true;
     }
-  }
-  plan.decisions[t] = keep;
   return changed;
 }
 

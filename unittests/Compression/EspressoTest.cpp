@@ -111,6 +111,33 @@ TEST(Espresso, TimelineByHand) {
   EXPECT_DOUBLE_EQ(plan.iterationMs, 7.5);
 }
 
+TEST(Espresso, OptionsResumeFromTheSharedPrefix) {
+  // simulateOptions pauses at a tensor's backward and resumes once per
+  // option: every value equals the whole simulation's, bit for bit, for
+  // every tensor and option of random problems (flat and in nodes, one
+  // or several CPU workers), whatever the other tensors' decisions.
+  std::mt19937 random(17);
+  for (int trial = 0; trial < 24; ++trial) {
+    Problem problem = randomProblem(random, 5, trial % 2);
+    problem.cpuWorkers = 1 + trial % 3;
+    std::vector<Decision> space = options(problem);
+    std::vector<Decision> decisions(problem.tensors.size());
+    for (Decision &d : decisions)
+      d = space[random() % space.size()];
+    for (size_t t = 0; t < decisions.size(); ++t) {
+      std::vector<double> ends = simulateOptions(problem, decisions, t, space);
+      ASSERT_EQ(ends.size(), space.size());
+      for (size_t o = 0; o < space.size(); ++o) {
+        std::vector<Decision> whole = decisions;
+        whole[t] = space[o];
+        ASSERT_EQ(ends[o], simulate(problem, whole))
+            << "trial " << trial << ", tensor " << t << ", option "
+            << describe(space[o]);
+      }
+    }
+  }
+}
+
 TEST(Espresso, TheThesisDecisionSpace) {
   // Table 4.3's tree: 4,341 paths with nodes, nine of them dense.
   Problem problem;

@@ -195,6 +195,13 @@ Timeline timeline(const Problem &problem,
                   const std::vector<Decision> &decisions);
 /// The timeline's end for `decisions` (one per tensor).
 double simulate(const Problem &problem, const std::vector<Decision> &decisions);
+/// simulate() with tensor t's decision replaced by each of `options` in
+/// turn, the others as in `decisions`: the same values, with the events
+/// before t's backward ends simulated once for all the options.
+std::vector<double> simulateOptions(const Problem &problem,
+                                    const std::vector<Decision> &decisions,
+                                    size_t t,
+                                    const std::vector<Decision> &options);
 
 struct Plan {
   std::vector<Decision> decisions;
