@@ -296,11 +296,17 @@ hrt_compression compressionOf(const char *entry, const void *data,
   static std::map<long long, SiteState> sites;
   size_t n = countOf(entry, count);
   SiteState &state = sites[site];
-  if (errorFeedback && !device && state.residual.size() != n)
+  // A site's residual is made once: a started all-reduce of the site may
+  // still be using it on the communication thread.
+  size_t kept = device ? state.deviceElements : state.residual.size();
+  if (errorFeedback && kept != 0 && kept != n)
+    abortWith(std::string(entry) + ": compressed all-reduce " +
+              std::to_string(site) + " has " + std::to_string(n) +
+              " elements, but " + std::to_string(kept) +
+              " at its first call; a site's size is fixed");
+  if (errorFeedback && !device && state.residual.empty())
     state.residual.assign(n, 0.0f);
-  if (errorFeedback && device && state.deviceElements != n) {
-    if (state.deviceResidual)
-      device->release(state.deviceResidual);
+  if (errorFeedback && device && !state.deviceResidual) {
     state.deviceResidual = device->allocate(n * sizeof(float));
     state.deviceElements = n;
     // Zeroed on this thread's stream before the communication thread's

@@ -19,6 +19,8 @@
  * EXTENT: hetero runtime error: device grid extent 0 is -1, not a positive int
  * RUN: not %mpirun -np 2 hrt-mlir-abi compressed-count 2>&1 | FileCheck %s --check-prefix=COMPRESSED
  * COMPRESSED: hetero runtime error: hrt_mlir_compressed_all_reduce: the element count -1 is negative
+ * RUN: not %mpirun -np 2 hrt-mlir-abi compressed-resized 2>&1 | FileCheck %s --check-prefix=RESIZED
+ * RESIZED: hetero runtime error: hrt_mlir_compressed_all_reduce: compressed all-reduce 9 has 2 elements, but 4 at its first call; a site's size is fixed
  * RUN: not %mpirun -np 2 hrt-mlir-abi compressed-placement 2>&1 | FileCheck %s --check-prefix=PLACEMENT
  * PLACEMENT: hetero runtime error: hrt_mlir_compressed_all_reduce: unknown placement 7, expected 0 (host) or 1 (device)
  * RUN: %mpirun -np 2 hrt-mlir-abi fine | FileCheck %s --check-prefix=FINE
@@ -46,7 +48,12 @@ int main(int argc, char **argv) {
   else if (!strcmp(mode, "compressed-count"))
     hrt_mlir_compressed_all_reduce(world, data, -1, HRT_FLOAT32, HRT_SUM, 3,
                                    0.5, 0, 1, 1, 1, 0, 0);
-  else if (!strcmp(mode, "compressed-placement"))
+  else if (!strcmp(mode, "compressed-resized")) {
+    hrt_mlir_compressed_all_reduce(world, data, 4, HRT_FLOAT32, HRT_SUM, 3,
+                                   0.5, 0, 1, 1, 1, 0, 9);
+    hrt_mlir_compressed_all_reduce(world, data, 2, HRT_FLOAT32, HRT_SUM, 3,
+                                   0.5, 0, 1, 1, 1, 0, 9);
+  } else if (!strcmp(mode, "compressed-placement"))
     hrt_mlir_compressed_all_reduce(world, data, 4, HRT_FLOAT32, HRT_SUM, 3,
                                    0.5, 0, 1, 1, 1, 7, 0);
   hrt_comm grid = hrt_mlir_group(2, 1, 2, 1, 1, 0);

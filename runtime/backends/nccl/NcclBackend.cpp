@@ -279,6 +279,19 @@ hrt_status afterCompute(Lane &lane, const CallSite &site) {
   auto compute = static_cast<cudaStream_t>(computeStream());
   if (!compute)
     return HRT_SUCCESS;
+  int device = -1;
+  if (hrt_status status =
+          checkCuda(cudaStreamGetDevice(compute, &device), site))
+    return status;
+  if (device != backendDevice)
+    return fail(HRT_ERROR_BACKEND, site,
+                "the calling thread's kernels run on device " +
+                    std::to_string(device) +
+                    " but this rank's NCCL communicators on device " +
+                    std::to_string(backendDevice) +
+                    " (its local rank's); launch with the local rank in the "
+                    "environment (OMPI_COMM_WORLD_LOCAL_RANK, LOCAL_RANK, "
+                    "...) or name the device with mgpuSetDefaultDevice");
   if (!lane.computed)
     if (hrt_status status = checkCuda(
             cudaEventCreateWithFlags(&lane.computed, cudaEventDisableTiming),
@@ -288,24 +301,6 @@ hrt_status afterCompute(Lane &lane, const CallSite &site) {
           checkCuda(cudaEventRecord(lane.computed, compute), site))
     return status;
   return checkCuda(cudaStreamWaitEvent(lane.stream, lane.computed, 0), site);
-}
-
-/// Orders the work queued on the caller's compute stream from now on after
-/// the work enqueued on `lane` so far (a buffered send's copy: the kernels
-/// after it may overwrite the buffer).
-hrt_status beforeCompute(Lane &lane, const CallSite &site) {
-  auto compute = static_cast<cudaStream_t>(computeStream());
-  if (!compute)
-    return HRT_SUCCESS;
-  cudaEvent_t copied = nullptr;
-  if (hrt_status status = checkCuda(
-          cudaEventCreateWithFlags(&copied, cudaEventDisableTiming), site))
-    return status;
-  hrt_status status = checkCuda(cudaEventRecord(copied, lane.stream), site);
-  if (status == HRT_SUCCESS)
-    status = checkCuda(cudaStreamWaitEvent(compute, copied, 0), site);
-  cudaEventDestroy(copied); // released once the wait has seen it
-  return status;
 }
 
 /// Enqueues `enqueue` on the collectives' lane, after the copies `staging`
@@ -376,8 +371,11 @@ public:
                             /*sending=*/true, pending);
   }
 
-  /// The copy is stream-ordered on the send's lane: allocated, filled,
-  /// sent and freed there, so nothing waits for the receiver.
+  /// The copy is stream-ordered: allocated and filled on the caller's
+  /// compute stream where one is registered (the kernels queued after the
+  /// send may then overwrite the buffer, and the compute stream never
+  /// waits for a lane, which waits for the receiver), else on the send's
+  /// lane; sent and freed on the lane, so nothing waits for the receiver.
   hrt_status isendCopy(const void *buffer, size_t count, hrt_dtype dtype,
                        const CallSite &site,
                        std::unique_ptr<PendingOperation> &pending) override {
@@ -385,22 +383,23 @@ public:
       return status;
     onBackendDevice();
     Lane &lane = ncclOf(site.comm).lane(site.comm->rank, site.peer, true);
-    if (hrt_status status = afterCompute(lane, site))
-      return status;
+    auto compute = static_cast<cudaStream_t>(computeStream());
+    cudaStream_t copying = compute ? compute : lane.stream;
     size_t bytes = count * hrt_dtype_size(dtype);
     void *copy = nullptr;
     if (bytes) {
       if (hrt_status status =
-              checkCuda(cudaMallocAsync(&copy, bytes, lane.stream), site))
+              checkCuda(cudaMallocAsync(&copy, bytes, copying), site))
         return status;
       if (hrt_status status =
               checkCuda(cudaMemcpyAsync(copy, buffer, bytes,
-                                        cudaMemcpyDeviceToDevice, lane.stream),
+                                        cudaMemcpyDeviceToDevice, copying),
                         site))
         return status;
-      if (hrt_status status = beforeCompute(lane, site))
-        return status;
     }
+    // The lane's send after the copy.
+    if (hrt_status status = afterCompute(lane, site))
+      return status;
     hrt_status sent = checkNccl(ncclSend(copy, count, ncclType(dtype),
                                          site.peer, lane.comm, lane.stream),
                                 site);

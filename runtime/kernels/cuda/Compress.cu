@@ -172,8 +172,11 @@ __global__ void quantise(const float *g, size_t n, int levels, uint64_t seed,
   size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
   if (i >= n)
     return;
-  double norm = sqrt(sums[1]);
-  double scaled = norm > 0.0 ? fabs(double(g[i])) / norm * levels : 0.0;
+  // As the host kernel: the norm rounded to float, the scaled magnitude
+  // in float, so that both round every element to the same step.
+  float norm = float(sqrt(sums[1]));
+  double scaled =
+      norm > 0.0f ? double(fabsf(g[i]) / norm * float(levels)) : 0.0;
   double below = floor(scaled);
   double u = double(mix(seed ^ mix(i)) >> 11) * 0x1.0p-53;
   int step = min(int(below) + (u < scaled - below ? 1 : 0), levels);
@@ -261,17 +264,22 @@ __global__ void writeHits(const float *g, size_t n, Select select,
   }
 }
 
-/// Device scratch of the selections.
+/// Device scratch of the selections, allocated and freed in order on the
+/// selection's stream (cudaFree would wait for the whole device, NCCL's
+/// kernels included).
 struct Scratch {
+  explicit Scratch(cudaStream_t stream) : stream(stream) {}
+  cudaStream_t stream;
   unsigned long long *count = nullptr;
   uint32_t *counts = nullptr, *offsets = nullptr;
   void *scan = nullptr;
   size_t scanBytes = 0;
   ~Scratch() {
-    cudaFree(count);
-    cudaFree(counts);
-    cudaFree(offsets);
-    cudaFree(scan);
+    for (void *pointer :
+         {static_cast<void *>(count), static_cast<void *>(counts),
+          static_cast<void *>(offsets), scan})
+      if (pointer)
+        cudaFreeAsync(pointer, stream);
   }
 };
 
@@ -283,11 +291,11 @@ size_t compact(const float *g, size_t n, Select select, size_t capacity,
                Scratch &scratch) {
   unsigned blocks = blocksFor(n);
   if (!scratch.offsets) {
-    cudaMalloc(&scratch.counts, sizeof(uint32_t) * (blocks + 1));
-    cudaMalloc(&scratch.offsets, sizeof(uint32_t) * (blocks + 1));
+    cudaMallocAsync(&scratch.counts, sizeof(uint32_t) * (blocks + 1), stream);
+    cudaMallocAsync(&scratch.offsets, sizeof(uint32_t) * (blocks + 1), stream);
     cub::DeviceScan::ExclusiveSum(nullptr, scratch.scanBytes, scratch.counts,
                                   scratch.offsets, blocks + 1, stream);
-    cudaMalloc(&scratch.scan, scratch.scanBytes);
+    cudaMallocAsync(&scratch.scan, scratch.scanBytes, stream);
   }
   cudaMemsetAsync(scratch.counts + blocks, 0, sizeof(uint32_t), stream);
   countPerBlock<<<blocks, kThreads, 0, stream>>>(g, n, select, scratch.counts);
@@ -306,7 +314,7 @@ size_t compact(const float *g, size_t n, Select select, size_t capacity,
 unsigned long long countKeys(const float *g, size_t n, uint32_t floor,
                              cudaStream_t stream, Scratch &scratch) {
   if (!scratch.count)
-    cudaMalloc(&scratch.count, sizeof(unsigned long long));
+    cudaMallocAsync(&scratch.count, sizeof(unsigned long long), stream);
   cudaMemsetAsync(scratch.count, 0, sizeof(unsigned long long), stream);
   countAtLeast<<<reductionBlocksFor(n), kThreads, 0, stream>>>(g, n, floor,
                                                                scratch.count);
@@ -387,15 +395,15 @@ template <typename Then>
 void sumsThen(const float *g, size_t n, void *stream, Then then,
               double host[2]) {
   double *sums = nullptr;
-  cudaMalloc(&sums, 2 * sizeof(double));
+  cudaMallocAsync(&sums, 2 * sizeof(double), asStream(stream));
   cudaMemsetAsync(sums, 0, 2 * sizeof(double), asStream(stream));
   sumAbsAndSquares<<<reductionBlocksFor(n), kThreads, 0, asStream(stream)>>>(
       g, n, sums);
   then(sums);
   cudaMemcpyAsync(host, sums, 2 * sizeof(double), cudaMemcpyDeviceToHost,
                   asStream(stream));
+  cudaFreeAsync(sums, asStream(stream));
   cudaStreamSynchronize(asStream(stream));
-  cudaFree(sums);
 }
 
 } // namespace
@@ -416,7 +424,7 @@ extern "C" int hrt_cuda_efsignsgd(const float *g, size_t n, uint32_t *words,
 extern "C" int hrt_cuda_onebit(const float *g, size_t n, uint32_t *words,
                                float *positive, float *negative, void *stream) {
   double *sums = nullptr;
-  cudaMalloc(&sums, 3 * sizeof(double));
+  cudaMallocAsync(&sums, 3 * sizeof(double), asStream(stream));
   cudaMemsetAsync(sums, 0, 3 * sizeof(double), asStream(stream));
   sumBySign<<<reductionBlocksFor(n), kThreads, 0, asStream(stream)>>>(g, n,
                                                                       sums);
@@ -424,8 +432,8 @@ extern "C" int hrt_cuda_onebit(const float *g, size_t n, uint32_t *words,
   double host[3] = {0.0, 0.0, 0.0};
   cudaMemcpyAsync(host, sums, sizeof host, cudaMemcpyDeviceToHost,
                   asStream(stream));
+  cudaFreeAsync(sums, asStream(stream));
   cudaStreamSynchronize(asStream(stream));
-  cudaFree(sums);
   double positives = host[2], negatives = double(n) - positives;
   *positive = positives > 0.0 ? float(host[0] / positives) : 0.0f;
   *negative = negatives > 0.0 ? float(host[1] / negatives) : 0.0f;
@@ -484,7 +492,7 @@ extern "C" int hrt_cuda_topk(const float *g, size_t n, size_t k,
   if (k == 0)
     return 0;
   cudaStream_t s = asStream(stream);
-  Scratch scratch;
+  Scratch scratch(s);
   // The largest key T with at least k elements at or above it.
   uint32_t threshold = 0;
   for (int bit = 30; bit >= 0; --bit) {
@@ -502,17 +510,18 @@ extern "C" int hrt_cuda_topk(const float *g, size_t n, size_t k,
     size_t atLeast = size_t(countKeys(g, n, threshold, s, scratch));
     uint32_t *allIndices = nullptr;
     float *allValues = nullptr;
-    cudaMalloc(&allIndices, sizeof(uint32_t) * atLeast);
-    cudaMalloc(&allValues, sizeof(float) * atLeast);
-    Scratch tieScratch;
+    cudaMallocAsync(&allIndices, sizeof(uint32_t) * atLeast, s);
+    cudaMallocAsync(&allValues, sizeof(float) * atLeast, s);
+    Scratch tieScratch(s);
     size_t found = compact(g, n, Select{threshold, (long long)n}, atLeast,
                            allIndices, allValues, s, tieScratch);
     std::vector<uint32_t> hostIndices(found);
     std::vector<float> hostValues(found);
-    cudaMemcpy(hostIndices.data(), allIndices, sizeof(uint32_t) * found,
-               cudaMemcpyDeviceToHost);
-    cudaMemcpy(hostValues.data(), allValues, sizeof(float) * found,
-               cudaMemcpyDeviceToHost);
+    cudaMemcpyAsync(hostIndices.data(), allIndices, sizeof(uint32_t) * found,
+                    cudaMemcpyDeviceToHost, s);
+    cudaMemcpyAsync(hostValues.data(), allValues, sizeof(float) * found,
+                    cudaMemcpyDeviceToHost, s);
+    cudaStreamSynchronize(s);
     size_t seen = 0;
     for (size_t j = 0; j < found && seen < ties; ++j) {
       uint32_t bits;
@@ -520,8 +529,8 @@ extern "C" int hrt_cuda_topk(const float *g, size_t n, size_t k,
       if ((bits & 0x7fffffffu) == threshold && ++seen == ties)
         lastTie = hostIndices[j];
     }
-    cudaFree(allIndices);
-    cudaFree(allValues);
+    cudaFreeAsync(allIndices, s);
+    cudaFreeAsync(allValues, s);
   }
   compact(g, n, Select{threshold, lastTie}, k, indices, values, s, scratch);
   return status();
@@ -536,7 +545,7 @@ extern "C" int hrt_cuda_dgc(const float *g, size_t n, float threshold,
   std::memcpy(&key, &magnitude, sizeof key);
   // key >= T is key > T - 1; for T = 0, key > 0 or key == 0 anywhere.
   Select select = key == 0 ? Select{0, (long long)n} : Select{key - 1, -1};
-  Scratch scratch;
+  Scratch scratch(asStream(stream));
   *kept = compact(g, n, select, capacity, indices, values, asStream(stream),
                   scratch);
   return status();

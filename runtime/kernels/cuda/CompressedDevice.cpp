@@ -48,6 +48,11 @@ template <typename T> const T *at(const char *base, size_t offset) {
 }
 
 int isDevice(const void *pointer) {
+  // Without a usable driver nothing is device memory (the caller then
+  // compresses on the host) rather than the process ending here.
+  static const bool driver = cuInit(0) == CUDA_SUCCESS;
+  if (!driver)
+    return 0;
   ensureContext();
   CUmemorytype type = CUmemorytype(0);
   CUresult result =
