@@ -124,6 +124,18 @@ hashInto(int64_t probedPer, int64_t partitions, const HashSeeds &seeds,
   return parts;
 }
 
+/// hashInto into the default memory for `indices` indices, doubled until
+/// no serial memory overflows.
+template <typename ForEach>
+std::vector<std::vector<uint32_t>>
+hashGrowing(size_t indices, int64_t partitions, const HashSeeds &seeds,
+            unsigned threads, size_t work, ForEach forEach) {
+  for (int64_t probed = defaultProbedSlots(indices, partitions);; probed *= 2)
+    if (auto parts =
+            hashInto(probed, partitions, seeds, threads, work, forEach))
+      return std::move(*parts);
+}
+
 } // namespace
 
 std::optional<std::vector<std::vector<uint32_t>>>
@@ -136,11 +148,8 @@ partitionIndices(const std::vector<uint32_t> &indices, int64_t partitions,
   if (probedPer > 0)
     return hashInto(probedPer, partitions, seeds, unsigned(threads),
                     indices.size(), forEach);
-  for (int64_t probed = defaultProbedSlots(indices.size(), partitions);;
-       probed *= 2)
-    if (auto parts = hashInto(probed, partitions, seeds, unsigned(threads),
-                              indices.size(), forEach))
-      return parts;
+  return hashGrowing(indices.size(), partitions, seeds, unsigned(threads),
+                     indices.size(), forEach);
 }
 
 std::vector<std::vector<uint32_t>>
@@ -164,10 +173,8 @@ hierarchicalHash(const float *gradient, size_t size, int64_t partitions,
       for (uint32_t index : found[t])
         insert(index);
   };
-  for (int64_t probed = defaultProbedSlots(nonZeros, partitions);; probed *= 2)
-    if (auto parts = hashInto(probed, partitions, seeds, unsigned(threads),
-                              found.size(), forEach))
-      return std::move(*parts);
+  return hashGrowing(nonZeros, partitions, seeds, unsigned(threads),
+                     found.size(), forEach);
 }
 
 std::vector<std::vector<uint32_t>>
