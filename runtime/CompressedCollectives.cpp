@@ -258,12 +258,10 @@ public:
   exchange(const void *send, size_t sendBytes, void *recv, size_t recvBytes,
            const std::function<hrt_status(const void *, void *)> &collective)
       override {
-    if (!hetero::rt::mpiBackendActive()) {
-      // NCCL moves device memory on its own streams: the kernels queued
-      // on this thread's stream must have written `send` first.
-      ops.synchronize();
+    // NCCL moves device memory, each operation ordered after the kernels
+    // queued on this thread's stream (hrt_register_compute_stream).
+    if (!hetero::rt::mpiBackendActive())
       return collective(send, recv);
-    }
     // MPI moves host memory: the payloads cross, not the gradients.
     std::vector<char> hostSend(sendBytes), hostRecv;
     ops.copy(hostSend.data(), send, sendBytes);
