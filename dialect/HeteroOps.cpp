@@ -1010,6 +1010,14 @@ LogicalResult MigrationPlanOp::verify() {
   return success();
 }
 
+LogicalResult MigratedColumnsOp::verify() {
+  int64_t migrated = getMigrated().getType().getDimSize(0);
+  if (!ShapedType::isDynamic(migrated) && migrated > getColumns())
+    return emitOpError() << "migrates " << migrated << " of only "
+                         << getColumns() << " columns";
+  return success();
+}
+
 /// Shared by select_cols and impute_cols: `narrow` holds as many slices along
 /// `axis` as there are indices, `wide` at least as many.
 static LogicalResult verifyColumnMove(Operation *op, RankedTensorType narrow,
@@ -1050,6 +1058,16 @@ followPruned(Operation *user, Value value, int64_t axis) {
   }
   if (auto cast = dyn_cast<tensor::CastOp>(user))
     return Next({cast.getResult(), axis});
+  // A migrating shard sends the slices of its kept columns; a receiver
+  // takes its block of them. Both stay pruned along the axis.
+  if (auto broadcast = dyn_cast<BroadcastOp>(user))
+    return Next({broadcast.getResult(), axis});
+  if (auto extract = dyn_cast<tensor::ExtractSliceOp>(user)) {
+    if (extract.getSource() != value ||
+        extract.getResultType().getRank() != extract.getSourceType().getRank())
+      return failure();
+    return Next({extract.getResult(), axis});
+  }
   auto groupOf = [&](ArrayRef<ReassociationIndices> groups,
                      int64_t dim) -> int64_t {
     for (auto [index, group] : llvm::enumerate(groups))
@@ -1182,6 +1200,11 @@ void PrunePlanOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
 void MigrationPlanOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
   setNameFn(getReceived(), "received");
   setNameFn(getMigrates(), "migrates");
+}
+
+void MigratedColumnsOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getMigrated(), "migrated");
+  setNameFn(getFirst(), "first");
 }
 
 void SelectColsOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {

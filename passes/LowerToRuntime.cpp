@@ -210,14 +210,36 @@ public:
   }
 
   /// A fresh buffer of `type`, holding `tensor` when it is given.
+  /// A dynamic dimension takes its size from `tensor`, which it then needs.
   Value buffer(RankedTensorType type, Value tensor = {}) {
     auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-    Value memref = memref::AllocOp::create(rewriter, loc, memrefType);
+    SmallVector<Value> sizes;
+    for (int64_t dim = 0; dim < type.getRank(); ++dim)
+      if (type.isDynamicDim(dim))
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, tensor, dim));
+    Value memref = memref::AllocOp::create(rewriter, loc, memrefType, sizes);
     if (tensor)
       bufferization::MaterializeInDestinationOp::create(
           rewriter, loc, TypeRange{}, tensor, memref, /*restrict=*/false,
           /*writable=*/true);
     return memref;
+  }
+
+  /// The number of elements of `tensor` as an i64, read from its
+  /// dimensions where they are dynamic.
+  Value count(Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    if (type.hasStaticShape())
+      return constant64(type.getNumElements());
+    Value product = constant64(1);
+    for (int64_t dim = 0; dim < type.getRank(); ++dim) {
+      Value size =
+          type.isDynamicDim(dim)
+              ? toI64(tensor::DimOp::create(rewriter, loc, tensor, dim))
+              : constant64(type.getDimSize(dim));
+      product = arith::MulIOp::create(rewriter, loc, product, size);
+    }
+    return product;
   }
 
   /// The buffer of `tensor` itself, for the runtime to read only (a send,
@@ -334,6 +356,18 @@ static LogicalResult checkSparse(AllReduceOp reduce) {
 // Shared shapes of a lowering
 //===----------------------------------------------------------------------===//
 
+/// Collectives other than the in-place ones (all-reduce, broadcast,
+/// reduce) size their buffers at compile time.
+static LogicalResult requireStaticShape(Operation *op, Type type,
+                                        StringRef role) {
+  if (cast<RankedTensorType>(type).hasStaticShape())
+    return success();
+  return op->emitOpError() << "needs a static shape for its " << role
+                           << " to lower to the runtime, got " << type
+                           << " (uncompressed all-reduces, broadcasts and "
+                              "reduces take dynamic shapes)";
+}
+
 static int64_t elementCount(Type type) {
   return cast<RankedTensorType>(type).getNumElements();
 }
@@ -372,8 +406,7 @@ callInPlace(Operation *op, Value input, Value comm, StringRef callee,
   auto type = cast<RankedTensorType>(input.getType());
   Value memref = calls.buffer(type, input);
   SmallVector<Value> arguments = {comm, calls.pointerOf(memref),
-                                  calls.constant64(type.getNumElements()),
-                                  calls.constant32(*dtype)};
+                                  calls.count(input), calls.constant32(*dtype)};
   arguments.append(trailing.begin(), trailing.end());
   return std::make_pair(memref, calls.call(callee, arguments, results));
 }
@@ -422,7 +455,9 @@ static LogicalResult lowerOutOfPlace(Operation *op, Value input, Value comm,
                                      RuntimeCalls &calls,
                                      RewriterBase &rewriter) {
   FailureOr<int64_t> dtype = dtypeOf(op, input.getType());
-  if (failed(dtype))
+  if (failed(dtype) ||
+      failed(requireStaticShape(op, input.getType(), "input")) ||
+      failed(requireStaticShape(op, op->getResult(0).getType(), "result")))
     return failure();
   auto outType = cast<RankedTensorType>(op->getResult(0).getType());
   Value send = calls.readOnlyBuffer(input);
@@ -524,6 +559,10 @@ struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
                                           reduce.getSparse()))},
                           calls, rewriter);
     if (compressed) {
+      // The runtime keeps a residual of fixed size per compressed site.
+      if (failed(requireStaticShape(reduce, input.getType(),
+                                    "compressed gradient")))
+        return failure();
       CompressAttr compress = reduce.getCompressAttr();
       Value ratio = arith::ConstantFloatOp::create(
           rewriter, reduce.getLoc(), rewriter.getF64Type(),
@@ -985,6 +1024,36 @@ struct MigrationPlanLowering : OpConversionPattern<MigrationPlanOp> {
   }
 };
 
+/// hetero.migrated_columns: the runtime writes the source's migrated
+/// columns into a buffer of `columns`, returns how many, and writes where
+/// this rank's block starts into a one-element buffer.
+struct MigratedColumnsLowering : OpConversionPattern<MigratedColumnsOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(MigratedColumnsOp migrated, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCalls calls(migrated, rewriter);
+    Location loc = migrated.getLoc();
+    Value firstBuffer = calls.buffer(RankedTensorType::get({1}, calls.i64));
+    Value columns =
+        readColumns(
+            calls, rewriter, loc, "hrt_mlir_migrated_columns",
+            migrated.getLayer(), adaptor.getBlock(), migrated.getColumns(),
+            {calls.toI64(adaptor.getSource()), calls.pointerOf(firstBuffer)})
+            .first;
+    Value first = memref::LoadOp::create(
+        rewriter, loc, firstBuffer,
+        ValueRange{arith::ConstantIndexOp::create(rewriter, loc, 0)});
+    rewriter.replaceOp(
+        migrated,
+        {castIndices(rewriter, loc, columns, migrated.getMigrated().getType()),
+         arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
+                                    first)});
+    return success();
+  }
+};
+
 struct CorpusBatchLowering : OpConversionPattern<CorpusBatchOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -1212,10 +1281,10 @@ void hetero::populateHeteroToRuntimeConversionPatterns(
            ReduceScatterLowering, AllToAllLowering, SendLowering, RecvLowering,
            TaskMarkLowering, ProcessMultiIndexLowering,
            ProcessLinearIndexLowering, PrunePlanLowering, MigrationPlanLowering,
-           GemmMarkLowering, ObserveWeightLowering, PreviousProductLowering,
-           KeepProductLowering, CorpusBatchLowering, SampleContextLowering,
-           SampleNextLowering, GroupSyncLowering, CheckpointLowering,
-           CkptChunkLowering, CkptCommitLowering>(context);
+           MigratedColumnsLowering, GemmMarkLowering, ObserveWeightLowering,
+           PreviousProductLowering, KeepProductLowering, CorpusBatchLowering,
+           SampleContextLowering, SampleNextLowering, GroupSyncLowering,
+           CheckpointLowering, CkptChunkLowering, CkptCommitLowering>(context);
 }
 
 void hetero::configureHeteroToRuntimeTarget(ConversionTarget &target) {

@@ -61,7 +61,8 @@ RankedTensorType hetero::withDynamicAxis(RankedTensorType type, int64_t axis) {
 Value hetero::buildPrunedProduct(OpBuilder &b, Location l,
                                  MatmulProduct product, Value lhs, Value rhs,
                                  Value kept, RankedTensorType type,
-                                 Imputation imputation, Value previous) {
+                                 Imputation imputation, Value previous,
+                                 bool rhsSelected) {
   auto select = [&](Value source, int64_t axis) -> Value {
     auto sourceType = cast<RankedTensorType>(source.getType());
     return SelectColsOp::create(b, l, withDynamicAxis(sourceType, axis), source,
@@ -77,18 +78,31 @@ Value hetero::buildPrunedProduct(OpBuilder &b, Location l,
   case MatmulProduct::forward: {
     // Y = X[:, P] W[P, :]: the contraction shrinks, Y keeps its shape.
     Value input = select(lhs, last);
-    Value weight = select(rhs, 0);
+    Value weight = rhsSelected ? rhs : select(rhs, prunedRhsAxis(product));
     return *buildMatmul(b, l, input, weight, type);
   }
-  case MatmulProduct::grad_input:
+  case MatmulProduct::grad_input: {
     // dX[:, P] = G W^T[:, P]; the other columns are imputed.
-    return impute(
-        *buildMatmul(b, l, lhs, select(rhs, 1), withDynamicAxis(type, last)),
-        last);
+    Value weight = rhsSelected ? rhs : select(rhs, prunedRhsAxis(product));
+    return impute(*buildMatmul(b, l, lhs, weight, withDynamicAxis(type, last)),
+                  last);
+  }
   case MatmulProduct::grad_weight:
     // dW[P, :] = X^T[P, :] G; the other rows are imputed.
     return impute(
         *buildMatmul(b, l, select(lhs, 0), rhs, withDynamicAxis(type, 0)), 0);
+  }
+  llvm_unreachable("unknown product");
+}
+
+int64_t hetero::prunedRhsAxis(MatmulProduct product) {
+  switch (product) {
+  case MatmulProduct::forward:
+    return 0;
+  case MatmulProduct::grad_input:
+    return 1;
+  case MatmulProduct::grad_weight:
+    return -1;
   }
   llvm_unreachable("unknown product");
 }

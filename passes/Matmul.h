@@ -45,13 +45,20 @@ mlir::RankedTensorType withDynamicAxis(mlir::RankedTensorType type,
 ///   grad_input:   impute(G x W^T[:, kept]) along dX's columns
 ///   grad_weight:  impute(X^T[kept, :] x G) along dW's rows
 /// The lhs's leading dimensions must be static. Same imputation reads the
-/// imputed values from `previous` (of the result's type).
+/// imputed values from `previous` (of the result's type). `rhsSelected`:
+/// the rhs holds only the kept columns' slices already (along
+/// prunedRhsAxis), in the order of `kept`.
 mlir::Value buildPrunedProduct(mlir::OpBuilder &builder, mlir::Location loc,
                                MatmulProduct product, mlir::Value lhs,
                                mlir::Value rhs, mlir::Value kept,
                                mlir::RankedTensorType resultType,
-                               Imputation imputation,
-                               mlir::Value previous = {});
+                               Imputation imputation, mlir::Value previous = {},
+                               bool rhsSelected = false);
+
+/// The axis of the rhs that buildPrunedProduct selects the kept columns
+/// along: the weight's rows in the forward product, the columns of its
+/// transpose in grad_input; -1 for grad_weight, whose rhs is not pruned.
+int64_t prunedRhsAxis(MatmulProduct product);
 
 } // namespace hetero
 

@@ -27,10 +27,12 @@
 // that an all-reduce replaces the all-gather with.
 //
 // A sharded weight (Megatron's storage, ShardParameters.h) is on no other
-// rank: while shard s migrates columns of the layer, s broadcasts its slice
-// over the group and the receivers compute from that. A sharded weight's
-// gradient stays the slice: when some shard migrates, the zero-padded sums
-// are all-reduced and each rank keeps its own window.
+// rank: while shard s migrates columns of the layer, s broadcasts the
+// slices of its weight for the migrated columns only (hetero.migrated_
+// columns, the same list on every rank), and each receiver computes from
+// its block of them. A sharded weight's gradient stays the slice: when
+// some shard migrates, the zero-padded sums are all-reduced and each rank
+// keeps its own window.
 //
 //===----------------------------------------------------------------------===//
 
@@ -242,19 +244,21 @@ private:
 
   /// What this rank computes of shard `source`'s migrated columns `received`
   /// (sorted positions in its `width` columns), shaped as `source`'s own
-  /// product `type`; from `sourceRhs`, `source`'s slice of the weight, when
-  /// the weight is sharded.
+  /// product `type`; from `sourceRows`, the slices of `source`'s weight
+  /// that `source` broadcast for exactly these columns, when the weight is
+  /// sharded.
   Value migratedPart(OpBuilder &b, Location l, PrunableMatmulOp op,
                      const ShardPlan &plan, Value source, Value received,
-                     RankedTensorType type, Value sourceRhs) {
-    assert((sourceRhs || sharding->dimOf(op.getRhs()) < 0) &&
+                     RankedTensorType type, Value sourceRows) {
+    assert((sourceRows || sharding->dimOf(op.getRhs()) < 0) &&
            "a sharded weight is on no other rank: it must be broadcast");
     Value lhs = slice(b, l, op.getLhs(), plan.lhsDim, source);
     Value rhs =
-        sourceRhs ? sourceRhs : slice(b, l, op.getRhs(), plan.rhsDim, source);
+        sourceRows ? sourceRows : slice(b, l, op.getRhs(), plan.rhsDim, source);
     GemmMarkOp::create(b, l, GemmEvent::begin_migrated);
     Value part = buildPrunedProduct(b, l, op.getProduct(), lhs, rhs, received,
-                                    type, Imputation::zero);
+                                    type, Imputation::zero, /*previous=*/{},
+                                    /*rhsSelected=*/bool(sourceRows));
     GemmMarkOp::create(b, l, GemmEvent::end_migrated);
     return part;
   }
@@ -265,7 +269,8 @@ private:
   /// (a global value); without it the parts add to all of it (a partial).
   /// `rhsSlice`, when given, is this rank's slice of a sharded weight: the
   /// shards are then visited one by one, and each that migrates broadcasts
-  /// its slice over the group.
+  /// the slices of its weight for the columns it migrates (the paper's
+  /// W_s[:, M]), from which each receiver takes its block.
   Value
   addMigrated(OpBuilder &builder, Location loc, PrunableMatmulOp op,
               const ShardPlan &plan, Value accumulator, int64_t width,
@@ -274,54 +279,84 @@ private:
               int64_t dim = 0) {
     if (!partType)
       partType = cast<RankedTensorType>(accumulator.getType());
+    // carried + this rank's part of `source`'s received columns, if any.
+    auto addReceived =
+        [&](OpBuilder &b, Location l, Value source, Value carried,
+            Value received,
+            llvm::function_ref<Value(OpBuilder &, Location)> sourceRows)
+        -> Value {
+      Value columns = tensor::DimOp::create(b, l, received, 0);
+      Value any =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt, columns,
+                                arith::ConstantIndexOp::create(b, l, 0));
+      auto ifOp = scf::IfOp::create(
+          b, l, any,
+          [&](OpBuilder &t, Location tl) {
+            Value part = migratedPart(t, tl, op, plan, source, received,
+                                      partType, sourceRows(t, tl));
+            Value sum;
+            if (!window) {
+              sum = add(t, tl, carried, part);
+            } else {
+              auto [offsets, sizes, strides] =
+                  windowOf(t, partType, dim, window(t, tl, source));
+              Value current = tensor::ExtractSliceOp::create(
+                  t, tl, partType, carried, offsets, sizes, strides);
+              sum = tensor::InsertSliceOp::create(
+                  t, tl, add(t, tl, current, part), carried, offsets, sizes,
+                  strides);
+            }
+            scf::YieldOp::create(t, tl, sum);
+          },
+          [&](OpBuilder &e, Location el) {
+            scf::YieldOp::create(e, el, carried);
+          });
+      return ifOp.getResult(0);
+    };
     return overShards(
         builder, loc, accumulator, op, width, /*unrolled=*/bool(rhsSlice),
         [&](OpBuilder &b, Location l, Value source, Value carried,
             MigrationPlanOp planned) -> Value {
-          Value sourceRhs;
-          if (rhsSlice) {
-            // Every rank of the group learns alike whether `source`
-            // migrates, so all of them take the broadcast or none.
-            int64_t root = *getConstantIntValue(source);
-            sourceRhs = scf::IfOp::create(
-                            b, l, planned.getMigrates(),
-                            [&](OpBuilder &t, Location tl) {
-                              scf::YieldOp::create(
-                                  t, tl,
-                                  BroadcastOp::create(
-                                      t, tl, rhsSlice.getType(), grid,
-                                      t.getDenseI16ArrayAttr({kShardAxis}),
-                                      rhsSlice, t.getI64IntegerAttr(root))
-                                      .getResult());
-                            },
-                            [&](OpBuilder &e, Location el) {
-                              scf::YieldOp::create(e, el, rhsSlice);
-                            })
-                            .getResult(0);
-          }
-          Value columns = tensor::DimOp::create(b, l, planned.getReceived(), 0);
-          Value any =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt, columns,
-                                    arith::ConstantIndexOp::create(b, l, 0));
+          Value received = planned.getReceived();
+          if (!rhsSlice)
+            return addReceived(b, l, source, carried, received,
+                               [](OpBuilder &, Location) { return Value(); });
+          // Every rank of the group learns alike whether `source` migrates
+          // and which columns, so all of them take the broadcast or none,
+          // of the same size.
+          int64_t root = *getConstantIntValue(source);
+          int64_t axis = prunedRhsAxis(op.getProduct());
           auto ifOp = scf::IfOp::create(
-              b, l, any,
+              b, l, planned.getMigrates(),
               [&](OpBuilder &t, Location tl) {
-                Value part =
-                    migratedPart(t, tl, op, plan, source, planned.getReceived(),
-                                 partType, sourceRhs);
-                Value sum;
-                if (!window) {
-                  sum = add(t, tl, carried, part);
-                } else {
-                  auto [offsets, sizes, strides] =
-                      windowOf(t, partType, dim, window(t, tl, source));
-                  Value current = tensor::ExtractSliceOp::create(
-                      t, tl, partType, carried, offsets, sizes, strides);
-                  sum = tensor::InsertSliceOp::create(
-                      t, tl, add(t, tl, current, part), carried, offsets, sizes,
-                      strides);
-                }
-                scf::YieldOp::create(t, tl, sum);
+                auto migrated = MigratedColumnsOp::create(
+                    t, tl, received.getType(), t.getIndexType(),
+                    op.getLayerAttr(), op.getBlock(),
+                    t.getI64IntegerAttr(width), source);
+                auto sliceType = cast<RankedTensorType>(rhsSlice.getType());
+                Value rows = SelectColsOp::create(
+                    t, tl, withDynamicAxis(sliceType, axis), rhsSlice,
+                    migrated.getMigrated(), t.getI64IntegerAttr(axis));
+                rows = BroadcastOp::create(t, tl, rows.getType(), grid,
+                                           t.getDenseI16ArrayAttr({kShardAxis}),
+                                           rows, t.getI64IntegerAttr(root));
+                scf::YieldOp::create(
+                    t, tl,
+                    addReceived(t, tl, source, carried, received,
+                                [&](OpBuilder &r, Location rl) -> Value {
+                                  // This rank's block: [first, first + n) of
+                                  // them.
+                                  auto rowsType =
+                                      cast<RankedTensorType>(rows.getType());
+                                  auto [offsets, sizes, strides] = windowOf(
+                                      r, rowsType, axis, migrated.getFirst());
+                                  sizes[axis] =
+                                      tensor::DimOp::create(r, rl, received, 0)
+                                          .getResult();
+                                  return tensor::ExtractSliceOp::create(
+                                      r, rl, rowsType, rows, offsets, sizes,
+                                      strides);
+                                }));
               },
               [&](OpBuilder &e, Location el) {
                 scf::YieldOp::create(e, el, carried);

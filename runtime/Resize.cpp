@@ -960,20 +960,22 @@ extern "C" hrt_status hrt_resize_get_stats(hrt_resize_stats *stats) {
   return HRT_SUCCESS;
 }
 
-extern "C" long long hrt_mlir_migration_plan(unsigned long long layer,
-                                             long long columns,
-                                             long long source,
-                                             long long *received) {
-  ResizeState &s = resize();
-  std::lock_guard<std::mutex> lock(s.mutex);
+namespace {
+
+/// The columns shard `source` of the group migrates of `layer` this
+/// iteration, as `source` computes them for hrt_mlir_prune_plan (the same
+/// on every rank); null when it migrates none. Called under the lock.
+const std::vector<int64_t> *migratedColumns(ResizeState &s,
+                                            unsigned long long layer,
+                                            long long columns,
+                                            long long source) {
   if (!s.migration || columns <= 0 || source < 0 ||
       source >= (long long)s.migration->migrate.size())
-    return -1;
+    return nullptr;
   MigrationGroup &group = *s.migration;
   double share = group.migrate[size_t(source)];
   if (!(share > 0))
-    return -1;
-  // The source's split, as the source computes it for hrt_mlir_prune_plan.
+    return nullptr;
   Migrated &plan = group.plans[{layer, columns, int(source)}];
   if (plan.iteration != s.iteration) {
     plan.iteration = s.iteration;
@@ -982,21 +984,56 @@ extern "C" long long hrt_mlir_migration_plan(unsigned long long layer,
                             group.prune[size_t(source)], share)
                        .migrated;
   }
-  if (plan.columns.empty())
-    return -1;
-  if (source == group.rank)
-    return 0;
+  return plan.columns.empty() ? nullptr : &plan.columns;
+}
+
+/// This rank's block of the `count` columns `source` migrates: [begin,
+/// end) in their list, empty for the source itself and for a rank that
+/// migrates columns of its own.
+hetero::resize::Block receivedBlock(const MigrationGroup &group,
+                                    long long source, long long count) {
   std::vector<bool> migrating;
   for (double other : group.migrate)
     migrating.push_back(other > 0);
-  for (const hetero::resize::Block &block : hetero::resize::migrationBlocks(
-           (int64_t)group.migrate.size(), source, (int64_t)plan.columns.size(),
-           migrating)) {
-    if (block.rank != group.rank)
-      continue;
-    for (int64_t j = block.begin; j < block.end; ++j)
-      received[j - block.begin] = plan.columns[size_t(j)];
-    return block.size();
-  }
-  return 0;
+  if (source != group.rank)
+    for (const hetero::resize::Block &block : hetero::resize::migrationBlocks(
+             (int64_t)group.migrate.size(), source, count, migrating))
+      if (block.rank == group.rank)
+        return block;
+  return hetero::resize::Block{group.rank, 0, 0};
+}
+
+} // namespace
+
+extern "C" long long hrt_mlir_migration_plan(unsigned long long layer,
+                                             long long columns,
+                                             long long source,
+                                             long long *received) {
+  ResizeState &s = resize();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const std::vector<int64_t> *migrated =
+      migratedColumns(s, layer, columns, source);
+  if (!migrated)
+    return -1;
+  hetero::resize::Block block =
+      receivedBlock(*s.migration, source, (long long)migrated->size());
+  for (int64_t j = block.begin; j < block.end; ++j)
+    received[j - block.begin] = (*migrated)[size_t(j)];
+  return block.size();
+}
+
+extern "C" long long hrt_mlir_migrated_columns(unsigned long long layer,
+                                               long long columns,
+                                               long long source,
+                                               long long *first,
+                                               long long *migrated) {
+  ResizeState &s = resize();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  *first = 0;
+  const std::vector<int64_t> *all = migratedColumns(s, layer, columns, source);
+  if (!all)
+    return 0;
+  std::copy(all->begin(), all->end(), migrated);
+  *first = receivedBlock(*s.migration, source, (long long)all->size()).begin;
+  return (long long)all->size();
 }

@@ -804,6 +804,17 @@ HRT_EXPORT long long hrt_mlir_migration_plan(unsigned long long layer,
                                              long long columns,
                                              long long source,
                                              long long *received);
+/* hetero.migrated_columns: writes every column (position among the
+ * `columns` of the layer's shard on group rank `source`) that `source`
+ * migrates this iteration to `migrated` (room for `columns`; the same on
+ * every rank of the group) and returns their count, 0 when none; `*first`
+ * is where this rank's block of them (hrt_mlir_migration_plan's received)
+ * starts, 0 when it receives none. */
+HRT_EXPORT long long hrt_mlir_migrated_columns(unsigned long long layer,
+                                               long long columns,
+                                               long long source,
+                                               long long *first,
+                                               long long *migrated);
 /* hetero.gemm_mark begin (0) | end (1): brackets a resized layer's GEMM;
  * begin_migrated (2) | end_migrated (3): a GEMM of another rank's migrated
  * columns. The time between counts as this rank's GEMM time (2-3: apart

@@ -258,3 +258,19 @@ func.func @keep_dynamic(%v: tensor<16x?xf32>) {
   hetero.keep_product %v layer "l" product = grad_weight : tensor<16x?xf32>
   return
 }
+
+// -----
+
+func.func @migrated_columns_too_many(%source: index) {
+  // expected-error @+1 {{'hetero.migrated_columns' op migrates 9 of only 8 columns}}
+  %m, %f = hetero.migrated_columns layer "fc" columns = 8 from %source : tensor<9xindex>
+  return
+}
+
+// -----
+
+func.func @migrated_columns_columns_zero(%source: index) {
+  // expected-error @+1 {{'hetero.migrated_columns' op attribute 'columns' failed to satisfy constraint: 64-bit integer attribute whose value is positive}}
+  %m, %f = hetero.migrated_columns layer "fc" columns = 0 from %source : tensor<?xindex>
+  return
+}

@@ -124,3 +124,19 @@ func.func @group_sync_dynamic_grid(%w: tensor<64xf32>) -> tensor<64xf32> {
   %s = hetero.group_sync %w on @grid <policy = dynamic> : tensor<64xf32>
   return %s : tensor<64xf32>
 }
+
+// -----
+
+func.func @all_gather_needs_a_static_shape(%g: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'hetero.all_gather' op needs a static shape for its input to lower to the runtime, got 'tensor<?xf32>' (uncompressed all-reduces, broadcasts and reduces take dynamic shapes)}}
+  %0 = hetero.all_gather %g axis = 0 : tensor<?xf32> -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @compressed_all_reduce_needs_a_static_shape(%g: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'hetero.all_reduce' op needs a static shape for its compressed gradient to lower to the runtime, got 'tensor<?xf32>'}}
+  %0 = hetero.all_reduce %g compress <fp16> : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}

@@ -310,3 +310,44 @@ func.func @gemm_marks() {
   hetero.gemm_mark end_migrated
   return
 }
+
+// -----
+
+// hetero.migrated_columns: the columns in the buffer protocol, and where
+// this rank's block starts in a one-element buffer.
+// CHECK-LABEL: func.func @migrated_columns
+// CHECK-SAME:    %[[SRC:[a-z0-9]+]]: index
+// CHECK:         %[[FIRST_BUFFER:.*]] = memref.alloc() : memref<1xi64>
+// CHECK:         %[[S:.*]] = arith.index_cast %[[SRC]] : index to i64
+// CHECK:         %[[COUNT:.*]] = call @hrt_mlir_migrated_columns(%{{.*}}, %{{.*}}, %[[S]], %{{.*}}, %{{.*}}) : (i64, i64, i64, !llvm.ptr, !llvm.ptr) -> i64
+// CHECK:         %[[N:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK:         %[[MIGRATED:.*]] = tensor.extract_slice %{{.*}}[0] [%[[N]]] [1] : tensor<128xi64> to tensor<?xi64>
+// CHECK:         %[[FIRST:.*]] = memref.load %[[FIRST_BUFFER]][%{{.*}}] : memref<1xi64>
+// CHECK:         %[[IDX:.*]] = arith.index_cast %[[MIGRATED]] : tensor<?xi64> to tensor<?xindex>
+// CHECK:         %[[FIRST_IDX:.*]] = arith.index_cast %[[FIRST]] : i64 to index
+// CHECK:         return %[[IDX]], %[[FIRST_IDX]] : tensor<?xindex>, index
+func.func @migrated_columns(%source: index) -> (tensor<?xindex>, index) {
+  %migrated, %first = hetero.migrated_columns layer "l0.fc1" columns = 128 from %source : tensor<?xindex>
+  return %migrated, %first : tensor<?xindex>, index
+}
+
+// -----
+
+// An in-place collective of dynamic shape: the buffer takes its sizes and
+// the call its element count from the tensor.
+// CHECK-LABEL: func.func @dynamic_broadcast
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: tensor<?x4xf32>
+// CHECK:         %[[ROWS:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x4xf32>
+// CHECK:         %[[BUFFER:.*]] = memref.alloc(%[[ROWS]]) : memref<?x4xf32>
+// CHECK:         bufferization.materialize_in_destination %[[X]] in writable %[[BUFFER]]
+// CHECK:         %[[DIM:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x4xf32>
+// CHECK:         %[[DIM64:.*]] = arith.index_cast %[[DIM]] : index to i64
+// CHECK:         %[[PARTIAL:.*]] = arith.muli %{{.*}}, %[[DIM64]] : i64
+// CHECK:         %[[COUNT:.*]] = arith.muli %[[PARTIAL]], %{{.*}} : i64
+// CHECK:         call @hrt_mlir_broadcast(%{{.*}}, %{{.*}}, %[[COUNT]], %{{.*}}, %{{.*}})
+// CHECK:         bufferization.to_tensor %[[BUFFER]]
+shard.grid @tp(shape = 4)
+func.func @dynamic_broadcast(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = hetero.broadcast %x on @tp axes = [0] root = 2 : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}

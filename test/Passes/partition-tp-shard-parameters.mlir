@@ -40,8 +40,10 @@ memref.global "private" @v_sum : memref<16x8xf32> = dense<0.0>
 // CHECK:         return %{{.*}}, %[[DW]], %[[DV]]
 // With migration the parameters stay sharded too. No rank holds another
 // shard's slice of a weight, so while shard s migrates columns of a layer,
-// s broadcasts its slice over the group (root = s, one broadcast a shard
-// and product, on every rank alike) and the receivers compute from that.
+// s broadcasts the rows of its slice for the migrated columns only (root =
+// s, one broadcast a shard and product, on every rank alike, sized by
+// hetero.migrated_columns) and each receiver computes from its block of
+// them, which starts at `first`.
 // The migration plans count the columns of the shard's own product: the
 // row layer's grad_input has 16/4 of them, not the weight's 16. A weight's
 // gradient stays the rank's slice: while some shard migrates, the
@@ -55,19 +57,27 @@ memref.global "private" @v_sum : memref<16x8xf32> = dense<0.0>
 // MIGRATION-NOT:     unrealized_conversion_cast
 // MIGRATION:         hetero.prunable_matmul col %{{.*}}, %[[W]] layer "up" tp = 1 : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x4xf32>
 // MIGRATION:         %{{.*}}, %[[M0:.*]] = hetero.migration_plan layer "up" columns = 8 from %c0{{.*}} : tensor<?xindex>
-// MIGRATION-NEXT:    scf.if %[[M0]] -> (tensor<8x4xf32>) {
-// MIGRATION-NEXT:      hetero.broadcast %[[W]] on @g axes = [2] root = 0 : tensor<8x4xf32>
+// MIGRATION-NEXT:    scf.if %[[M0]] -> (tensor<2x16xf32>) {
+// MIGRATION-NEXT:      %[[MOVED:.*]], %[[FIRST:.*]] = hetero.migrated_columns layer "up" columns = 8 from %c0{{.*}} : tensor<?xindex>
+// MIGRATION-NEXT:      %[[ROWS:.*]] = hetero.select_cols %[[W]][%[[MOVED]]] axis = 0 : tensor<8x4xf32>, tensor<?xindex> -> tensor<?x4xf32>
+// MIGRATION-NEXT:      %[[SENT:.*]] = hetero.broadcast %[[ROWS]] on @g axes = [2] root = 0 : tensor<?x4xf32>
+// MIGRATION:           %[[BLOCK:.*]] = tensor.extract_slice %[[SENT]][%[[FIRST]], 0] [%{{.*}}, 4] [1, 1] : tensor<?x4xf32> to tensor<?x4xf32>
+// MIGRATION-NEXT:      hetero.gemm_mark begin_migrated
+// MIGRATION:           linalg.matmul ins(%{{.*}}, %[[BLOCK]] : tensor<2x?xf32>, tensor<?x4xf32>)
 // MIGRATION:         } else {
-// MIGRATION-NEXT:      scf.yield %[[W]] : tensor<8x4xf32>
-// MIGRATION:         hetero.broadcast %[[W]] on @g axes = [2] root = 1
-// MIGRATION:         hetero.broadcast %[[W]] on @g axes = [2] root = 2
-// MIGRATION:         hetero.broadcast %[[W]] on @g axes = [2] root = 3
+// MIGRATION-NEXT:      scf.yield %{{.*}} : tensor<2x16xf32>
+// MIGRATION:         hetero.broadcast %{{.*}} on @g axes = [2] root = 1 : tensor<?x4xf32>
+// MIGRATION:         hetero.broadcast %{{.*}} on @g axes = [2] root = 2 : tensor<?x4xf32>
+// MIGRATION:         hetero.broadcast %{{.*}} on @g axes = [2] root = 3 : tensor<?x4xf32>
 // MIGRATION:         hetero.prunable_matmul row %{{.*}}, %[[V]] layer "down" tp = 1 : tensor<2x4xf32>, tensor<4x8xf32> -> tensor<2x8xf32>
-// MIGRATION:         hetero.broadcast %[[V]] on @g axes = [2] root = 0 : tensor<4x8xf32>
+// MIGRATION:         hetero.select_cols %[[V]][%{{.*}}] axis = 0 : tensor<4x8xf32>, tensor<?xindex> -> tensor<?x8xf32>
+// MIGRATION-NEXT:    hetero.broadcast %{{.*}} on @g axes = [2] root = 0 : tensor<?x8xf32>
 // MIGRATION:         %[[VT:.*]] = linalg.transpose ins(%[[V]] : tensor<4x8xf32>)
 // MIGRATION:         hetero.prunable_matmul row %{{.*}}, %[[VT]] layer "down" tp = 1 product = grad_input : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x4xf32>
 // MIGRATION:         hetero.migration_plan layer "down" columns = 4 from
-// MIGRATION:         hetero.broadcast %[[VT]] on @g axes = [2] root = 0 : tensor<8x4xf32>
+// MIGRATION:         hetero.migrated_columns layer "down" columns = 4 from
+// MIGRATION-NEXT:    hetero.select_cols %[[VT]][%{{.*}}] axis = 1 : tensor<8x4xf32>, tensor<?xindex> -> tensor<8x?xf32>
+// MIGRATION-NEXT:    hetero.broadcast %{{.*}} on @g axes = [2] root = 0 : tensor<8x?xf32>
 // MIGRATION:         %[[DW0:.*]] = hetero.prunable_matmul col %{{.*}}, %{{.*}} layer "up" tp = 1 product = grad_weight : tensor<8x2xf32>, tensor<2x4xf32> -> tensor<8x4xf32>
 // MIGRATION:         %[[DW:.*]] = scf.if %{{.*}} -> (tensor<8x4xf32>) {
 // MIGRATION:           %[[SUMS:.*]] = hetero.all_reduce %{{.*}} on @g axes = [2] : tensor<8x16xf32>

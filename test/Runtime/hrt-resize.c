@@ -40,6 +40,8 @@
  * migrates nothing, and every rank says so alike.
  * CHECK-DAG: rank 0: keeps 32, receives the 16 columns rank 1 leaves out
  * CHECK-DAG: rank 1: keeps 16, receives 0
+ * CHECK-DAG: rank 0: rank 1 migrates 16 columns, alike on both ranks 1, block from 0 matching 1; rank 0 migrates 0 from 0
+ * CHECK-DAG: rank 1: rank 1 migrates 16 columns, alike on both ranks 1, block from 0 matching 1; rank 0 migrates 0 from 0
  * CHECK-DAG: rank 0: rank 0 migrates -1, rank 1 migrates 1
  * CHECK-DAG: rank 1: rank 0 migrates -1, rank 1 migrates 1
  *
@@ -636,6 +638,23 @@ int main(int argc, char **argv) {
     printf("rank %d: keeps %lld, receives %lld\n", rank, count, fromOne);
   printf("rank %d: rank 0 migrates %lld, rank 1 migrates %d\n", rank,
          fromZero, fromOne >= 0);
+  /* The whole list rank 1 migrates (what it broadcasts the rows of): the
+   * same on both ranks, and rank 0's block, all of it, from position 0. */
+  long long moved[32], movedBy[2][32], first = -1, firstOfNone = -1;
+  for (int j = 0; j < 32; ++j)
+    moved[j] = -1;
+  long long movedCount = hrt_mlir_migrated_columns(42, 32, 1, &first, moved);
+  long long noneMoved =
+      hrt_mlir_migrated_columns(42, 32, 0, &firstOfNone, movedBy[0]);
+  CHECK_OK(hrt_all_gather(moved, movedBy, 32, HRT_INT64, world));
+  int sameList = memcmp(movedBy[0], movedBy[1], sizeof movedBy[0]) == 0;
+  int blockMatches =
+      rank != 0 || (fromOne == movedCount && first == 0 &&
+                    memcmp(received, moved, sizeof(long long) * 16) == 0);
+  printf("rank %d: rank 1 migrates %lld columns, alike on both ranks %d, "
+         "block from %lld matching %d; rank 0 migrates %lld from %lld\n",
+         rank, movedCount, sameList, first, blockMatches, noneMoved,
+         firstOfNone);
 
   /* Online migration against the fastest rank. */
   CHECK_OK(hrt_resize_configure_online(world, /*min*/ 1, HRT_RESIZE_MIGRATE, 0,

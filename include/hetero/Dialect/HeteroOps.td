@@ -521,6 +521,37 @@ def Hetero_MigrationPlanOp : Hetero_Op<"migration_plan", [
   let hasVerifier = 1;
 }
 
+def Hetero_MigratedColumnsOp : Hetero_Op<"migrated_columns", [
+    MemoryEffects<[MemRead]>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "All the columns another shard's layer migrates";
+  let description = [{
+    The whole set that `hetero.migration_plan` hands out in blocks: every
+    column of the `columns` contraction columns of shard `source`'s layer
+    `layer` that `source` migrates in the current iteration (`migrated`,
+    the same on every rank of the group; empty when none), and where this
+    rank's block of them starts in that list (`first`: the rank's
+    `received` of `hetero.migration_plan` is `migrated[first, first + n)`;
+    0 when it receives none). A migrating shard sends only the rows of
+    these columns, and each receiver finds its block at `first`.
+
+    Example:
+
+    ```mlir
+    %migrated, %first = hetero.migrated_columns layer "l0.fc2" columns = 128
+        from %shard : tensor<?xindex>
+    ```
+  }];
+  let arguments = (ins StrAttr:$layer, Optional<Index>:$block,
+                       Hetero_PositiveI64:$columns, Index:$source);
+  let results = (outs 1DTensorOf<[Index]>:$migrated, Index:$first);
+  let assemblyFormat = [{
+    `layer` $layer (`block` $block^)? `columns` `=` $columns `from` $source
+    attr-dict `:` type($migrated)
+  }];
+  let hasVerifier = 1;
+}
+
 def Hetero_GemmMarkOp : Hetero_Op<"gemm_mark", [
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Marks where a resized layer's GEMM starts or ends";
