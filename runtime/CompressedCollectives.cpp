@@ -196,10 +196,14 @@ public:
                      size_t n) = 0;
   /// Runs `collective` on addresses the backend takes for `send` (of
   /// `sendBytes`, read) and `recv` (of `recvBytes`, written; it may be
-  /// `send`).
+  /// `send`). `Rooted::root` and `Rooted::leaf` name the rank's role in a
+  /// rooted collective: a reduce's leaf receives nothing, a broadcast's
+  /// leaf sends nothing, so neither is staged.
+  enum class Rooted { no, root, leaf };
   virtual hrt_status exchange(
       const void *send, size_t sendBytes, void *recv, size_t recvBytes,
-      const std::function<hrt_status(const void *, void *)> &collective) = 0;
+      const std::function<hrt_status(const void *, void *)> &collective,
+      Rooted role = Rooted::no) = 0;
 };
 
 class HostKernels final : public Kernels {
@@ -227,9 +231,10 @@ public:
     for (size_t i = 0; i < n; ++i)
       y[i] = beta * y[i] + alpha * x[i];
   }
-  hrt_status exchange(const void *send, size_t, void *recv, size_t,
-                      const std::function<hrt_status(const void *, void *)>
-                          &collective) override {
+  hrt_status
+  exchange(const void *send, size_t, void *recv, size_t,
+           const std::function<hrt_status(const void *, void *)> &collective,
+           Rooted) override {
     return collective(send, recv);
   }
 };
@@ -256,23 +261,31 @@ public:
   }
   hrt_status
   exchange(const void *send, size_t sendBytes, void *recv, size_t recvBytes,
-           const std::function<hrt_status(const void *, void *)> &collective)
-      override {
+           const std::function<hrt_status(const void *, void *)> &collective,
+           Rooted role) override {
     // NCCL moves device memory, each operation ordered after the kernels
     // queued on this thread's stream (hrt_register_compute_stream).
     if (!hetero::rt::mpiBackendActive())
       return collective(send, recv);
-    // MPI moves host memory: the payloads cross, not the gradients.
+    // MPI moves host memory: the payloads cross, not the gradients. Of a
+    // rooted collective in place (a broadcast) the leaf has nothing to
+    // send and the root nothing to receive; of one out of place (a
+    // reduce) the leaf has nothing to receive.
+    bool inPlace = recv == send;
+    bool sends = !(inPlace && role == Rooted::leaf);
+    bool receives = inPlace ? role != Rooted::root : role != Rooted::leaf;
     std::vector<char> hostSend(sendBytes), hostRecv;
-    ops.copy(hostSend.data(), send, sendBytes);
+    if (sends)
+      ops.copy(hostSend.data(), send, sendBytes);
     char *into = hostSend.data();
-    if (recv != send) {
+    if (!inPlace) {
       hostRecv.resize(recvBytes);
       into = hostRecv.data();
     }
     if (hrt_status status = collective(hostSend.data(), into))
       return status;
-    ops.copy(recv, into, recvBytes);
+    if (receives)
+      ops.copy(recv, into, recvBytes);
     return HRT_SUCCESS;
   }
 
@@ -429,13 +442,16 @@ hrt_status compressedAllReduce(Kernels &kernels, float *data, size_t n,
     if (hrt_status status = nodeComms(comm, rank, nodeSize, node, cross))
       return status;
     Buffer sum(kernels, n * sizeof(float));
+    Kernels::Rooted role =
+        rank % nodeSize == 0 ? Kernels::Rooted::root : Kernels::Rooted::leaf;
     if (hrt_status status = kernels.exchange(
             data, n * sizeof(float), sum.floats(), n * sizeof(float),
             [&](const void *send, void *recv) {
               return hrt_reduce(send, recv, n, HRT_FLOAT32, HRT_SUM, 0, node);
-            }))
+            },
+            role))
       return status;
-    if (rank % nodeSize == 0) {
+    if (role == Kernels::Rooted::root) {
       hrt_compression flat = spec;
       flat.node_size = 1;
       int crossRank = 0, crossSize = 1;
@@ -449,9 +465,11 @@ hrt_status compressedAllReduce(Kernels &kernels, float *data, size_t n,
     }
     if (hrt_status status = kernels.exchange(
             result.floats(), n * sizeof(float), result.floats(),
-            n * sizeof(float), [&](const void *, void *buffer) {
+            n * sizeof(float),
+            [&](const void *, void *buffer) {
               return hrt_broadcast(buffer, n, HRT_FLOAT32, 0, node);
-            }))
+            },
+            role))
       return status;
   } else if (hrt_status status = flatSum(kernels, data, n, spec, comm, rank,
                                          size, result.floats())) {
