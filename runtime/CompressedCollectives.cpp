@@ -200,10 +200,10 @@ public:
   /// rooted collective: a reduce's leaf receives nothing, a broadcast's
   /// leaf sends nothing, so neither is staged.
   enum class Rooted { no, root, leaf };
-  virtual hrt_status exchange(
-      const void *send, size_t sendBytes, void *recv, size_t recvBytes,
-      const std::function<hrt_status(const void *, void *)> &collective,
-      Rooted role = Rooted::no) = 0;
+  virtual hrt_status
+  exchange(const void *send, size_t sendBytes, void *recv, size_t recvBytes,
+           const std::function<hrt_status(const void *, void *)> &collective,
+           Rooted role = Rooted::no) = 0;
 };
 
 class HostKernels final : public Kernels {
