@@ -31,8 +31,8 @@
 // slices of its weight for the migrated columns only (hetero.migrated_
 // columns, the same list on every rank), and each receiver computes from
 // its block of them. A sharded weight's gradient stays the slice: when
-// some shard migrates, the zero-padded sums are all-reduced and each rank
-// keeps its own window.
+// some shard migrates, the zero-padded sums are reduce-scattered, each
+// rank receiving its own window.
 //
 //===----------------------------------------------------------------------===//
 
@@ -409,7 +409,9 @@ private:
     RankedTensorType global = op.getResult().getType();
     return ifMigrating(
         builder, loc, op, plan, local, width, dim, shard, rhsSlice,
-        [](OpBuilder &, Location, Value summed) { return summed; },
+        [&](OpBuilder &t, Location tl, Value padded) -> Value {
+          return AllReduceOp::create(t, tl, padded, grid, {kShardAxis});
+        },
         [&](OpBuilder &e, Location el) {
           return gather(e, el, local, dim, global);
         });
@@ -417,7 +419,9 @@ private:
 
   /// A sharded weight's gradient with migration: the rank's own slice,
   /// with what the other ranks computed of its migrated columns added
-  /// while some shard of the group migrates.
+  /// while some shard of the group migrates. Each rank needs only its own
+  /// window of the zero-padded sums: a reduce-scatter, which moves half
+  /// the bytes of an all-reduce.
   Value sumMigratedSlice(OpBuilder &builder, Location loc, PrunableMatmulOp op,
                          const ShardPlan &plan, Value local, int64_t width,
                          int64_t dim, Value shard) {
@@ -426,11 +430,8 @@ private:
     // activations, whole on every rank.
     return ifMigrating(
         builder, loc, op, plan, local, width, dim, shard, /*rhsSlice=*/{},
-        [&](OpBuilder &t, Location tl, Value summed) -> Value {
-          auto [offsets, sizes, strides] = windowOf(
-              t, localType, dim, offsetOf(t, tl, shard, localType, dim));
-          return tensor::ExtractSliceOp::create(t, tl, localType, summed,
-                                                offsets, sizes, strides);
+        [&](OpBuilder &t, Location tl, Value padded) -> Value {
+          return scatter(t, tl, padded, dim, localType);
         },
         [&](OpBuilder &, Location) { return local; });
   }
@@ -443,15 +444,15 @@ private:
         arith::ConstantIndexOp::create(b, l, localType.getDimSize(dim)));
   }
 
-  /// While some rank of the group migrates columns of the layer, `summed`
-  /// of the all-reduce of zero-padded global values holding this rank's
-  /// slice `local` and its parts of the migrating shards' slices; else
-  /// `otherwise`. `rhsSlice` as for addMigrated.
+  /// While some rank of the group migrates columns of the layer, `reduce`
+  /// of the zero-padded global value holding this rank's slice `local` and
+  /// its parts of the migrating shards' slices (a collective that sums it
+  /// over the group); else `otherwise`. `rhsSlice` as for addMigrated.
   Value
   ifMigrating(OpBuilder &builder, Location loc, PrunableMatmulOp op,
               const ShardPlan &plan, Value local, int64_t width, int64_t dim,
               Value shard, Value rhsSlice,
-              llvm::function_ref<Value(OpBuilder &, Location, Value)> summed,
+              llvm::function_ref<Value(OpBuilder &, Location, Value)> reduce,
               llvm::function_ref<Value(OpBuilder &, Location)> otherwise) {
     auto localType = cast<RankedTensorType>(local.getType());
     RankedTensorType global = op.getResult().getType();
@@ -476,9 +477,7 @@ private:
                                                  sizes, strides);
           padded = addMigrated(t, tl, op, plan, padded, width, window, rhsSlice,
                                localType, dim);
-          Value reduced =
-              AllReduceOp::create(t, tl, padded, grid, {kShardAxis});
-          scf::YieldOp::create(t, tl, summed(t, tl, reduced));
+          scf::YieldOp::create(t, tl, reduce(t, tl, padded));
         },
         [&](OpBuilder &e, Location el) {
           scf::YieldOp::create(e, el, otherwise(e, el));
@@ -529,6 +528,43 @@ private:
         .getResult(0);
   }
 
+  /// Sums `global` over the group and leaves each rank its own slice (of
+  /// `localType`) along `dim`. The runtime scatters along the leading axis,
+  /// so [.., T d, ..] travels as [T, .., d, ..] and arrives as [1, .., d,
+  /// ..].
+  Value scatter(OpBuilder &builder, Location loc, Value global, int64_t dim,
+                RankedTensorType localType) {
+    auto reduction = ReductionAttr::get(builder.getContext(), Reduction::sum);
+    auto axes = builder.getDenseI16ArrayAttr({kShardAxis});
+    if (dim == 0)
+      return ReduceScatterOp::create(builder, loc, localType, grid, axes,
+                                     global, builder.getI64IntegerAttr(0),
+                                     reduction, /*compress=*/nullptr);
+    auto type = cast<RankedTensorType>(global.getType());
+    int64_t rank = type.getRank();
+    // [s0, .., T d, ..] -> [s0, .., T, d, ..] -> [T, s0, .., d, ..].
+    SmallVector<int64_t> split(localType.getShape());
+    split.insert(split.begin() + dim, shards);
+    Value expanded = tensor::ExpandShapeOp::create(
+        builder, loc, type.clone(split), global, pairedAt(rank, dim));
+    SmallVector<int64_t> permutation = {dim};
+    for (int64_t i = 0; i <= rank; ++i)
+      if (i != dim)
+        permutation.push_back(i);
+    Value leading = transpose(builder, loc, expanded, permutation);
+    SmallVector<int64_t> mineShape(
+        cast<RankedTensorType>(leading.getType()).getShape());
+    mineShape[0] = 1;
+    Value mine = ReduceScatterOp::create(
+        builder, loc, type.clone(mineShape), grid, axes, leading,
+        builder.getI64IntegerAttr(0), reduction, /*compress=*/nullptr);
+    SmallVector<ReassociationIndices> dropGroups = {{0, 1}};
+    for (int64_t i = 2; i <= rank; ++i)
+      dropGroups.push_back({i});
+    return tensor::CollapseShapeOp::create(builder, loc, localType, mine,
+                                           dropGroups);
+  }
+
   /// Concatenates the ranks' slices along `dim` in shard order. The runtime
   /// gathers along the leading axis, so a slice [.., d, ..] travels as
   /// [1, .., d, ..] and the [T, .., d, ..] gathered moves T next to d.
@@ -555,24 +591,37 @@ private:
         builder.getDenseI16ArrayAttr({kShardAxis}), expanded,
         builder.getI64IntegerAttr(0), /*compress=*/nullptr);
     // [T, s0, .., s_dim, ..] -> [s0, .., T, s_dim, ..].
-    SmallVector<int64_t> permutation, moved;
-    for (int64_t i = 0; i <= rank; ++i) {
-      int64_t source = i < dim ? i + 1 : (i == dim ? 0 : i);
-      permutation.push_back(source);
-      moved.push_back(lifted[source]);
-    }
-    Value init =
-        tensor::EmptyOp::create(builder, loc, moved, type.getElementType());
-    Value transposed =
-        linalg::TransposeOp::create(builder, loc, gathered, init, permutation)
-            .getResult()[0];
-    SmallVector<ReassociationIndices> mergeGroups;
+    SmallVector<int64_t> permutation;
+    for (int64_t i = 0; i <= rank; ++i)
+      permutation.push_back(i < dim ? i + 1 : (i == dim ? 0 : i));
+    return tensor::CollapseShapeOp::create(
+        builder, loc, global, transpose(builder, loc, gathered, permutation),
+        pairedAt(rank, dim));
+  }
+
+  /// The reassociation of `rank` dimensions with dimensions `dim` and
+  /// `dim + 1` of the other side as one: [.., T d, ..] <-> [.., T, d, ..].
+  static SmallVector<ReassociationIndices> pairedAt(int64_t rank, int64_t dim) {
+    SmallVector<ReassociationIndices> groups;
     for (int64_t i = 0; i < rank; ++i)
-      mergeGroups.push_back(i < dim    ? ReassociationIndices{i}
-                            : i == dim ? ReassociationIndices{i, i + 1}
-                                       : ReassociationIndices{i + 1});
-    return tensor::CollapseShapeOp::create(builder, loc, global, transposed,
-                                           mergeGroups);
+      groups.push_back(i < dim    ? ReassociationIndices{i}
+                       : i == dim ? ReassociationIndices{i, i + 1}
+                                  : ReassociationIndices{i + 1});
+    return groups;
+  }
+
+  /// `value` with its dimensions permuted: result dimension i is
+  /// `value`'s dimension permutation[i].
+  static Value transpose(OpBuilder &builder, Location loc, Value value,
+                         ArrayRef<int64_t> permutation) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t source : permutation)
+      shape.push_back(type.getDimSize(source));
+    Value init =
+        tensor::EmptyOp::create(builder, loc, shape, type.getElementType());
+    return linalg::TransposeOp::create(builder, loc, value, init, permutation)
+        .getResult()[0];
   }
 
   FlatSymbolRefAttr grid;

@@ -47,7 +47,8 @@ memref.global "private" @v_sum : memref<16x8xf32> = dense<0.0>
 // The migration plans count the columns of the shard's own product: the
 // row layer's grad_input has 16/4 of them, not the weight's 16. A weight's
 // gradient stays the rank's slice: while some shard migrates, the
-// zero-padded sums are all-reduced and each rank keeps its window.
+// zero-padded sums are reduce-scattered, each rank receiving its window
+// (along the columns, through a transpose that puts the shards first).
 // MIGRATION-DAG: memref.global "private" @w : memref<8x4xf32> = uninitialized {hetero.shard_dim = 1 : i64}
 // MIGRATION-DAG: memref.global "private" @v : memref<4x8xf32> = dense<5.000000e-01> {hetero.shard_dim = 0 : i64}
 // MIGRATION-LABEL: func.func private @layers(
@@ -80,13 +81,15 @@ memref.global "private" @v_sum : memref<16x8xf32> = dense<0.0>
 // MIGRATION-NEXT:    hetero.broadcast %{{.*}} on @g axes = [2] root = 0 : tensor<8x?xf32>
 // MIGRATION:         %[[DW0:.*]] = hetero.prunable_matmul col %{{.*}}, %{{.*}} layer "up" tp = 1 product = grad_weight : tensor<8x2xf32>, tensor<2x4xf32> -> tensor<8x4xf32>
 // MIGRATION:         %[[DW:.*]] = scf.if %{{.*}} -> (tensor<8x4xf32>) {
-// MIGRATION:           %[[SUMS:.*]] = hetero.all_reduce %{{.*}} on @g axes = [2] : tensor<8x16xf32>
-// MIGRATION:           tensor.extract_slice %[[SUMS]][0, %{{.*}}] [8, 4] [1, 1] : tensor<8x16xf32> to tensor<8x4xf32>
+// MIGRATION:           %[[SPLIT:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [8, 4, 4] : tensor<8x16xf32> into tensor<8x4x4xf32>
+// MIGRATION:           %[[LEADING:.*]] = linalg.transpose ins(%[[SPLIT]] : tensor<8x4x4xf32>) outs(%{{.*}} : tensor<4x8x4xf32>) permutation = [1, 0, 2]
+// MIGRATION-NEXT:      %[[MINE:.*]] = hetero.reduce_scatter %[[LEADING]] on @g axes = [2] axis = 0 : tensor<4x8x4xf32> -> tensor<1x8x4xf32>
+// MIGRATION-NEXT:      tensor.collapse_shape %[[MINE]] {{\[}}[0, 1], [2]] : tensor<1x8x4xf32> into tensor<8x4xf32>
 // MIGRATION:         } else {
 // MIGRATION-NEXT:      scf.yield %[[DW0]] : tensor<8x4xf32>
 // MIGRATION:         %[[DV:.*]] = scf.if %{{.*}} -> (tensor<4x8xf32>) {
-// MIGRATION:           %[[VSUMS:.*]] = hetero.all_reduce %{{.*}} on @g axes = [2] : tensor<16x8xf32>
-// MIGRATION:           tensor.extract_slice %[[VSUMS]][%{{.*}}, 0] [4, 8] [1, 1] : tensor<16x8xf32> to tensor<4x8xf32>
+// MIGRATION:           %[[VMINE:.*]] = hetero.reduce_scatter %{{.*}} on @g axes = [2] axis = 0 : tensor<16x8xf32> -> tensor<4x8xf32>
+// MIGRATION-NEXT:      scf.yield %[[VMINE]] : tensor<4x8xf32>
 // MIGRATION-NOT:     hetero.all_gather
 // MIGRATION:         return %{{.*}}, %[[DW]], %[[DV]] : tensor<2x8xf32>, tensor<8x4xf32>, tensor<4x8xf32>
 func.func private @layers(%x: tensor<2x8xf32>, %w: tensor<8x16xf32>, %v: tensor<16x8xf32>, %g: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<8x16xf32>, tensor<16x8xf32>) {
