@@ -1002,20 +1002,24 @@ void PreviousProductOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
   setNameFn(getResult(), "previous");
 }
 
-LogicalResult MigrationPlanOp::verify() {
-  int64_t received = getReceived().getType().getDimSize(0);
-  if (!ShapedType::isDynamic(received) && received > getColumns())
-    return emitOpError() << "receives " << received << " of only "
-                         << getColumns() << " columns";
+/// Shared by migration_plan and migrated_columns: a list of `columns`
+/// positions of one shard holds at most that many.
+static LogicalResult verifyColumnList(Operation *op,
+                                      TypedValue<RankedTensorType> list,
+                                      int64_t columns, StringRef verb) {
+  int64_t count = list.getType().getDimSize(0);
+  if (!ShapedType::isDynamic(count) && count > columns)
+    return op->emitOpError()
+           << verb << " " << count << " of only " << columns << " columns";
   return success();
 }
 
+LogicalResult MigrationPlanOp::verify() {
+  return verifyColumnList(*this, getReceived(), getColumns(), "receives");
+}
+
 LogicalResult MigratedColumnsOp::verify() {
-  int64_t migrated = getMigrated().getType().getDimSize(0);
-  if (!ShapedType::isDynamic(migrated) && migrated > getColumns())
-    return emitOpError() << "migrates " << migrated << " of only "
-                         << getColumns() << " columns";
-  return success();
+  return verifyColumnList(*this, getMigrated(), getColumns(), "migrates");
 }
 
 /// Shared by select_cols and impute_cols: `narrow` holds as many slices along
