@@ -38,6 +38,7 @@
 
 #include "Matmul.h"
 #include "ShardParameters.h"
+#include "ShardedActivations.h"
 
 #include "hetero/Dialect/Hetero.h"
 #include "hetero/Passes/Passes.h"
@@ -162,6 +163,7 @@ public:
                                    rhsSlice);
     } else {
       result = gather(builder, loc, product, gatherDim, global);
+      gatheredValues.push_back({result, product, gatherDim});
     }
     op.replaceAllUsesWith(result);
     op.erase();
@@ -169,6 +171,10 @@ public:
   }
 
   FlatSymbolRefAttr gridSymbol() const { return grid; }
+
+  /// The products' all-gathers outside migration: each global value with
+  /// this rank's window of it.
+  ArrayRef<GatheredValue> gathered() const { return gatheredValues; }
 
   /// Once the sharded values have their shard types: drops the casts that
   /// gave the products and migration a sharded weight's type early, all of
@@ -188,7 +194,6 @@ public:
     return success();
   }
 
-private:
   /// This rank's index on the tensor-parallel axis, read once per function.
   Value shardIndex(Operation *op) {
     auto function = op->getParentOfType<FunctionOpInterface>();
@@ -204,28 +209,16 @@ private:
     return index;
   }
 
+private:
   /// The shard's slice of `value` (static shape) along `dim` (kLast: its
   /// last; -1: all of it).
   Value slice(OpBuilder &builder, Location loc, Value value, int64_t dim,
               Value shard) {
     if (dim == -1)
       return value;
-    auto type = cast<RankedTensorType>(value.getType());
     if (dim == ShardPlan::kLast)
-      dim = type.getRank() - 1;
-    int64_t width = type.getDimSize(dim) / shards;
-    SmallVector<OpFoldResult> offsets(type.getRank(), builder.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes,
-        strides(type.getRank(), builder.getIndexAttr(1));
-    for (int64_t size : type.getShape())
-      sizes.push_back(builder.getIndexAttr(size));
-    sizes[dim] = builder.getIndexAttr(width);
-    offsets[dim] = arith::MulIOp::create(
-                       builder, loc, shard,
-                       arith::ConstantIndexOp::create(builder, loc, width))
-                       .getResult();
-    return tensor::ExtractSliceOp::create(builder, loc, value, offsets, sizes,
-                                          strides);
+      dim = cast<RankedTensorType>(value.getType()).getRank() - 1;
+    return shardWindow(builder, loc, value, dim, shard, shards);
   }
 
   /// `weight` (global type) as the rank's shard of it along `dim` (kLast:
@@ -630,6 +623,7 @@ private:
   ParameterSharding *sharding;
   llvm::DenseMap<Operation *, Value> indices;
   SmallVector<UnrealizedConversionCastOp> shardCasts;
+  SmallVector<GatheredValue> gatheredValues;
 };
 
 struct HeteroPartitionTensorParallelPass
@@ -701,11 +695,16 @@ struct HeteroPartitionTensorParallelPass
       if (failed(found->second.run(op)))
         return signalPassFailure();
     }
-    for (auto &[tp, partitioner] : partitioners)
+    for (auto &[tp, partitioner] : partitioners) {
       if (failed(applyParameterSharding(module, shardings[tp], tp,
                                         partitioner.gridSymbol())) ||
           failed(partitioner.settle()))
         return signalPassFailure();
+      if (shardedActivations)
+        keepActivationsSharded(
+            module, partitioner.gathered(), tp, partitioner.gridSymbol(),
+            [&](Operation *op) { return partitioner.shardIndex(op); });
+    }
   }
 };
 

@@ -78,6 +78,20 @@ def HeteroPartitionTensorParallel
       the layer, sums zero-padded global values instead of gathering
       slices: an all-reduce in place of the all-gather.
 
+    Megatron keeps the output of a column-parallel layer sharded up to the
+    row-parallel layer that reads it, and so does this pass
+    (`sharded-activations=true`, the default): a gathered value whose every
+    use takes the rank's window of it (the split operand of a product,
+    elementwise ops and transposes whose results are kept so too, and the
+    segments of a tape that a private function returns for its readers)
+    stays the window, and its all-gather goes. In the GPT's MLP,
+    `gelu(X W_1) W_2`, the col forward's output, its gelu and the block's
+    tape hold the windows, and so do the row `grad_input`'s output and
+    gelu's derivative in the backward: two all-gathers a block and
+    micro-batch go. A value another op reads whole (attention's heads)
+    stays gathered. With `migration=true` a receiver reads other shards'
+    windows, so the gathered products keep their values whole.
+
     The straggler leaves its migrated columns out of its own product through
     `hetero.prune_plan`, so `hetero-resize` must run after this pass, and
     the layer's imputation must be `zero`: a migrated column of a gradient
@@ -94,7 +108,12 @@ def HeteroPartitionTensorParallel
            "ranks of their tensor-parallel group">,
     Option<"shardParameters", "shard-parameters", "bool", /*default=*/"true",
            "Store the parameters only tensor-parallel products read (and "
-           "their gradients and optimizer state) as the rank's shard">
+           "their gradients and optimizer state) as the rank's shard">,
+    Option<"shardedActivations", "sharded-activations", "bool",
+           /*default=*/"true",
+           "Keep a gathered value sharded where every use takes the rank's "
+           "window of it (Megatron's col-row fusion): no all-gather between "
+           "a col product and the row product that reads its output">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
