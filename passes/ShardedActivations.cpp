@@ -36,10 +36,10 @@ Value shardWindow(OpBuilder &builder, Location loc, Value value, int64_t dim,
   for (int64_t size : type.getShape())
     sizes.push_back(builder.getIndexAttr(size));
   sizes[dim] = builder.getIndexAttr(width);
-  offsets[dim] = arith::MulIOp::create(
-                     builder, loc, shard,
-                     arith::ConstantIndexOp::create(builder, loc, width))
-                     .getResult();
+  offsets[dim] =
+      arith::MulIOp::create(builder, loc, shard,
+                            arith::ConstantIndexOp::create(builder, loc, width))
+          .getResult();
   return tensor::ExtractSliceOp::create(builder, loc, value, offsets, sizes,
                                         strides);
 }
@@ -73,9 +73,9 @@ int64_t transposedDim(linalg::TransposeOp transpose, int64_t dim) {
 }
 
 /// A 1-D static slice's offset and size, if it has unit stride.
-std::optional<std::pair<int64_t, int64_t>> flatSegment(ArrayRef<int64_t> offsets,
-                                                       ArrayRef<int64_t> sizes,
-                                                       ArrayRef<int64_t> strides) {
+std::optional<std::pair<int64_t, int64_t>>
+flatSegment(ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
+            ArrayRef<int64_t> strides) {
   if (offsets.size() != 1 || ShapedType::isDynamic(offsets[0]) ||
       ShapedType::isDynamic(sizes[0]) || strides[0] != 1)
     return std::nullopt;
@@ -261,13 +261,15 @@ private:
   /// Whether `slice` takes this rank's window of its source along `dim`.
   bool isWindow(tensor::ExtractSliceOp slice, int64_t dim) const {
     RankedTensorType source = slice.getSourceType();
-    if (!source.hasStaticShape() || slice.getType() != windowType(slice.getSource(), dim))
+    if (!source.hasStaticShape() ||
+        slice.getType() != windowType(slice.getSource(), dim))
       return false;
     int64_t width = source.getDimSize(dim) / shards;
     for (auto [index, offset, size, stride] :
          llvm::enumerate(slice.getMixedOffsets(), slice.getMixedSizes(),
                          slice.getMixedStrides())) {
-      int64_t expected = int64_t(index) == dim ? width : source.getDimSize(index);
+      int64_t expected =
+          int64_t(index) == dim ? width : source.getDimSize(index);
       if (getConstantIntValue(size) != expected ||
           getConstantIntValue(stride) != 1)
         return false;
@@ -353,9 +355,9 @@ private:
     auto ret = cast<func::ReturnOp>(producer.getBody().front().getTerminator());
     Value chain = ret.getOperand(result);
     while (auto write = chain.getDefiningOp<tensor::InsertSliceOp>()) {
-      auto segment = flatSegment(write.getStaticOffsets(),
-                                 write.getStaticSizes(),
-                                 write.getStaticStrides());
+      auto segment =
+          flatSegment(write.getStaticOffsets(), write.getStaticSizes(),
+                      write.getStaticStrides());
       if (!segment || !chain.hasOneUse() ||
           write.getSourceType().getRank() != 1)
         return std::nullopt;
@@ -391,10 +393,9 @@ private:
     for (func::CallOp call : *calls)
       for (OpOperand &use : call.getResult(result).getUses()) {
         auto reader = dyn_cast<func::CallOp>(use.getOwner());
-        auto callee =
-            reader ? symbols.lookupNearestSymbolFrom<func::FuncOp>(
-                         reader, reader.getCalleeAttr())
-                   : func::FuncOp();
+        auto callee = reader ? symbols.lookupNearestSymbolFrom<func::FuncOp>(
+                                   reader, reader.getCalleeAttr())
+                             : func::FuncOp();
         if (!callee || !callee.isPrivate() || !callee.getBody().hasOneBlock())
           return std::nullopt;
         tape.readers.insert({callee, use.getOperandNumber()});
@@ -432,9 +433,10 @@ private:
       for (tensor::ExtractSliceOp read : segment.reads) {
         Value unpacked = read.getResult();
         if (segment.value.getType() != unpacked.getType()) {
-          auto expand = read->hasOneUse() ? dyn_cast<tensor::ExpandShapeOp>(
-                                                *read->user_begin())
-                                          : tensor::ExpandShapeOp();
+          auto expand =
+              read->hasOneUse()
+                  ? dyn_cast<tensor::ExpandShapeOp>(*read->user_begin())
+                  : tensor::ExpandShapeOp();
           unpacked = expand ? expand.getResult() : Value();
         }
         if (!unpacked || unpacked.getType() != segment.value.getType()) {
@@ -476,9 +478,9 @@ private:
       Location loc = def->getLoc();
       auto init = [&](Value global) -> Value {
         if (global.getDefiningOp<tensor::EmptyOp>())
-          return tensor::EmptyOp::create(builder, loc,
-                                         windowType(global, dim).getShape(),
-                                         windowType(global, dim).getElementType());
+          return tensor::EmptyOp::create(
+              builder, loc, windowType(global, dim).getShape(),
+              windowType(global, dim).getElementType());
         return windowOf(builder, global, dim, def);
       };
       if (auto transpose = dyn_cast<linalg::TransposeOp>(def)) {
@@ -494,7 +496,8 @@ private:
         for (Value input : linalgOp.getDpsInputs())
           operands.push_back(windowOf(builder, input, dim, def));
         operands.push_back(init(linalgOp.getDpsInits()[0]));
-        local = mlir::clone(builder, def, TypeRange{windowType(value, dim)}, operands)
+        local = mlir::clone(builder, def, TypeRange{windowType(value, dim)},
+                            operands)
                     ->getResult(0);
       }
     }
@@ -563,19 +566,18 @@ private:
         RankedTensorType window = windowType(global, dimOf(global));
         Value local = part;
         if (window.getRank() != 1)
-          local = tensor::ExpandShapeOp::create(builder, old.getLoc(), window,
-                                                part, allDims(window.getRank()));
+          local = tensor::ExpandShapeOp::create(
+              builder, old.getLoc(), window, part, allDims(window.getRank()));
         locals[global] = local;
-        if (Operation *expand = global.getDefiningOp();
-            expand && expand != old)
+        if (Operation *expand = global.getDefiningOp(); expand && expand != old)
           maybeDead.push_back(expand);
       }
 
     // The producer.
     OpBuilder builder(tape.empty);
-    Value chain = tensor::EmptyOp::create(builder, tape.empty.getLoc(),
-                                          newType.getShape(),
-                                          newType.getElementType());
+    Value chain =
+        tensor::EmptyOp::create(builder, tape.empty.getLoc(),
+                                newType.getShape(), newType.getElementType());
     for (auto [index, segment] : llvm::enumerate(tape.segments)) {
       builder.setInsertionPoint(segment.write);
       Value source = segment.write.getSource();
@@ -601,7 +603,9 @@ private:
     tape.producer.setType(FunctionType::get(
         tape.producer.getContext(), tape.producer.getFunctionType().getInputs(),
         results));
-    for (func::CallOp call : *callsOf(tape.producer))
+    // The analysis found calls to be the producer's only uses.
+    std::optional<SmallVector<func::CallOp>> calls = callsOf(tape.producer);
+    for (func::CallOp call : *calls)
       call.getResult(tape.result).setType(newType);
   }
 

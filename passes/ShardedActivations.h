@@ -65,12 +65,10 @@ mlir::Value shardWindow(mlir::OpBuilder &builder, mlir::Location loc,
 /// and erases the all-gathers no one reads any more. `shardIndex(op)` is
 /// the rank's index on the tensor-parallel axis of `grid`, read in the
 /// function of `op`. Returns how many all-gathers went.
-int64_t
-keepActivationsSharded(mlir::ModuleOp module,
-                       llvm::ArrayRef<GatheredValue> gathered, int64_t shards,
-                       mlir::FlatSymbolRefAttr grid,
-                       llvm::function_ref<mlir::Value(mlir::Operation *)>
-                           shardIndex);
+int64_t keepActivationsSharded(
+    mlir::ModuleOp module, llvm::ArrayRef<GatheredValue> gathered,
+    int64_t shards, mlir::FlatSymbolRefAttr grid,
+    llvm::function_ref<mlir::Value(mlir::Operation *)> shardIndex);
 
 } // namespace hetero
 
