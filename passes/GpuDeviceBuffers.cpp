@@ -28,7 +28,9 @@
 // - a runtime call (an external function) given a device buffer's address
 //   gets a pinned host copy of the buffer instead (hrt_cuda_stage_in), and
 //   the buffer gets the host copy back after the call, or after the wait
-//   of the request it returned (hrt_cuda_stage_out). With
+//   of the request it returned (hrt_cuda_stage_out). A checkpoint's
+//   calls get the global's host buffer, which the runtime refreshes from
+//   the device copy as the checkpoint opens (hrt_cuda_mirror_copy). With
 //   `device-collectives`, the collectives and point-to-point calls take
 //   device addresses (the NCCL backend) and are not staged; nor is a
 //   compressed all-reduce placed on the GPU, which the device kernels
@@ -99,14 +101,12 @@ Direction directionOf(StringRef callee, unsigned index) {
   // Pointer operands: hrt_mlir_send(comm, data, ...),
   // hrt_mlir_recv(comm, data, ...), hrt_mlir_all_gather(comm, send, recv,
   // ...) and its kin, hrt_mlir_corpus_batch(input, target, ...),
-  // hrt_mlir_ckpt_tensor(data, ...), hrt_mlir_ckpt_chunk(data, ...),
   // hrt_mlir_sample_next(logits, ...), hrt_mlir_sample_context(context,
   // ...).
   bool sendRecv = callee == "hrt_mlir_all_gather" ||
                   callee == "hrt_mlir_reduce_scatter" ||
                   callee == "hrt_mlir_all_to_all";
   if (callee == "hrt_mlir_send" || (sendRecv && index == 1) ||
-      callee == "hrt_mlir_ckpt_tensor" || callee == "hrt_mlir_ckpt_chunk" ||
       callee == "hrt_mlir_sample_next")
     return {true, false};
   if (callee == "hrt_mlir_recv" || (sendRecv && index == 2) ||
@@ -453,8 +453,11 @@ private:
       return success();
     }
     if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
-      if (placement.onDevice(global.getResult()))
-        placement.alias(mirrorGlobal(global), global.getResult());
+      if (placement.onDevice(global.getResult())) {
+        Value device = mirrorGlobal(global);
+        placement.alias(device, global.getResult());
+        hostOf[device] = global.getResult();
+      }
       return success();
     }
     if (auto copyOp = dyn_cast<memref::CopyOp>(op)) {
@@ -493,6 +496,8 @@ private:
         call.getCallee().starts_with("hrt_cuda_") ||
         takesDeviceAddresses(call, deviceCollectives))
       return success();
+    if (isCheckpointCall(call.getCallee()))
+      return checkpointHost(call);
     llvm::DenseMap<Operation *, Value> staged;
     for (auto [index, operand] : llvm::enumerate(call.getOperands())) {
       if (isMemRef(operand) && placement.onDevice(operand))
@@ -505,6 +510,50 @@ private:
         return failure();
     }
     return success();
+  }
+
+  /// A checkpoint names a global's buffer (operand 0), which the runtime
+  /// keeps from the checkpoint's opening to its commit and may restore a
+  /// recovered checkpoint into: it gets the global's host buffer, the same
+  /// on every call, and the runtime copies the device copy to it as the
+  /// checkpoint opens and back after a restore (hrt_cuda_mirror_copy,
+  /// through hrt_ckpt_options::copy_state).
+  LogicalResult checkpointHost(func::CallOp call) {
+    SmallVector<Operation *> chain;
+    memref::ExtractAlignedPointerAsIndexOp extract =
+        addressSource(call.getOperand(0), chain);
+    if (!extract)
+      return success();
+    Value host = hostOf.lookup(extract.getSource());
+    if (!host) {
+      // A global only the host touches is its host buffer already.
+      if (!isa_and_present<memref::GetGlobalOp>(
+              extract.getSource().getDefiningOp()))
+        return call.emitError()
+               << "hetero-gpu-device-buffers: @" << call.getCallee()
+               << " checkpoints a buffer that is not a memref.global's; "
+                  "expected the training state in globals";
+      return success();
+    }
+    OpBuilder b(call);
+    IRMapping mapping;
+    mapping.map(
+        extract.getResult(),
+        memref::ExtractAlignedPointerAsIndexOp::create(b, call.getLoc(), host)
+            .getResult());
+    for (Operation *op : chain)
+      b.clone(*op, mapping);
+    call->setOperand(0, mapping.lookup(call.getOperand(0)));
+    // The device address it was computed from, if nothing else reads it.
+    chain.insert(chain.begin(), extract);
+    for (Operation *op : llvm::reverse(chain))
+      if (op->use_empty())
+        op->erase();
+    return success();
+  }
+
+  static bool isCheckpointCall(StringRef callee) {
+    return callee == "hrt_mlir_ckpt_tensor" || callee == "hrt_mlir_ckpt_chunk";
   }
 
   /// Rewrites `get_global` into the device copy of its global:
@@ -682,6 +731,8 @@ private:
   }
 
   func::FuncOp mirror, copy, stageIn, stageOut;
+  /// Each global's device copy, to its host buffer.
+  llvm::DenseMap<Value, Value> hostOf;
 };
 
 } // namespace

@@ -176,6 +176,7 @@ struct State {
   // Configuration (hrt_ckpt_configure).
   std::string agentSocket;
   uint64_t fingerprint = 0;
+  void (*copyState)(void *host, long long bytes, int toDevice) = nullptr;
   std::unique_ptr<agent::Client> client;
   // The communicator of checkpoint traffic, over the world.
   hrt_comm comm = nullptr;
@@ -401,14 +402,21 @@ void openCheckpoint() {
             std::to_string(s.step) + " opened one of " +
             std::to_string(s.shardBytes) +
             " bytes; resume the training at the recovered step");
-    for (const Tensor &tensor : s.tensors)
+    for (const Tensor &tensor : s.tensors) {
       std::memcpy(tensor.data, s.restoreBytes.data() + tensor.offset,
                   tensor.bytes);
+      if (s.copyState)
+        s.copyState(tensor.data, (long long)tensor.bytes, 1);
+    }
     s.restoreStep = -1;
     s.restoreBytes = {};
   }
   if (!s.active)
     return;
+  // The chunks read the host buffers from here to the commit.
+  if (s.copyState)
+    for (const Tensor &tensor : s.tensors)
+      s.copyState(tensor.data, (long long)tensor.bytes, 0);
   if (!s.own || s.own->header().shardBytes != int64_t(s.shardBytes))
     s.own = openSegment(s.rank, s.shardBytes);
   s.ownSlot = s.own->slotFor(s.step, s.run);
@@ -605,6 +613,7 @@ extern "C" hrt_status hrt_ckpt_configure(const hrt_ckpt_options *options) {
   State &s = ckpt();
   ensureComm();
   s.fingerprint = options->fingerprint;
+  s.copyState = options->copy_state;
   s.client.reset();
   if (!options->agents || !*options->agents)
     return HRT_SUCCESS;

@@ -45,6 +45,12 @@ void hrt_cuda_sgemm(int64_t m, int64_t n, int64_t k, const float *a,
  * buffer with another size ends the process. */
 void *hrt_cuda_mirror(void *host, int64_t bytes);
 
+/* Copies the device copy of the host buffer `host` (`bytes` bytes, as it
+ * was made) to it, or with `to_device` the other way, in order with this
+ * thread's stream, and returns when it is copied. A buffer without a
+ * device copy is left alone: its host buffer is the data. */
+void hrt_cuda_mirror_copy(void *host, int64_t bytes, int to_device);
+
 /* Copies every device copy to its host buffer, after the work queued on
  * this thread's stream (before the host reads parameters: --save, a
  * checkpoint). */

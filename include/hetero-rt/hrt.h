@@ -415,6 +415,12 @@ typedef struct hrt_ckpt_options {
   const char *agent_program;
   /* Identifies the program: checkpoints of another are never restored. */
   unsigned long long fingerprint;
+  /* Where the state lives besides the host buffers the step names (a GPU
+   * run's device copies), or NULL: the host buffers are the state. Called
+   * with `to_device` 0 for each tensor of a checkpoint as it opens, before
+   * anything reads the buffer, and with 1 after a recovered checkpoint was
+   * restored into it. */
+  void (*copy_state)(void *host, long long bytes, int to_device);
 } hrt_ckpt_options;
 
 typedef struct hrt_ckpt_stats {

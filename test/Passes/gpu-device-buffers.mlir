@@ -352,6 +352,61 @@ func.func @compressed_placement(%comm: !llvm.ptr, %x: f32) {
 
 // -----
 
+// A checkpoint names its globals' host buffers, the same address at the
+// opening and at every chunk, with no staging: the runtime refreshes them
+// from the device copies as the checkpoint opens, and writes a restored
+// checkpoint back (hrt_cuda_mirror_copy). A kernel still reads the device
+// copy.
+// CHECK-LABEL: func.func @checkpointed
+// CHECK:       %[[G:.*]] = memref.get_global @state : memref<8x16xf32>
+// CHECK:       call @hrt_cuda_mirror
+// CHECK-NOT:   hrt_cuda_stage_in
+// CHECK:       %[[A:.*]] = memref.extract_aligned_pointer_as_index %[[G]] : memref<8x16xf32> -> index
+// CHECK:       %[[A64:.*]] = arith.index_cast %[[A]] : index to i64
+// CHECK:       %[[P:.*]] = llvm.inttoptr %[[A64]] : i64 to !llvm.ptr
+// CHECK:       call @hrt_mlir_ckpt_tensor(%[[P]], %c512_i64)
+// CHECK:       %[[B:.*]] = memref.extract_aligned_pointer_as_index %[[G]] : memref<8x16xf32> -> index
+// CHECK:       %[[B64:.*]] = arith.index_cast %[[B]] : index to i64
+// CHECK:       %[[Q:.*]] = llvm.inttoptr %[[B64]] : i64 to !llvm.ptr
+// CHECK:       call @hrt_mlir_ckpt_chunk(%[[Q]], %c0_i64, %c512_i64, %c0_i64)
+// CHECK-NOT:   hrt_cuda_stage
+// CHECK:       linalg.fill ins(%arg0 : f32) outs(%{{.*}} : memref<8x16xf32>)
+memref.global "private" @state : memref<8x16xf32> = dense<1.0>
+func.func private @hrt_mlir_ckpt_tensor(!llvm.ptr, i64)
+func.func private @hrt_mlir_ckpt_chunk(!llvm.ptr, i64, i64, i64)
+func.func @checkpointed(%x: f32) {
+  %c0_i64 = arith.constant 0 : i64
+  %c512_i64 = arith.constant 512 : i64
+  %w = memref.get_global @state : memref<8x16xf32>
+  %a = memref.extract_aligned_pointer_as_index %w : memref<8x16xf32> -> index
+  %a64 = arith.index_cast %a : index to i64
+  %p = llvm.inttoptr %a64 : i64 to !llvm.ptr
+  func.call @hrt_mlir_ckpt_tensor(%p, %c512_i64) : (!llvm.ptr, i64) -> ()
+  %b = memref.extract_aligned_pointer_as_index %w : memref<8x16xf32> -> index
+  %b64 = arith.index_cast %b : index to i64
+  %q = llvm.inttoptr %b64 : i64 to !llvm.ptr
+  func.call @hrt_mlir_ckpt_chunk(%q, %c0_i64, %c512_i64, %c0_i64) : (!llvm.ptr, i64, i64, i64) -> ()
+  linalg.fill ins(%x : f32) outs(%w : memref<8x16xf32>)
+  return
+}
+
+// -----
+
+func.func @checkpoint_not_global(%x: f32) {
+  %c512_i64 = arith.constant 512 : i64
+  %a = memref.alloc() : memref<8x16xf32>
+  linalg.fill ins(%x : f32) outs(%a : memref<8x16xf32>)
+  %i = memref.extract_aligned_pointer_as_index %a : memref<8x16xf32> -> index
+  %i64 = arith.index_cast %i : index to i64
+  %p = llvm.inttoptr %i64 : i64 to !llvm.ptr
+  // expected-error @+1 {{hetero-gpu-device-buffers: @hrt_mlir_ckpt_tensor checkpoints a buffer that is not a memref.global's; expected the training state in globals}}
+  func.call @hrt_mlir_ckpt_tensor(%p, %c512_i64) : (!llvm.ptr, i64) -> ()
+  return
+}
+func.func private @hrt_mlir_ckpt_tensor(!llvm.ptr, i64)
+
+// -----
+
 func.func private @external(memref<16xf32>)
 func.func @memref_operand(%x: f32) {
   %a = memref.alloc() : memref<16xf32>

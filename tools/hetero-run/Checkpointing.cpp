@@ -211,10 +211,12 @@ LogicalResult placeCheckpointChunks(ModuleOp module,
 Checkpointing::Checkpointing(const CheckpointConfig &config, hrt_comm world,
                              int rank, int64_t replicas, bool dynamicSync,
                              std::vector<std::vector<StateGlobal>> stageGlobals,
-                             uint64_t fingerprint, std::string agentProgram)
+                             uint64_t fingerprint, std::string agentProgram,
+                             void (*copyState)(void *, long long, int))
     : config(config), world(world), rank(rank), replicas(replicas),
       dynamicSync(dynamicSync), stageGlobals(std::move(stageGlobals)),
-      fingerprint(fingerprint), agentProgram(std::move(agentProgram)) {}
+      fingerprint(fingerprint), agentProgram(std::move(agentProgram)),
+      copyState(copyState) {}
 
 std::vector<std::vector<StateGlobal>>
 Checkpointing::collectStateGlobals(ModuleOp module, int64_t stages) {
@@ -293,6 +295,8 @@ bool Checkpointing::writeToDisk(ExecutionEngine &engine, int64_t step) {
                   llvm::toString(address.takeError());
         break;
       }
+      if (copyState)
+        copyState(*address, (long long)bytesOf(global), /*toDevice=*/0);
       llvm::SmallString<256> path(directory);
       llvm::sys::path::append(path, global.name + ".npy");
       problem =
@@ -370,6 +374,8 @@ bool Checkpointing::loadFromDisk(ExecutionEngine &engine, int64_t step,
       return false;
     }
     std::memcpy(*address, data.data(), bytes);
+    if (copyState)
+      copyState(*address, (long long)bytes, /*toDevice=*/1);
   }
   return true;
 }
@@ -390,7 +396,7 @@ bool Checkpointing::start(ExecutionEngine &engine, bool printer,
             llvm::sys::fs::create_directories(config.agents))
       return failed("cannot create " + config.agents + ": " + error.message());
   hrt_ckpt_options options{agents ? config.agents.c_str() : nullptr,
-                           agentProgram.c_str(), fingerprint};
+                           agentProgram.c_str(), fingerprint, copyState};
   if (hrt_ckpt_configure(&options) != HRT_SUCCESS)
     return failed(hrt_last_error());
 

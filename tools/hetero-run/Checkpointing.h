@@ -78,10 +78,15 @@ class Checkpointing {
 public:
   /// `stageGlobals[s]`: what stage s checkpoints (its globals are made
   /// visible to the JIT); `fingerprint` identifies the program.
+  /// `copyState`, when the state lives on a device as well (a GPU run):
+  /// copies a global's device copy to its host buffer (`toDevice` 0) or
+  /// back (hrt_ckpt_options::copy_state).
   Checkpointing(const CheckpointConfig &config, hrt_comm world, int rank,
                 int64_t replicas, bool dynamicSync,
                 std::vector<std::vector<StateGlobal>> stageGlobals,
-                uint64_t fingerprint, std::string agentProgram);
+                uint64_t fingerprint, std::string agentProgram,
+                void (*copyState)(void *host, long long bytes,
+                                  int toDevice) = nullptr);
 
   /// The globals of every stage's hetero.checkpoint, made public so that
   /// the JIT finds them.
@@ -116,6 +121,7 @@ private:
   std::vector<std::vector<StateGlobal>> stageGlobals;
   uint64_t fingerprint;
   std::string agentProgram;
+  void (*copyState)(void *host, long long bytes, int toDevice);
   int64_t diskWrites = 0;
 };
 

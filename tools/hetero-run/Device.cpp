@@ -11,7 +11,18 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
+
 using namespace hetero;
+
+namespace {
+/// libhetero_rt_cuda's hrt_cuda_mirror_copy, once bound.
+void (*mirrorCopy)(void *host, int64_t bytes, int toDevice) = nullptr;
+
+void copyGlobal(void *host, long long bytes, int toDevice) {
+  mirrorCopy(host, int64_t(bytes), toDevice);
+}
+} // namespace
 
 bool DeviceMemory::available() {
 #ifdef HETERO_HAVE_CUDA
@@ -48,12 +59,19 @@ bool DeviceMemory::bind() {
   mirrorsToDevice = reinterpret_cast<void (*)()>(
       llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
           "hrt_cuda_mirrors_to_device"));
-  if (mirrorsToHost && mirrorsToDevice)
+  mirrorCopy = reinterpret_cast<void (*)(void *, int64_t, int)>(
+      llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+          "hrt_cuda_mirror_copy"));
+  if (mirrorsToHost && mirrorsToDevice && mirrorCopy)
     return true;
   llvm::errs() << "hetero-run: --device gpu: " << path
-               << " lacks hrt_cuda_mirrors_to_host or "
-                  "hrt_cuda_mirrors_to_device\n";
+               << " lacks hrt_cuda_mirrors_to_host, "
+                  "hrt_cuda_mirrors_to_device or hrt_cuda_mirror_copy\n";
   return false;
+}
+
+void (*DeviceMemory::stateCopy())(void *, long long, int) {
+  return mirrorCopy ? &copyGlobal : nullptr;
 }
 
 void DeviceMemory::toHost() const {

@@ -37,6 +37,11 @@ public:
   void toHost() const;
   void toDevice() const;
 
+  /// Copies one global's device copy to its host buffer (`toDevice` 0) or
+  /// back; a global without one is left alone. Null before bind(): the
+  /// shape of hrt_ckpt_options::copy_state.
+  static void (*stateCopy())(void *host, long long bytes, int toDevice);
+
 private:
   void (*mirrorsToHost)() = nullptr;
   void (*mirrorsToDevice)() = nullptr;

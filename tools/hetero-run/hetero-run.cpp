@@ -809,11 +809,9 @@ int run() {
                     "without CUDA (HETERO_ENABLE_CUDA is off)\n";
     return 1;
   }
-  if (onGpu && (!checkpointOption.empty() || blockingCollectives)) {
+  if (onGpu && blockingCollectives) {
     llvm::errs() << "hetero-run: --device gpu does not take "
-                 << (blockingCollectives ? "--blocking-collectives"
-                                         : "--checkpoint")
-                 << " yet; run it with --device cpu\n";
+                    "--blocking-collectives yet; run it with --device cpu\n";
     return 1;
   }
   if (hrt_init(kind, nullptr, nullptr) != HRT_SUCCESS) {
@@ -1192,7 +1190,8 @@ int run() {
     llvm::sys::path::append(agent, "hetero-ckpt-agent");
     checkpointing.emplace(checkpointConfig, world, rank, (*pipeline)->replicas,
                           (*pipeline)->dynamicSync, std::move(stateGlobals),
-                          fingerprint, agent.str().str());
+                          fingerprint, agent.str().str(),
+                          onGpu ? hetero::DeviceMemory::stateCopy() : nullptr);
     if (!checkpointing->start(**engine, printer, firstStep))
       return 1;
   }

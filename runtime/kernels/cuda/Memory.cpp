@@ -122,6 +122,31 @@ void copyMirrors(bool toHost) {
 }
 } // namespace
 
+HRT_CUDA_EXPORT void hrt_cuda_mirror_copy(void *host, int64_t bytes,
+                                          int to_device) {
+  size_t size = bytesOf(bytes, "hrt_cuda_mirror_copy");
+  Mirrors &all = mirrors();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  auto found = all.byHost.find(host);
+  if (found == all.byHost.end() || size == 0)
+    return;
+  if (found->second.bytes != size)
+    hetero::rt::cuda::fail(("hrt_cuda_mirror_copy: the buffer at " +
+                            std::to_string(reinterpret_cast<uintptr_t>(host)) +
+                            " has " + std::to_string(found->second.bytes) +
+                            " bytes on the device, asked to copy " +
+                            std::to_string(size))
+                               .c_str());
+  ensureContext();
+  if (to_device)
+    HRT_CUDA_CHECK(
+        cuMemcpyHtoDAsync(found->second.device, host, size, threadStream()));
+  else
+    HRT_CUDA_CHECK(
+        cuMemcpyDtoHAsync(host, found->second.device, size, threadStream()));
+  synchronize();
+}
+
 HRT_CUDA_EXPORT void hrt_cuda_mirrors_to_host(void) { copyMirrors(true); }
 
 HRT_CUDA_EXPORT void hrt_cuda_mirrors_to_device(void) { copyMirrors(false); }
