@@ -123,7 +123,7 @@ static StringRef formatName(hetero::GpuKernelFormat format) {
 LogicalResult
 hetero::buildLowerToGpuPipeline(OpPassManager &pm,
                                 const GpuPipelineOptions &options) {
-  addHeteroPasses(pm, /*blockingCollectives=*/false);
+  addHeteroPasses(pm, options.blockingCollectives);
   // Element-wise chains become one loop nest, so one kernel and one pass
   // over memory; long reductions with few outputs become parallel
   // partials. Both on tensors.

@@ -809,11 +809,6 @@ int run() {
                     "without CUDA (HETERO_ENABLE_CUDA is off)\n";
     return 1;
   }
-  if (onGpu && blockingCollectives) {
-    llvm::errs() << "hetero-run: --device gpu does not take "
-                    "--blocking-collectives yet; run it with --device cpu\n";
-    return 1;
-  }
   if (hrt_init(kind, nullptr, nullptr) != HRT_SUCCESS) {
     llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
     return 1;
@@ -1073,6 +1068,7 @@ int run() {
   if (onGpu) {
     hetero::GpuPipelineOptions gpuOptions;
     gpuOptions.deviceCollectives = kind == HRT_BACKEND_NCCL;
+    gpuOptions.blockingCollectives = blockingCollectives;
     if (failed(hetero::buildLowerToGpuPipeline(pm, gpuOptions)))
       return 1;
   } else {

@@ -131,6 +131,11 @@ struct GpuPipelineOptions
                      "addresses (the NCCL backend) instead of staged host "
                      "copies (the MPI backend)"),
       llvm::cl::init(false)};
+  Option<bool> blockingCollectives{
+      *this, "blocking-collectives",
+      llvm::cl::desc("Wait for every all-reduce where it stands instead of "
+                     "before the first use of its result"),
+      llvm::cl::init(false)};
   Option<int64_t> threadsPerBlock{
       *this, "threads-per-block",
       llvm::cl::desc("Threads per block of the generated kernels"),
