@@ -11,7 +11,7 @@
 # OUT holds:
 #   hr/bin/hetero-run.xz   hetero-run linked against the static LLVM and MLIR
 #                          libraries (libMLIR.so and libLLVM.so are 250 MB)
-#   hr/bin/hrt-cuda-compress, hr/bin/hrt-compressed,
+#   hr/bin/hrt-cuda-compress, hr/bin/hrt-compressed, hr/bin/hetero-ckpt-agent,
 #                          hr/lib/libhetero_rt{,_cuda}.so
 #   llvm/                  libmlir_c_runner_utils (the JIT's memrefCopy) and
 #                          the two libraries it names, for
@@ -49,7 +49,8 @@ g++ -O2 -fuse-ld=lld -Wl,--gc-sections -s -o "$WORK/hetero-run" "${objects[@]}" 
   -lrt -ldl -lm -lz /usr/lib/x86_64-linux-gnu/libzstd.so.1 -lpthread
 xz -T0 -6 -c "$WORK/hetero-run" >"$OUT/hr/bin/hetero-run.xz"
 cp "$BUILD/lib/libhetero_rt.so" "$BUILD/lib/libhetero_rt_cuda.so" "$OUT/hr/lib/"
-cp "$BUILD/bin/hrt-cuda-compress" "$BUILD/bin/hrt-compressed" "$OUT/hr/bin/"
+cp "$BUILD/bin/hrt-cuda-compress" "$BUILD/bin/hrt-compressed" \
+  "$BUILD/bin/hetero-ckpt-agent" "$OUT/hr/bin/"
 
 echo "device-bundle: runner utilities"
 for lib in c_runner_utils float16_utils apfloat_wrappers; do
@@ -90,6 +91,8 @@ sed 's/shape = 2x2/shape = 2x1/' "$ROOT/test/Integration/Inputs/mlp-pipeline.mli
 gen() { "$BUILD/bin/hetero-gen" gpt "$@"; }
 gen --layers 2 --hidden 32 --heads 2 --seq 16 --stages 2 --microbatches 4 \
   --dp 2 -o "$OUT/models/gpt-test.mlir"
+gen --layers 2 --hidden 32 --heads 2 --seq 16 --stages 2 --microbatches 4 \
+  --dp 2 --optimizer sgd --lr 0.05 -o "$OUT/models/gpt-sgd.mlir"
 gen --layers 2 --hidden 32 --heads 2 --seq 16 --stages 1 --microbatches 4 \
   --dp 1 -o "$OUT/models/gpt-one.mlir"
 gen --layers 4 --hidden 256 --heads 8 --seq 128 --stages 2 --microbatches 8 \

@@ -11,7 +11,8 @@
 # The checks, in order (later ones are skipped when time runs short):
 #   the device compression kernels against the host's; the generated
 #   kernels against a host reference (both matmul modes); the MLP and the
-#   GPT trained on the GPU against the CPU (gpu-training.test's runs), one
+#   GPT trained on the GPU against the CPU (gpu-training.test's runs, with
+#   checkpoint recovery on the GPU), one
 #   rank of the GPT on the NCCL backend against the CPU; bench/gpu-step.sh's
 #   GPT on the GPU and the CPU; bench/gpu.sh's benchmarks;
 #   compute-sanitizer on the MLP's GPU step.
@@ -86,6 +87,17 @@ gpt --iterations 5 --save $W/gpt.cpu > $W/gpt.cpu.txt; echo "rc=$?"; cat $W/gpt.
 step "GPT on the GPU"
 gpt --device gpu --iterations 5 --save $W/gpt.gpu > $W/gpt.gpu.txt; echo "rc=$?"; cat $W/gpt.gpu.txt
 python3 $REF --tolerance 1e-3 runs $W/gpt.gpu.txt $W/gpt.gpu $W/gpt.cpu.txt $W/gpt.cpu
+step "GPT with SGD: CPU, then GPU, within 1e-4"
+sgd() { timeout 180 "${MPIRUN[@]}" -np 4 $RUN models/gpt-sgd.mlir "$@"; }
+sgd --iterations 5 --save $W/sgd.cpu > $W/sgd.cpu.txt; echo "rc=$?"
+sgd --device gpu --iterations 5 --save $W/sgd.gpu > $W/sgd.gpu.txt; echo "rc=$?"
+python3 $REF --tolerance 1e-4 runs $W/sgd.gpu.txt $W/sgd.gpu $W/sgd.cpu.txt $W/sgd.cpu
+
+step "checkpoints of the GPU's state through three failures (gpu-training.test)"
+PATH=$PWD/hr/bin:$PATH HETERO_RUN_FLAGS="--device gpu" timeout 300 \
+  ../test/Integration/Inputs/checkpoint-recovery.sh $W/recovery \
+  ../test/Integration/Inputs/mlp-pipeline.mlir 8 100 "${MPIRUN[*]}" \
+  replicas=2,costs=../test/Passes/Inputs/checkpoint-costs.json; echo "rc=$?"
 
 step "GPT on one rank: CPU, then GPU with the NCCL backend (device collectives)"
 one() { timeout 120 "${MPIRUN[@]}" -np 1 $RUN models/gpt-one.mlir "$@"; }
