@@ -52,18 +52,49 @@ constexpr int16_t kShardAxis = 2;
 /// Not kept sharded: left the set, or offered along two dimensions.
 constexpr int64_t kGlobal = -1;
 
-/// Whether `op` computes each element of its one result from the same
-/// element of its operands: a window of its result is then the op on the
-/// operands' windows.
-bool isElementwise(Operation *op) {
+/// Whether `op` computes each element of its one result from one element
+/// of each operand: parallel loops, no `linalg.index`, the identity map for
+/// the result and a projected permutation for every input (the same
+/// element, a broadcast or a transpose). A window of its result along a
+/// dimension is then the op on the windows of the inputs that index that
+/// dimension, and on the others whole.
+bool isPointwise(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
       linalgOp.hasIndexSemantics() || op->getNumResults() != 1 ||
       linalgOp.getNumDpsInits() != 1 ||
-      linalgOp.getNumLoops() != linalgOp.getNumParallelLoops())
+      linalgOp.getNumLoops() != linalgOp.getNumParallelLoops() ||
+      !linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0))
+           .isIdentity())
     return false;
-  return llvm::all_of(linalgOp.getIndexingMapsArray(),
-                      [](AffineMap map) { return map.isIdentity(); });
+  return llvm::all_of(linalgOp.getDpsInputOperands(), [&](OpOperand *input) {
+    return linalgOp.getMatchingIndexingMap(input).isProjectedPermutation();
+  });
+}
+
+/// Whether `use` is an input of a pointwise op.
+bool isPointwiseInput(OpOperand &use) {
+  return isPointwise(use.getOwner()) &&
+         cast<linalg::LinalgOp>(use.getOwner()).isDpsInput(&use);
+}
+
+/// The dimension of a pointwise op's result that dimension `dim` of its
+/// input `use` is read along.
+int64_t resultDimOf(OpOperand &use, int64_t dim) {
+  AffineMap map =
+      cast<linalg::LinalgOp>(use.getOwner()).getMatchingIndexingMap(&use);
+  return cast<AffineDimExpr>(map.getResult(dim)).getPosition();
+}
+
+/// The dimension of a pointwise op's input `use` that its result's `dim`
+/// reads, or -1 when the input is broadcast along it.
+int64_t inputDimOf(OpOperand &use, int64_t dim) {
+  AffineMap map =
+      cast<linalg::LinalgOp>(use.getOwner()).getMatchingIndexingMap(&use);
+  for (auto [position, expr] : llvm::enumerate(map.getResults()))
+    if (cast<AffineDimExpr>(expr).getPosition() == dim)
+      return int64_t(position);
+  return -1;
 }
 
 /// The dimension of `transpose`'s result that its input's `dim` becomes.
@@ -189,9 +220,8 @@ private:
       return;
     for (OpOperand &use : value.getUses()) {
       Operation *user = use.getOwner();
-      if (isElementwise(user) &&
-          cast<linalg::LinalgOp>(user).isDpsInput(&use)) {
-        offer(user->getResult(0), dim, worklist);
+      if (isPointwiseInput(use)) {
+        offer(user->getResult(0), resultDimOf(use, dim), worklist);
       } else if (auto transpose = dyn_cast<linalg::TransposeOp>(user)) {
         if (use.get() == transpose.getInput())
           offer(transpose.getResult()[0], transposedDim(transpose, dim),
@@ -218,9 +248,8 @@ private:
       if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
           slice && isWindow(slice, dim))
         continue;
-      if (isElementwise(user) &&
-          cast<linalg::LinalgOp>(user).isDpsInput(&use)) {
-        if (dimOf(user->getResult(0)) != dim)
+      if (isPointwiseInput(use)) {
+        if (dimOf(user->getResult(0)) != resultDimOf(use, dim))
           return false;
         continue;
       }
@@ -493,8 +522,12 @@ private:
       } else {
         auto linalgOp = cast<linalg::LinalgOp>(def);
         SmallVector<Value> operands;
-        for (Value input : linalgOp.getDpsInputs())
-          operands.push_back(windowOf(builder, input, dim, def));
+        for (OpOperand *input : linalgOp.getDpsInputOperands()) {
+          int64_t inputDim = inputDimOf(*input, dim);
+          operands.push_back(
+              inputDim < 0 ? input->get()
+                           : windowOf(builder, input->get(), inputDim, def));
+        }
         operands.push_back(init(linalgOp.getDpsInits()[0]));
         local = mlir::clone(builder, def, TypeRange{windowType(value, dim)},
                             operands)

@@ -14,8 +14,10 @@
 // of:
 //   - a `tensor.extract_slice` of the rank's window along d (the shard
 //     index times the window's width): the split operand of a product;
-//   - an elementwise linalg op (parallel loops, identity maps, no index)
-//     whose result is kept sharded along d too;
+//   - an input of a pointwise linalg op (parallel loops, no index, the
+//     result's map the identity, the inputs' projected permutations: the
+//     same element, a broadcast or a transpose) whose result is kept
+//     sharded along the dimension that d is read along;
 //   - a `linalg.transpose` whose result is kept sharded along the
 //     dimension d moves to;
 //   - a segment of a tape: a flat tensor that a private function builds
@@ -25,10 +27,10 @@
 //     functions pass a block's residuals this way). The segment then holds
 //     the window, and the tape shrinks: every value the readers unpack
 //     from it must be kept sharded too.
-// The elementwise ops' other operands, when not kept sharded, are sliced
-// to the window. The analysis is a greatest fixed point: a value leaves
-// the set when one of its uses needs the global value, and takes with it
-// the values whose uses needed it sharded.
+// The pointwise ops' other inputs, when not kept sharded, are sliced to
+// the window, or taken whole where they are broadcast along it. The analysis is
+// a greatest fixed point: a value leaves the set when one of its uses needs the
+// global value, and takes with it the values whose uses needed it sharded.
 //
 // In the GPT's MLP, gelu(X W_1) W_2: the col forward's output and its gelu
 // stay sharded up to the row forward, and in the backward the row

@@ -52,6 +52,58 @@ func.func @mlp(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %w2: tensor<16x8xf32>
 
 // -----
 
+// Broadcasts: a bias per column is read along the window's dimension and
+// sliced to it (8 of 16); a scale per row is broadcast along it and read
+// whole. A value kept along the rows of a transposing generic's input is
+// kept along the result's columns.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#cols = affine_map<(d0, d1) -> (d1)>
+#rows = affine_map<(d0, d1) -> (d0)>
+shard.grid @g(shape = 1x1x2)
+
+// CHECK-LABEL: func.func @broadcasts(
+// CHECK-SAME:    %{{[a-z0-9]+}}: tensor<4x8xf32>, %{{[a-z0-9]+}}: tensor<8x16xf32>, %{{[a-z0-9]+}}: tensor<16x8xf32>, %[[BIAS:[a-z0-9]+]]: tensor<16xf32>, %[[SCALE:[a-z0-9]+]]: tensor<4xf32>
+// CHECK-NOT:     hetero.all_gather
+// CHECK:         %[[UP:.*]] = hetero.prunable_matmul col {{.*}} -> tensor<4x8xf32>
+// CHECK:         %[[BS:.*]] = tensor.extract_slice %[[BIAS]][%{{.*}}] [8] [1] : tensor<16xf32> to tensor<8xf32>
+// CHECK:         %[[ACT:.*]] = linalg.generic {{.*}} ins(%[[UP]], %[[BS]], %[[SCALE]] : tensor<4x8xf32>, tensor<8xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK:         hetero.prunable_matmul row %[[ACT]], {{.*}} : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+// CHECK-NOT:     hetero.all_gather
+// CHECK:         return
+func.func @broadcasts(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %w2: tensor<16x8xf32>, %bias: tensor<16xf32>, %scale: tensor<4xf32>) -> tensor<4x8xf32> {
+  %up = hetero.prunable_matmul col %x, %w1 layer "up" tp = 2 : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #cols, #rows, #id], iterator_types = ["parallel", "parallel"]} ins(%up, %bias, %scale : tensor<4x16xf32>, tensor<16xf32>, tensor<4xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %b: f32, %s: f32, %out: f32):
+    %sum = arith.addf %in, %b : f32
+    %m = arith.mulf %sum, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %down = hetero.prunable_matmul row %act, %w2 layer "down" tp = 2 : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+  return %down : tensor<4x8xf32>
+}
+
+#swap = affine_map<(d0, d1) -> (d1, d0)>
+
+// CHECK-LABEL: func.func @transposing(
+// CHECK-NOT:     hetero.all_gather
+// CHECK:         %[[DX:.*]] = hetero.prunable_matmul row {{.*}} product = grad_input {{.*}} -> tensor<4x8xf32>
+// CHECK:         %[[T:.*]] = linalg.generic {{.*}} ins(%[[DX]] : tensor<4x8xf32>) outs(%{{.*}} : tensor<8x4xf32>)
+// CHECK:         hetero.prunable_matmul row %[[T]], {{.*}} product = grad_weight : tensor<8x4xf32>, tensor<4x8xf32> -> tensor<8x8xf32>
+func.func @transposing(%g: tensor<4x8xf32>, %wt: tensor<8x16xf32>, %g2: tensor<4x8xf32>) -> tensor<16x8xf32> {
+  %dx = hetero.prunable_matmul row %g, %wt layer "down" tp = 2 product = grad_input : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %e = tensor.empty() : tensor<16x4xf32>
+  %dxt = linalg.generic {indexing_maps = [#swap, #id], iterator_types = ["parallel", "parallel"]} ins(%dx : tensor<4x16xf32>) outs(%e : tensor<16x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<16x4xf32>
+  %dw = hetero.prunable_matmul row %dxt, %g2 layer "next" tp = 2 product = grad_weight : tensor<16x4xf32>, tensor<4x8xf32> -> tensor<16x8xf32>
+  return %dw : tensor<16x8xf32>
+}
+
+// -----
+
 // A value another op reads whole keeps its all-gather: the relu is also
 // returned, and the second generic reads linalg.index (the global column
 // differs from the window's), so both run on 4 x 16 and the row products

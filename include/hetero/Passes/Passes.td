@@ -82,7 +82,7 @@ def HeteroPartitionTensorParallel
     row-parallel layer that reads it, and so does this pass
     (`sharded-activations=true`, the default): a gathered value whose every
     use takes the rank's window of it (the split operand of a product,
-    elementwise ops and transposes whose results are kept so too, and the
+    pointwise ops and transposes whose results are kept so too, and the
     segments of a tape that a private function returns for its readers)
     stays the window, and its all-gather goes. In the GPT's MLP,
     `gelu(X W_1) W_2`, the col forward's output, its gelu and the block's
