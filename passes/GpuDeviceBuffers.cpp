@@ -519,6 +519,8 @@ private:
   /// checkpoint opens and back after a restore (hrt_cuda_mirror_copy,
   /// through hrt_ckpt_options::copy_state).
   LogicalResult checkpointHost(func::CallOp call) {
+    if (call.getNumOperands() == 0)
+      return success();
     SmallVector<Operation *> chain;
     memref::ExtractAlignedPointerAsIndexOp extract =
         addressSource(call.getOperand(0), chain);
