@@ -46,9 +46,10 @@ def HeteroPartitionTensorParallel
     | `grad_input`  | `G[:, t] W^T[t, :]`, summed | `G W^T[:, t]`, all-gathered|
     | `grad_weight` | `X^T G[:, t]`, all-gathered | `X^T[t, :] G`, all-gathered|
 
-    Each rank runs 1/T of every GEMM and all values leave at their global
-    shape, so the rest of the program (and `hetero-resize`, which then
-    prunes the columns of the rank's own shard) is unchanged.
+    Each rank runs 1/T of every GEMM, and the values leave at their global
+    shape (except those kept sharded, below), so the rest of the program
+    (and `hetero-resize`, which then prunes the columns of the rank's own
+    shard) is unchanged.
 
     Parameters are sharded as Megatron shards them: a parameter global
     that only these products read (through calls, transposes, the
