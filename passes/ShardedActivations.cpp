@@ -21,6 +21,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <numeric>
+#include <vector>
 
 using namespace mlir;
 
@@ -62,6 +63,11 @@ bool isPointwise(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
       linalgOp.hasIndexSemantics() || op->getNumResults() != 1 ||
+      llvm::any_of(op->getOperandTypes(),
+                   [](Type type) {
+                     auto shaped = dyn_cast<ShapedType>(type);
+                     return shaped && !shaped.hasStaticShape();
+                   }) ||
       linalgOp.getNumDpsInits() != 1 ||
       linalgOp.getNumLoops() != linalgOp.getNumParallelLoops() ||
       !linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0))
@@ -135,6 +141,10 @@ struct Tape {
   tensor::EmptyOp empty;
   SmallVector<Segment> segments;
   llvm::SetVector<std::pair<func::FuncOp, unsigned>> readers;
+  /// The layout that holds the kept segments' windows, once decided (a
+  /// null type: the tape keeps its layout).
+  RankedTensorType newType;
+  SmallVector<int64_t> newOffsets, newSizes;
 };
 
 class Sharder {
@@ -167,8 +177,12 @@ public:
                       [](auto &entry) { return entry.second != kGlobal; }))
       return 0;
     SmallVector<Operation *> maybeDead;
+    // Every reader first: a producer may write what it unpacked from
+    // another tape.
     for (Tape &tape : tapes)
-      relayout(tape, maybeDead);
+      relayoutReaders(tape, maybeDead);
+    for (Tape &tape : tapes)
+      relayoutProducer(tape, maybeDead);
     for (auto &[value, dim] : candidates) {
       if (dim == kGlobal)
         continue;
@@ -237,12 +251,9 @@ private:
   bool keeps(Value value, int64_t dim) {
     // A value unpacked from a tape is a window only if the producer writes
     // one.
-    if (auto found = segmentOf.find(value); found != segmentOf.end()) {
-      Segment &segment =
-          tapes[found->second.first].segments[found->second.second];
-      if (value != segment.value && dimOf(segment.value) != dim)
+    if (auto found = sourceOf.find(value); found != sourceOf.end())
+      if (dimOf(segmentAt(found->second).value) != dim)
         return false;
-    }
     for (OpOperand &use : value.getUses()) {
       Operation *user = use.getOwner();
       if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
@@ -276,15 +287,23 @@ private:
       if (auto found = candidates.find(left); found != candidates.end())
         found->second = kGlobal;
     };
+    auto leaveSegment = [&](const Segment &segment) {
+      leave(segment.value);
+      for (Value linked : segment.unpacked)
+        leave(linked);
+    };
     leave(value);
-    auto found = segmentOf.find(value);
-    if (found == segmentOf.end())
-      return;
-    Segment &segment =
-        tapes[found->second.first].segments[found->second.second];
-    for (Value linked : segment.unpacked)
-      leave(linked);
-    leave(segment.value);
+    if (auto found = sourceOf.find(value); found != sourceOf.end())
+      leaveSegment(segmentAt(found->second));
+    if (auto found = writtenTo.find(value); found != writtenTo.end())
+      for (SegmentIndex index : found->second)
+        leaveSegment(segmentAt(index));
+  }
+
+  /// A segment of `tapes`: the tape's index and the segment's.
+  using SegmentIndex = std::pair<size_t, size_t>;
+  Segment &segmentAt(SegmentIndex index) {
+    return tapes[index.first].segments[index.second];
   }
 
   /// Whether `slice` takes this rank's window of its source along `dim`.
@@ -367,9 +386,9 @@ private:
     }
     tapeIndex[key] = int(tapes.size());
     for (auto [index, segment] : llvm::enumerate(tape->segments)) {
-      segmentOf[segment.value] = {tapes.size(), index};
+      writtenTo[segment.value].push_back({tapes.size(), index});
       for (Value unpacked : segment.unpacked)
-        segmentOf[unpacked] = {tapes.size(), index};
+        sourceOf[unpacked] = {tapes.size(), index};
     }
     tapes.push_back(std::move(*tape));
     return &tapes.back();
@@ -444,7 +463,7 @@ private:
       for (Operation *user : reader.getArgument(argument).getUsers()) {
         auto read = dyn_cast<tensor::ExtractSliceOp>(user);
         std::optional<std::pair<int64_t, int64_t>> span;
-        if (read)
+        if (read && read.getType().getRank() == 1)
           span = flatSegment(read.getStaticOffsets(), read.getStaticSizes(),
                              read.getStaticStrides());
         Segment *segment = nullptr;
@@ -548,9 +567,9 @@ private:
                        shards);
   }
 
-  /// Shrinks `tape` to hold the windows of its kept segments: the readers
-  /// unpack them at the windows' types, and the producer writes them.
-  void relayout(Tape &tape, SmallVectorImpl<Operation *> &maybeDead) {
+  /// Shrinks `tape` to hold the windows of its kept segments: lays it out
+  /// anew and has the readers unpack the windows at their types.
+  void relayoutReaders(Tape &tape, SmallVectorImpl<Operation *> &maybeDead) {
     for (Segment &segment : tape.segments)
       segment.sharded = segment.unpackable && dimOf(segment.value) != kGlobal;
     if (llvm::none_of(tape.segments,
@@ -562,7 +581,9 @@ private:
     llvm::sort(order, [&](unsigned a, unsigned b) {
       return tape.segments[a].offset < tape.segments[b].offset;
     });
-    SmallVector<int64_t> offsets(order.size()), sizes(order.size());
+    SmallVector<int64_t> &offsets = tape.newOffsets, &sizes = tape.newSizes;
+    offsets.assign(order.size(), 0);
+    sizes.assign(order.size(), 0);
     int64_t total = 0;
     for (unsigned index : order) {
       Segment &segment = tape.segments[index];
@@ -572,6 +593,7 @@ private:
     }
     auto oldType = cast<RankedTensorType>(tape.empty.getType());
     RankedTensorType newType = oldType.clone({total});
+    tape.newType = newType;
 
     // The readers.
     for (auto [reader, argument] : tape.readers) {
@@ -605,8 +627,15 @@ private:
         if (Operation *expand = global.getDefiningOp(); expand && expand != old)
           maybeDead.push_back(expand);
       }
+  }
 
-    // The producer.
+  /// Has the producer of a tape that relayoutReaders laid out anew write
+  /// the windows of its kept segments.
+  void relayoutProducer(Tape &tape, SmallVectorImpl<Operation *> &maybeDead) {
+    if (!tape.newType)
+      return;
+    RankedTensorType newType = tape.newType;
+    ArrayRef<int64_t> offsets = tape.newOffsets, sizes = tape.newSizes;
     OpBuilder builder(tape.empty);
     Value chain =
         tensor::EmptyOp::create(builder, tape.empty.getLoc(),
@@ -678,9 +707,12 @@ private:
   /// The partition's windows of the gathered values.
   llvm::DenseMap<Value, Value> origins;
   llvm::DenseMap<Value, Value> locals;
-  SmallVector<Tape> tapes;
+  std::vector<Tape> tapes;
   llvm::DenseMap<std::pair<Operation *, unsigned>, int> tapeIndex;
-  llvm::DenseMap<Value, std::pair<size_t, size_t>> segmentOf;
+  /// Per value a tape's reader unpacks: its segment.
+  llvm::DenseMap<Value, SegmentIndex> sourceOf;
+  /// Per value a producer writes to tapes: those segments.
+  llvm::DenseMap<Value, SmallVector<SegmentIndex, 1>> writtenTo;
 };
 
 } // namespace

@@ -275,3 +275,134 @@ func.func @step(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %w2: tensor<16x8xf32
   %r:2 = call @backward(%tape, %w2) : (tensor<64xf32>, tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<4x16xf32>)
   return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// Chained tapes: @middle unpacks the relu of @first's tape, applies its own
+// relu and writes it, beside the relu of its own col product, into the
+// tape it returns for @last. Every reader is laid out before any producer
+// writes a window: @middle writes what it unpacked.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+shard.grid @g(shape = 1x1x2)
+
+// CHECK-LABEL: func.func private @first(
+// CHECK-SAME:    -> tensor<32xf32>
+// CHECK-LABEL: func.func private @middle(
+// CHECK-SAME:    %[[IN:[a-z0-9]+]]: tensor<32xf32>
+// CHECK-SAME:    -> tensor<64xf32>
+// CHECK-NOT:     hetero.all_gather
+// CHECK:         tensor.extract_slice %[[IN]][0] [32] [1] : tensor<32xf32> to tensor<32xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0] [32] [1] : tensor<32xf32> into tensor<64xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[32] [32] [1] : tensor<32xf32> into tensor<64xf32>
+// CHECK-LABEL: func.func private @last(
+// CHECK-SAME:    tensor<64xf32>
+// CHECK-COUNT-2: hetero.prunable_matmul row %{{.*}}, %{{.*}} layer "down" tp = 1 : tensor<4x8xf32>
+func.func private @first(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>) -> tensor<64xf32> {
+  %up = hetero.prunable_matmul col %x, %w1 layer "up" tp = 2 : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%up : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %z = arith.constant 0.0 : f32
+    %m = arith.maximumf %in, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %tape = tensor.empty() : tensor<64xf32>
+  %flat = tensor.collapse_shape %act [[0, 1]] : tensor<4x16xf32> into tensor<64xf32>
+  %t = tensor.insert_slice %flat into %tape[0] [64] [1] : tensor<64xf32> into tensor<64xf32>
+  return %t : tensor<64xf32>
+}
+
+func.func private @middle(%in: tensor<64xf32>, %x: tensor<4x8xf32>, %w1: tensor<8x16xf32>) -> tensor<128xf32> {
+  %a = tensor.extract_slice %in[0] [64] [1] : tensor<64xf32> to tensor<64xf32>
+  %u = tensor.expand_shape %a [[0, 1]] output_shape [4, 16] : tensor<64xf32> into tensor<4x16xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %v = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%u : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %z = arith.constant 0.0 : f32
+    %m = arith.maximumf %i, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %up = hetero.prunable_matmul col %x, %w1 layer "up2" tp = 2 : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%up : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %z = arith.constant 0.0 : f32
+    %m = arith.maximumf %i, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %tape = tensor.empty() : tensor<128xf32>
+  %f0 = tensor.collapse_shape %v [[0, 1]] : tensor<4x16xf32> into tensor<64xf32>
+  %t0 = tensor.insert_slice %f0 into %tape[0] [64] [1] : tensor<64xf32> into tensor<128xf32>
+  %f1 = tensor.collapse_shape %act [[0, 1]] : tensor<4x16xf32> into tensor<64xf32>
+  %t1 = tensor.insert_slice %f1 into %t0[64] [64] [1] : tensor<64xf32> into tensor<128xf32>
+  return %t1 : tensor<128xf32>
+}
+
+func.func private @last(%tape: tensor<128xf32>, %w2: tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %a = tensor.extract_slice %tape[0] [64] [1] : tensor<128xf32> to tensor<64xf32>
+  %p = tensor.expand_shape %a [[0, 1]] output_shape [4, 16] : tensor<64xf32> into tensor<4x16xf32>
+  %b = tensor.extract_slice %tape[64] [64] [1] : tensor<128xf32> to tensor<64xf32>
+  %q = tensor.expand_shape %b [[0, 1]] output_shape [4, 16] : tensor<64xf32> into tensor<4x16xf32>
+  %y0 = hetero.prunable_matmul row %p, %w2 layer "down" tp = 2 : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+  %y1 = hetero.prunable_matmul row %q, %w2 layer "down" tp = 2 : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+  return %y0, %y1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+func.func @chain(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %w2: tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %t0 = call @first(%x, %w1) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<64xf32>
+  %t1 = call @middle(%t0, %x, %w1) : (tensor<64xf32>, tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<128xf32>
+  %r:2 = call @last(%t1, %w2) : (tensor<128xf32>, tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Where the pass cannot tell the window it leaves the values gathered: a
+// pointwise op with an input of dynamic shape, and a tape read that drops
+// the segment's rank.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+shard.grid @g(shape = 1x1x2)
+
+// CHECK-LABEL: func.func @dynamic_input(
+// CHECK:         hetero.all_gather
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x16xf32>)
+func.func @dynamic_input(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %w2: tensor<16x8xf32>, %b: tensor<?x16xf32>) -> tensor<4x8xf32> {
+  %up = hetero.prunable_matmul col %x, %w1 layer "up" tp = 2 : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%up, %b : tensor<4x16xf32>, tensor<?x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %bias: f32, %out: f32):
+    %s = arith.addf %in, %bias : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  %down = hetero.prunable_matmul row %act, %w2 layer "down" tp = 2 : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+  return %down : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func private @packs(
+// CHECK-SAME:    -> tensor<65xf32>
+// CHECK:         hetero.all_gather
+// CHECK-LABEL: func.func private @reads(
+// CHECK:         tensor.extract_slice %{{.*}}[64] [1] [1] : tensor<65xf32> to tensor<f32>
+func.func private @packs(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %s: tensor<1xf32>) -> tensor<65xf32> {
+  %up = hetero.prunable_matmul col %x, %w1 layer "up" tp = 2 : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %tape = tensor.empty() : tensor<65xf32>
+  %flat = tensor.collapse_shape %up [[0, 1]] : tensor<4x16xf32> into tensor<64xf32>
+  %t0 = tensor.insert_slice %flat into %tape[0] [64] [1] : tensor<64xf32> into tensor<65xf32>
+  %t1 = tensor.insert_slice %s into %t0[64] [1] [1] : tensor<1xf32> into tensor<65xf32>
+  return %t1 : tensor<65xf32>
+}
+
+func.func private @reads(%tape: tensor<65xf32>, %w2: tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<f32>) {
+  %a = tensor.extract_slice %tape[0] [64] [1] : tensor<65xf32> to tensor<64xf32>
+  %p = tensor.expand_shape %a [[0, 1]] output_shape [4, 16] : tensor<64xf32> into tensor<4x16xf32>
+  %s = tensor.extract_slice %tape[64] [1] [1] : tensor<65xf32> to tensor<f32>
+  %y = hetero.prunable_matmul row %p, %w2 layer "down" tp = 2 : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+  return %y, %s : tensor<4x8xf32>, tensor<f32>
+}
+
+func.func @rank_dropping(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %w2: tensor<16x8xf32>, %s: tensor<1xf32>) -> (tensor<4x8xf32>, tensor<f32>) {
+  %t = call @packs(%x, %w1, %s) : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<1xf32>) -> tensor<65xf32>
+  %r:2 = call @reads(%t, %w2) : (tensor<65xf32>, tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<f32>)
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<f32>
+}
