@@ -103,12 +103,6 @@ int64_t inputDimOf(OpOperand &use, int64_t dim) {
   return -1;
 }
 
-/// The dimension of `transpose`'s result that its input's `dim` becomes.
-int64_t transposedDim(linalg::TransposeOp transpose, int64_t dim) {
-  ArrayRef<int64_t> permutation = transpose.getPermutation();
-  return std::distance(permutation.begin(), llvm::find(permutation, dim));
-}
-
 /// A 1-D static slice's offset and size, if it has unit stride.
 std::optional<std::pair<int64_t, int64_t>>
 flatSegment(ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
@@ -236,10 +230,6 @@ private:
       Operation *user = use.getOwner();
       if (isPointwiseInput(use)) {
         offer(user->getResult(0), resultDimOf(use, dim), worklist);
-      } else if (auto transpose = dyn_cast<linalg::TransposeOp>(user)) {
-        if (use.get() == transpose.getInput())
-          offer(transpose.getResult()[0], transposedDim(transpose, dim),
-                worklist);
       } else if (Segment *segment = segmentWriting(value, user)) {
         for (Value unpacked : segment->unpacked)
           offer(unpacked, dim, worklist);
@@ -261,12 +251,6 @@ private:
         continue;
       if (isPointwiseInput(use)) {
         if (dimOf(user->getResult(0)) != resultDimOf(use, dim))
-          return false;
-        continue;
-      }
-      if (auto transpose = dyn_cast<linalg::TransposeOp>(user);
-          transpose && use.get() == transpose.getInput()) {
-        if (dimOf(transpose.getResult()[0]) != transposedDim(transpose, dim))
           return false;
         continue;
       }
@@ -531,27 +515,19 @@ private:
               windowType(global, dim).getElementType());
         return windowOf(builder, global, dim, def);
       };
-      if (auto transpose = dyn_cast<linalg::TransposeOp>(def)) {
-        int64_t inputDim = transpose.getPermutation()[dim];
-        local = linalg::TransposeOp::create(
-                    builder, loc,
-                    windowOf(builder, transpose.getInput(), inputDim, def),
-                    init(transpose.getInit()), transpose.getPermutation())
-                    .getResult()[0];
-      } else {
-        auto linalgOp = cast<linalg::LinalgOp>(def);
-        SmallVector<Value> operands;
-        for (OpOperand *input : linalgOp.getDpsInputOperands()) {
-          int64_t inputDim = inputDimOf(*input, dim);
-          operands.push_back(
-              inputDim < 0 ? input->get()
-                           : windowOf(builder, input->get(), inputDim, def));
-        }
-        operands.push_back(init(linalgOp.getDpsInits()[0]));
-        local = mlir::clone(builder, def, TypeRange{windowType(value, dim)},
-                            operands)
-                    ->getResult(0);
+      // A pointwise op (linalg.transpose is one) on the windows.
+      auto linalgOp = cast<linalg::LinalgOp>(def);
+      SmallVector<Value> operands;
+      for (OpOperand *input : linalgOp.getDpsInputOperands()) {
+        int64_t inputDim = inputDimOf(*input, dim);
+        operands.push_back(
+            inputDim < 0 ? input->get()
+                         : windowOf(builder, input->get(), inputDim, def));
       }
+      operands.push_back(init(linalgOp.getDpsInits()[0]));
+      local =
+          mlir::clone(builder, def, TypeRange{windowType(value, dim)}, operands)
+              ->getResult(0);
     }
     locals[value] = local;
     return local;

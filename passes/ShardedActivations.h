@@ -16,10 +16,9 @@
 //     index times the window's width): the split operand of a product;
 //   - an input of a pointwise linalg op (parallel loops, no index, the
 //     result's map the identity, the inputs' projected permutations: the
-//     same element, a broadcast or a transpose) whose result is kept
-//     sharded along the dimension that d is read along;
-//   - a `linalg.transpose` whose result is kept sharded along the
-//     dimension d moves to;
+//     same element, a broadcast or a transpose; `linalg.transpose` is
+//     one) whose result is kept sharded along the dimension that d is read
+//     along;
 //   - a segment of a tape: a flat tensor that a private function builds
 //     from `tensor.empty` and static `tensor.insert_slice`s and returns,
 //     and that its callers pass only to private functions that read it
