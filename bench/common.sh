@@ -4,8 +4,24 @@
 #   PYTHON  the interpreter for the reports ($PYTHON, else /usr/bin/python3)
 #   LAUNCH  mpirun with oversubscribed, unbound ranks (and root allowed when
 #           run as root); scripts append -np and the command
+# and interleaved_runs, which runs modules against each other in rounds.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 LAUNCH=(mpirun --oversubscribe --bind-to none)
 if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
+
+# interleaved_runs RANKS "KIND..." [hetero-run arguments]: ROUNDS rounds
+# (one run of every kind each, so that the machine's drift reaches all
+# alike) of hetero-run on $WORK/<kind>.mlir, into $WORK/<kind>-<round>.txt;
+# bench/step_times.py reads their step times.
+interleaved_runs() {
+  local ranks=$1 kinds=$2 round kind
+  shift 2
+  for round in $(seq 1 "$ROUNDS"); do
+    for kind in $kinds; do
+      "${LAUNCH[@]}" -np "$ranks" "$BUILD/bin/hetero-run" "$WORK/$kind.mlir" \
+        "$@" > "$WORK/$kind-$round.txt"
+    done
+  done
+}

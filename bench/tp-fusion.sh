@@ -36,25 +36,13 @@ trap 'rm -rf "$WORK"' EXIT
 "$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
   --hetero-partition-tp=sharded-activations=false -o "$WORK/gathered.mlir"
 
-for round in $(seq 1 "$ROUNDS"); do
-  for kind in fused gathered; do
-    "${LAUNCH[@]}" -np "$TP" "$BUILD/bin/hetero-run" "$WORK/$kind.mlir" \
-      --iterations "$ITERATIONS" > "$WORK/$kind-$round.txt"
-  done
-done
+interleaved_runs "$TP" "fused gathered" --iterations "$ITERATIONS"
 
-"$PYTHON" - "$WORK" "$WARM" "$ROUNDS" <<'PY'
-import math, re, statistics, sys
+"$PYTHON" - "$WORK" "$WARM" "$ROUNDS" "$ROOT/bench" <<'PY'
+import math, re, sys
 work, warm, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-
-def median_ms(kind):
-    times = []
-    for r in range(1, rounds + 1):
-        for line in open(f"{work}/{kind}-{r}.txt"):
-            m = re.match(r"iteration (\d+): .*, ([0-9.]+) ms", line)
-            if m and int(m.group(1)) >= warm:
-                times.append(float(m.group(2)))
-    return statistics.median(times)
+sys.path.insert(0, sys.argv[4])
+from step_times import median_ms
 
 def block_functions(kind):
     """Per block function: floats all-gathered per call, and the tape."""
@@ -75,7 +63,8 @@ def block_functions(kind):
             gathered[function] += math.prod(int(d) for d in m.group(1).split("x"))
     return gathered, tape
 
-fused, gathered = median_ms("fused"), median_ms("gathered")
+fused = median_ms(work, "fused", warm, rounds)
+gathered = median_ms(work, "gathered", warm, rounds)
 print(f"step: fused {fused:.1f} ms, gathered {gathered:.1f} ms, "
       f"ratio {fused / gathered:.3f}")
 for kind in ("fused", "gathered"):

@@ -44,25 +44,14 @@ trap 'rm -rf "$WORK"' EXIT
 "$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
   "${REPLICATED[@]}" -o "$WORK/replicated.mlir"
 
-for round in $(seq 1 "$ROUNDS"); do
-  for kind in sharded replicated; do
-    "${LAUNCH[@]}" -np "$TP" "$BUILD/bin/hetero-run" "$WORK/$kind.mlir" \
-      --iterations "$ITERATIONS" "${RUN[@]}" > "$WORK/$kind-$round.txt"
-  done
-done
+interleaved_runs "$TP" "sharded replicated" --iterations "$ITERATIONS" \
+  "${RUN[@]}"
 
-"$PYTHON" - "$WORK" "$WARM" "$ROUNDS" <<'PY'
-import re, statistics, sys
+"$PYTHON" - "$WORK" "$WARM" "$ROUNDS" "$ROOT/bench" <<'PY'
+import re, sys
 work, warm, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-
-def median_ms(kind):
-    times = []
-    for r in range(1, rounds + 1):
-        for line in open(f"{work}/{kind}-{r}.txt"):
-            m = re.match(r"iteration (\d+): .*, ([0-9.]+) ms", line)
-            if m and int(m.group(1)) >= warm:
-                times.append(float(m.group(2)))
-    return statistics.median(times)
+sys.path.insert(0, sys.argv[4])
+from step_times import median_ms
 
 def state_bytes(kind):
     writable = readonly = 0
@@ -81,7 +70,8 @@ def state_bytes(kind):
             writable += size
     return writable, readonly
 
-sharded, replicated = median_ms("sharded"), median_ms("replicated")
+sharded = median_ms(work, "sharded", warm, rounds)
+replicated = median_ms(work, "replicated", warm, rounds)
 print(f"step: sharded {sharded:.1f} ms, replicated {replicated:.1f} ms, "
       f"ratio {sharded / replicated:.3f}")
 (sw, sr), (rw, _) = state_bytes("sharded"), state_bytes("replicated")
