@@ -135,6 +135,8 @@ struct Tape {
   tensor::EmptyOp empty;
   SmallVector<Segment> segments;
   llvm::SetVector<std::pair<func::FuncOp, unsigned>> readers;
+  /// The producer's calls: its only uses.
+  SmallVector<func::CallOp> calls;
   /// The layout that holds the kept segments' windows, once decided (a
   /// null type: the tape keeps its layout).
   RankedTensorType newType;
@@ -422,7 +424,8 @@ private:
     auto calls = callsOf(producer);
     if (!calls)
       return std::nullopt;
-    for (func::CallOp call : *calls)
+    tape.calls = *calls;
+    for (func::CallOp call : tape.calls)
       for (OpOperand &use : call.getResult(result).getUses()) {
         auto reader = dyn_cast<func::CallOp>(use.getOwner());
         auto callee = reader ? symbols.lookupNearestSymbolFrom<func::FuncOp>(
@@ -641,9 +644,7 @@ private:
     tape.producer.setType(FunctionType::get(
         tape.producer.getContext(), tape.producer.getFunctionType().getInputs(),
         results));
-    // The analysis found calls to be the producer's only uses.
-    std::optional<SmallVector<func::CallOp>> calls = callsOf(tape.producer);
-    for (func::CallOp call : *calls)
+    for (func::CallOp call : tape.calls)
       call.getResult(tape.result).setType(newType);
   }
 
