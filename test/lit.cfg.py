@@ -85,6 +85,10 @@ if config.hetero_enable_cuda:
 if config.hetero_cuda_stub:
     config.available_features.add("cuda-stub")
     config.substitutions.append(("%cuda_stub", config.hetero_cuda_stub))
+# libcuda.so.1 and libcublas.so.13 of host memory (Runtime/Inputs/host-cuda.c).
+if config.hetero_host_cuda:
+    config.available_features.add("host-cuda")
+    config.substitutions.append(("%host_cuda", config.hetero_host_cuda))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(
     ("%clang", os.path.join(config.llvm_tools_dir, "clang")))

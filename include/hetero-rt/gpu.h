@@ -39,7 +39,8 @@ void hrt_cuda_sgemm(int64_t m, int64_t n, int64_t k, const float *a,
 
 /* The device copy of the host buffer `host` of `bytes` bytes (a global of
  * the program: a parameter, optimizer state, a constant): made and filled
- * from the host on the first call, the same one on every later call. The
+ * from the host on the first call, the same one on every later call until
+ * hrt_cuda_release. The
  * host buffer is not kept in step: hrt_cuda_mirrors_to_host and
  * hrt_cuda_mirrors_to_device copy every device copy one way. Asking for one
  * buffer with another size ends the process. */
@@ -66,6 +67,15 @@ void hrt_cuda_synchronize(void);
 
 /* How many buffers have a device copy, and their bytes. */
 int64_t hrt_cuda_mirror_count(int64_t *bytes);
+
+/* Frees what this library holds on the device for the process, after the
+ * work queued on this thread's stream: every device copy (their values are
+ * lost; hrt_cuda_mirrors_to_host first keeps them), the pinned staging
+ * buffers not handed out, and the memory the device's pool kept for reuse.
+ * A later hrt_cuda_mirror makes a fresh copy from the host buffer. No other
+ * thread may use the device copies meanwhile. Returns the bytes of device
+ * copies freed. */
+int64_t hrt_cuda_release(void);
 
 /* Copies `bytes` bytes between any two of host and device memory, in order
  * with this thread's stream, and returns when they are copied. */

@@ -62,11 +62,14 @@ bool DeviceMemory::bind() {
   mirrorCopy = reinterpret_cast<void (*)(void *, int64_t, int)>(
       llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
           "hrt_cuda_mirror_copy"));
-  if (mirrorsToHost && mirrorsToDevice && mirrorCopy)
+  releaseAll = reinterpret_cast<int64_t (*)()>(
+      llvm::sys::DynamicLibrary::SearchForAddressOfSymbol("hrt_cuda_release"));
+  if (mirrorsToHost && mirrorsToDevice && mirrorCopy && releaseAll)
     return true;
   llvm::errs() << "hetero-run: --device gpu: " << path
                << " lacks hrt_cuda_mirrors_to_host, "
-                  "hrt_cuda_mirrors_to_device or hrt_cuda_mirror_copy\n";
+                  "hrt_cuda_mirrors_to_device, hrt_cuda_mirror_copy or "
+                  "hrt_cuda_release\n";
   return false;
 }
 
@@ -82,4 +85,9 @@ void DeviceMemory::toHost() const {
 void DeviceMemory::toDevice() const {
   if (mirrorsToDevice)
     mirrorsToDevice();
+}
+
+void DeviceMemory::release() const {
+  if (releaseAll)
+    releaseAll();
 }

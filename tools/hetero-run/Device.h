@@ -15,6 +15,7 @@
 #ifndef HETERO_TOOLS_HETERO_RUN_DEVICE_H
 #define HETERO_TOOLS_HETERO_RUN_DEVICE_H
 
+#include <cstdint>
 #include <string>
 
 namespace hetero {
@@ -37,6 +38,11 @@ public:
   void toHost() const;
   void toDevice() const;
 
+  /// Frees the device copies and the memory libhetero_rt_cuda keeps for
+  /// reuse, once the program is done with them (their values are lost).
+  /// No effect before bind().
+  void release() const;
+
   /// Copies one global's device copy to its host buffer (`toDevice` 0) or
   /// back; a global without one is left alone. Null before bind(): the
   /// shape of hrt_ckpt_options::copy_state.
@@ -45,6 +51,7 @@ public:
 private:
   void (*mirrorsToHost)() = nullptr;
   void (*mirrorsToDevice)() = nullptr;
+  int64_t (*releaseAll)() = nullptr;
 };
 
 } // namespace hetero

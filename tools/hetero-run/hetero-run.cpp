@@ -1382,6 +1382,7 @@ int run() {
       std::fflush(stdout);
     }
   }
+  memory.release();
   return 0;
 }
 

@@ -103,6 +103,11 @@ CUstream threadStream() {
   return stream;
 }
 
+namespace {
+/// The device's default pool once ensureCachingPool set it to keep memory.
+std::atomic<CUmemoryPool> cachingPool{nullptr};
+} // namespace
+
 void ensureCachingPool() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -114,7 +119,13 @@ void ensureCachingPool() {
     cuuint64_t keepAll = ~cuuint64_t(0);
     HRT_CUDA_CHECK(cuMemPoolSetAttribute(
         pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keepAll));
+    cachingPool.store(pool);
   });
+}
+
+void trimCachingPool() {
+  if (CUmemoryPool pool = cachingPool.load())
+    HRT_CUDA_CHECK(cuMemPoolTrimTo(pool, 0));
 }
 
 } // namespace hetero::rt::cuda

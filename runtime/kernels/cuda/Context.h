@@ -43,6 +43,10 @@ CUstream threadStream();
 /// threshold of all of it), once per process.
 void ensureCachingPool();
 
+/// Returns the memory the pool keeps for reuse to the driver, when
+/// ensureCachingPool made it keep any.
+void trimCachingPool();
+
 } // namespace hetero::rt::cuda
 
 #define HRT_CUDA_CHECK(expression)                                             \

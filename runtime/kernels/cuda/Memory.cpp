@@ -6,8 +6,8 @@
 //
 // The memory side of a GPU step (hetero-gpu-device-buffers): the program's
 // globals (parameters, optimizer state, constants) get one device copy each,
-// made on first use and kept for the life of the process, and runtime
-// calls that work on host memory get pinned host copies of device buffers.
+// made on first use and kept until hrt_cuda_release, and runtime calls that
+// work on host memory get pinned host copies of device buffers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -160,6 +160,31 @@ HRT_CUDA_EXPORT int64_t hrt_cuda_mirror_count(int64_t *bytes) {
       *bytes += int64_t(entry.second.bytes);
   }
   return int64_t(all.byHost.size());
+}
+
+HRT_CUDA_EXPORT int64_t hrt_cuda_release(void) {
+  Mirrors &all = mirrors();
+  Staging &pinned = staging();
+  std::scoped_lock lock(all.mutex, pinned.mutex);
+  if (all.byHost.empty() && pinned.sizes.empty())
+    return 0;
+  ensureContext();
+  // Work queued on the stream may still read the copies.
+  synchronize();
+  int64_t freed = 0;
+  for (auto &[host, mirror] : all.byHost) {
+    if (mirror.bytes)
+      HRT_CUDA_CHECK(cuMemFree(mirror.device));
+    freed += int64_t(mirror.bytes);
+  }
+  all.byHost.clear();
+  for (auto &[size, host] : pinned.free) {
+    HRT_CUDA_CHECK(cuMemFreeHost(host));
+    pinned.sizes.erase(host);
+  }
+  pinned.free.clear();
+  hetero::rt::cuda::trimCachingPool();
+  return freed;
 }
 
 HRT_CUDA_EXPORT void hrt_cuda_synchronize(void) {
