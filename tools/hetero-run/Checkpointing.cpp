@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Checkpointing.h"
+#include "Shards.h"
 
 #include "hetero/Checkpoint/Checksum.h"
 #include "hetero/Passes/Passes.h"
@@ -209,14 +210,15 @@ LogicalResult placeCheckpointChunks(ModuleOp module,
 //===----------------------------------------------------------------------===//
 
 Checkpointing::Checkpointing(const CheckpointConfig &config, hrt_comm world,
-                             int rank, int64_t replicas, bool dynamicSync,
+                             int rank, RankLayout layout, hrt_comm shardGroup,
+                             bool dynamicSync,
                              std::vector<std::vector<StateGlobal>> stageGlobals,
                              uint64_t fingerprint, std::string agentProgram,
                              void (*copyState)(void *, long long, int))
-    : config(config), world(world), rank(rank), replicas(replicas),
-      dynamicSync(dynamicSync), stageGlobals(std::move(stageGlobals)),
-      fingerprint(fingerprint), agentProgram(std::move(agentProgram)),
-      copyState(copyState) {}
+    : config(config), world(world), rank(rank), layout(layout),
+      shardGroup(shardGroup), dynamicSync(dynamicSync),
+      stageGlobals(std::move(stageGlobals)), fingerprint(fingerprint),
+      agentProgram(std::move(agentProgram)), copyState(copyState) {}
 
 std::vector<std::vector<StateGlobal>>
 Checkpointing::collectStateGlobals(ModuleOp module, int64_t stages) {
@@ -242,11 +244,13 @@ Checkpointing::collectStateGlobals(ModuleOp module, int64_t stages) {
         SymbolTable::setSymbolVisibility(global,
                                          SymbolTable::Visibility::Public);
         MemRefType type = global.getType();
+        IntegerAttr dim = dialect.getShardDimAttrHelper().getAttr(global);
         list.push_back({global.getSymName().str(),
                         std::vector<int64_t>(type.getShape().begin(),
                                              type.getShape().end()),
                         type.getElementType().isF32() ? npy::Dtype::Float32
-                                                      : npy::Dtype::Int64});
+                                                      : npy::Dtype::Int64,
+                        dim ? dim.getInt() : -1});
       }
     }
   }
@@ -277,43 +281,70 @@ int64_t Checkpointing::newestOnDisk(int64_t below) const {
   return newest;
 }
 
+namespace {
+/// The whole shape of a global of which a rank holds `global.shape`.
+std::vector<int64_t> wholeShape(const StateGlobal &global, int64_t shards) {
+  std::vector<int64_t> shape = global.shape;
+  if (global.shardDim >= 0)
+    shape[size_t(global.shardDim)] *= shards;
+  return shape;
+}
+} // namespace
+
 bool Checkpointing::writeToDisk(ExecutionEngine &engine, int64_t step) {
   std::string directory = stepDirectory(step);
-  int64_t stage = rank / replicas;
-  bool writer = rank % replicas == 0;
+  int64_t shards = layout.shards;
+  int64_t stage = rank / (layout.replicas * shards);
+  // Replica 0 of each stage writes it: its shards gather each sharded
+  // global for shard 0, which writes the whole.
+  bool writing = (rank / shards) % layout.replicas == 0;
+  bool writer = writing && rank % shards == 0;
   std::string problem;
-  if (writer) {
+  if (writer)
     if (std::error_code error = llvm::sys::fs::create_directories(directory))
       problem = "cannot create " + directory + ": " + error.message();
-    std::string manifest;
-    for (const StateGlobal &global : stageGlobals[stage]) {
-      if (!problem.empty())
-        break;
-      llvm::Expected<void *> address = engine.lookup(global.name);
-      if (!address) {
-        problem = "cannot find @" + global.name + " in the compiled program: " +
-                  llvm::toString(address.takeError());
+  std::string manifest;
+  const std::vector<StateGlobal> none;
+  for (const StateGlobal &global : writing ? stageGlobals[stage] : none) {
+    llvm::Expected<void *> address = engine.lookup(global.name);
+    if (!address) {
+      problem = "cannot find @" + global.name + " in the compiled program: " +
+                llvm::toString(address.takeError());
+      break;
+    }
+    if (copyState)
+      copyState(*address, (long long)bytesOf(global), /*toDevice=*/0);
+    bool sharded = global.shardDim >= 0 && shards > 1;
+    std::vector<int64_t> shape = wholeShape(global, shards);
+    const void *data = *address;
+    std::vector<float> whole;
+    if (sharded) {
+      // Every shard takes part, whatever went wrong on the writer.
+      std::string gathered = gatherShards(
+          static_cast<const float *>(data),
+          ShardLayout(shape, global.shardDim, shards), shardGroup, whole);
+      if (!gathered.empty()) {
+        problem = gathered;
         break;
       }
-      if (copyState)
-        copyState(*address, (long long)bytesOf(global), /*toDevice=*/0);
-      llvm::SmallString<256> path(directory);
-      llvm::sys::path::append(path, global.name + ".npy");
-      problem =
-          npy::write(path.str().str(), global.shape, *address, global.dtype);
-      manifest +=
-          global.name + ".npy " +
-          llvm::utohexstr(checkpoint::checksum(*address, bytesOf(global))) +
-          "\n";
+      data = whole.data();
     }
-    if (problem.empty()) {
-      llvm::SmallString<256> path(directory);
-      llvm::sys::path::append(path, "MANIFEST-stage" + std::to_string(stage));
-      std::ofstream file(path.str().str());
-      file << manifest;
-      if (!file.flush())
-        problem = "cannot write " + path.str().str();
-    }
+    if (!writer || !problem.empty())
+      continue;
+    llvm::SmallString<256> path(directory);
+    llvm::sys::path::append(path, global.name + ".npy");
+    problem = npy::write(path.str().str(), shape, data, global.dtype);
+    size_t bytes = bytesOf(global) * size_t(sharded ? shards : 1);
+    manifest += global.name + ".npy " +
+                llvm::utohexstr(checkpoint::checksum(data, bytes)) + "\n";
+  }
+  if (writer && problem.empty()) {
+    llvm::SmallString<256> path(directory);
+    llvm::sys::path::append(path, "MANIFEST-stage" + std::to_string(stage));
+    std::ofstream file(path.str().str());
+    file << manifest;
+    if (!file.flush())
+      problem = "cannot write " + path.str().str();
   }
   int64_t ok = problem.empty();
   if (hrt_all_reduce(&ok, &ok, 1, HRT_INT64, HRT_MIN, world) != HRT_SUCCESS) {
@@ -342,7 +373,8 @@ bool Checkpointing::writeToDisk(ExecutionEngine &engine, int64_t step) {
 bool Checkpointing::loadFromDisk(ExecutionEngine &engine, int64_t step,
                                  std::string &problem) {
   std::string directory = stepDirectory(step);
-  int64_t stage = rank / replicas;
+  int64_t shards = layout.shards;
+  int64_t stage = rank / (layout.replicas * shards);
   llvm::SmallString<256> manifestPath(directory);
   llvm::sys::path::append(manifestPath,
                           "MANIFEST-stage" + std::to_string(stage));
@@ -354,10 +386,12 @@ bool Checkpointing::loadFromDisk(ExecutionEngine &engine, int64_t step,
     std::string file = global.name + ".npy";
     llvm::SmallString<256> path(directory);
     llvm::sys::path::append(path, file);
-    size_t bytes = bytesOf(global);
-    std::vector<char> data(bytes);
-    problem =
-        npy::read(path.str().str(), global.shape, data.data(), global.dtype);
+    bool sharded = global.shardDim >= 0 && shards > 1;
+    size_t bytes = bytesOf(global) * size_t(sharded ? shards : 1);
+    std::vector<int64_t> shape = wholeShape(global, shards);
+    // Floats, so that a sharded global's slice can be taken from them.
+    std::vector<float> data((bytes + sizeof(float) - 1) / sizeof(float));
+    problem = npy::read(path.str().str(), shape, data.data(), global.dtype);
     if (!problem.empty())
       return false;
     if (!checksums.count(file) ||
@@ -373,9 +407,13 @@ bool Checkpointing::loadFromDisk(ExecutionEngine &engine, int64_t step,
                 llvm::toString(address.takeError());
       return false;
     }
-    std::memcpy(*address, data.data(), bytes);
+    if (sharded)
+      sliceShard(data, ShardLayout(shape, global.shardDim, shards),
+                 rank % shards, static_cast<float *>(*address));
+    else
+      std::memcpy(*address, data.data(), bytes);
     if (copyState)
-      copyState(*address, (long long)bytes, /*toDevice=*/1);
+      copyState(*address, (long long)bytesOf(global), /*toDevice=*/1);
   }
   return true;
 }

@@ -16,6 +16,8 @@
 #ifndef HETERO_TOOLS_HETERO_RUN_CHECKPOINTING_H
 #define HETERO_TOOLS_HETERO_RUN_CHECKPOINTING_H
 
+#include "MeasuredTimeline.h"
+
 #include "hetero-rt/hrt.h"
 #include "hetero/Dialect/Hetero.h"
 #include "hetero/Support/Npy.h"
@@ -69,20 +71,26 @@ mlir::LogicalResult placeCheckpointChunks(mlir::ModuleOp module,
 /// A global of a stage's checkpoint, in shard order.
 struct StateGlobal {
   std::string name;
+  /// The rank's: a slice of the whole when the global is sharded.
   std::vector<int64_t> shape;
   npy::Dtype dtype;
+  /// The dimension tensor-parallel ranks split (hetero.shard_dim), or -1.
+  int64_t shardDim = -1;
 };
 
 /// The run's checkpoints, once the step is compiled.
 class Checkpointing {
 public:
   /// `stageGlobals[s]`: what stage s checkpoints (its globals are made
-  /// visible to the JIT); `fingerprint` identifies the program.
+  /// visible to the JIT); `fingerprint` identifies the program. The ranks
+  /// form the pipeline's grid `layout`: (stage, replica, shard), row-major;
+  /// `shardGroup` holds the shards of this rank's replica of its stage, in
+  /// shard order (null without tensor parallelism).
   /// `copyState`, when the state lives on a device as well (a GPU run):
   /// copies a global's device copy to its host buffer (`toDevice` 0) or
   /// back (hrt_ckpt_options::copy_state).
   Checkpointing(const CheckpointConfig &config, hrt_comm world, int rank,
-                int64_t replicas, bool dynamicSync,
+                RankLayout layout, hrt_comm shardGroup, bool dynamicSync,
                 std::vector<std::vector<StateGlobal>> stageGlobals,
                 uint64_t fingerprint, std::string agentProgram,
                 void (*copyState)(void *host, long long bytes,
@@ -107,8 +115,9 @@ private:
   std::string stepDirectory(int64_t step) const;
   /// The newest step on disk marked complete, below `below`; -1 if none.
   int64_t newestOnDisk(int64_t below) const;
-  /// Every rank reads its stage's state of `step` from disk; false when a
-  /// file is missing or its checksum is wrong (after a message).
+  /// Every rank reads its stage's state of `step` from disk (its slice of
+  /// a sharded global); false when a file is missing or its checksum is
+  /// wrong (after a message).
   bool loadFromDisk(mlir::ExecutionEngine &engine, int64_t step,
                     std::string &problem);
   bool writeToDisk(mlir::ExecutionEngine &engine, int64_t step);
@@ -116,7 +125,8 @@ private:
   CheckpointConfig config;
   hrt_comm world;
   int rank;
-  int64_t replicas;
+  RankLayout layout;
+  hrt_comm shardGroup;
   bool dynamicSync;
   std::vector<std::vector<StateGlobal>> stageGlobals;
   uint64_t fingerprint;

@@ -41,6 +41,7 @@
 #include "Checkpointing.h"
 #include "Device.h"
 #include "MeasuredTimeline.h"
+#include "Shards.h"
 #include "ToolDialects.h"
 
 #include "hetero-rt/hrt.h"
@@ -652,47 +653,6 @@ bool runPretest(ExecutionEngine &engine, const EntrySignature &signature,
   return true;
 }
 
-/// A parameter of `shape` split `shards` ways along `dim`, read row-major
-/// as [outer][shards x extent][inner]: a shard's slice is [outer][extent]
-/// [inner].
-struct ShardLayout {
-  ShardLayout(const std::vector<int64_t> &shape, int64_t dim, int64_t shards)
-      : shards(shards), extent(shape[size_t(dim)] / shards) {
-    for (int64_t i = 0; i < dim; ++i)
-      outer *= shape[size_t(i)];
-    for (size_t i = size_t(dim) + 1; i < shape.size(); ++i)
-      inner *= shape[i];
-  }
-  /// Where row `o` of shard `s`'s slice starts in the whole parameter, and
-  /// in the slice.
-  size_t whole(int64_t s, int64_t o) const {
-    return size_t((o * shards + s) * extent * inner);
-  }
-  size_t slice(int64_t o) const { return size_t(o * extent * inner); }
-  size_t row() const { return size_t(extent * inner); }
-  int64_t shards, extent, outer = 1, inner = 1;
-};
-
-/// A sharded parameter's slices, gathered in shard order, as the whole.
-std::vector<float> joinShards(const std::vector<float> &slices,
-                              const ShardLayout &layout) {
-  std::vector<float> whole(slices.size());
-  size_t perShard = size_t(layout.outer) * layout.row();
-  for (int64_t s = 0; s < layout.shards; ++s)
-    for (int64_t o = 0; o < layout.outer; ++o)
-      std::copy_n(&slices[size_t(s) * perShard + layout.slice(o)], layout.row(),
-                  &whole[layout.whole(s, o)]);
-  return whole;
-}
-
-/// Shard `shard`'s slice of a whole parameter.
-void sliceShard(const std::vector<float> &whole, const ShardLayout &layout,
-                int64_t shard, float *slice) {
-  for (int64_t o = 0; o < layout.outer; ++o)
-    std::copy_n(&whole[layout.whole(shard, o)], layout.row(),
-                slice + layout.slice(o));
-}
-
 /// Reads (--load) or writes (--save) the parameters this rank owns: on the
 /// step, the rank of replica 0 of each stage writes that stage's; on any
 /// other entry, rank 0 writes all. Every rank reads all. A sharded
@@ -730,30 +690,25 @@ bool exchangeParameters(ExecutionEngine &engine, const PipelineFacts &facts,
       problem = save ? hetero::npy::write(path.str().str(), param.shape, data)
                      : hetero::npy::read(path.str().str(), param.shape, data);
     } else {
-      size_t whole = 1;
-      for (int64_t size : param.shape)
-        whole *= size_t(size);
-      std::vector<float> buffer(whole);
+      hetero::ShardLayout layout(param.shape, param.shardDim, facts.shards);
+      std::vector<float> whole;
       if (save) {
         // Every rank of the group sends its slice; the writer joins them.
-        if (hrt_all_gather(data, buffer.data(), whole / size_t(facts.shards),
-                           HRT_FLOAT32, shardGroup) != HRT_SUCCESS) {
-          llvm::errs() << "hetero-run: --save: " << hrt_last_error() << "\n";
+        std::string gathered =
+            hetero::gatherShards(data, layout, shardGroup, whole);
+        if (!gathered.empty()) {
+          llvm::errs() << "hetero-run: --save: " << gathered << "\n";
           return false;
         }
         if (owner)
-          problem = hetero::npy::write(
-              path.str().str(), param.shape,
-              joinShards(buffer,
-                         ShardLayout(param.shape, param.shardDim, facts.shards))
-                  .data());
+          problem =
+              hetero::npy::write(path.str().str(), param.shape, whole.data());
       } else {
+        whole.resize(layout.sliceElements() * size_t(facts.shards));
         problem =
-            hetero::npy::read(path.str().str(), param.shape, buffer.data());
+            hetero::npy::read(path.str().str(), param.shape, whole.data());
         if (problem.empty())
-          sliceShard(buffer,
-                     ShardLayout(param.shape, param.shardDim, facts.shards),
-                     rank % facts.shards, data);
+          hetero::sliceShard(whole, layout, rank % facts.shards, data);
       }
     }
     if (!problem.empty()) {
@@ -1119,7 +1074,11 @@ int run() {
   // The ranks of one replica of a stage, in shard order: they hold the
   // slices of a sharded parameter, which --load and --save exchange.
   hrt_comm shardGroup = nullptr;
-  if ((!loadDirectory.empty() || !saveDirectory.empty()) && *pipeline &&
+  // --save, --load and disk checkpoints gather and slice sharded globals.
+  bool wholeFiles =
+      !loadDirectory.empty() || !saveDirectory.empty() ||
+      (checkpointConfig.enabled && !checkpointConfig.disk.empty());
+  if (wholeFiles && *pipeline &&
       llvm::any_of((*pipeline)->params,
                    [](const PipelineFacts::Parameter &param) {
                      return param.shardDim >= 0;
@@ -1165,15 +1124,6 @@ int run() {
   }
   std::optional<hetero::Checkpointing> checkpointing;
   int64_t firstStep = 0;
-  if (checkpointConfig.enabled && (*pipeline)->shards > 1) {
-    // One write per rank, so that the ranks' lines do not interleave.
-    llvm::errs() << "hetero-run: --checkpoint: pipeline @" + (*pipeline)->name +
-                        " runs on " + std::to_string((*pipeline)->shards) +
-                        " tensor-parallel shards (grid axis 2); in-memory "
-                        "checkpoints place whole replicas, expected a grid "
-                        "without axis 2\n";
-    return 1;
-  }
   if (checkpointConfig.enabled) {
     // The program and the job: a checkpoint of another is never restored.
     llvm::StringRef text =
@@ -1184,10 +1134,10 @@ int run() {
         llvm::sys::fs::getMainExecutable(nullptr, nullptr));
     llvm::sys::path::remove_filename(agent);
     llvm::sys::path::append(agent, "hetero-ckpt-agent");
-    checkpointing.emplace(checkpointConfig, world, rank, (*pipeline)->replicas,
-                          (*pipeline)->dynamicSync, std::move(stateGlobals),
-                          fingerprint, agent.str().str(),
-                          onGpu ? hetero::DeviceMemory::stateCopy() : nullptr);
+    checkpointing.emplace(
+        checkpointConfig, world, rank, (*pipeline)->layout(), shardGroup,
+        (*pipeline)->dynamicSync, std::move(stateGlobals), fingerprint,
+        agent.str().str(), onGpu ? hetero::DeviceMemory::stateCopy() : nullptr);
     if (!checkpointing->start(**engine, printer, firstStep))
       return 1;
   }
