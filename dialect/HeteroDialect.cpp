@@ -145,7 +145,7 @@ LogicalResult CompressAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (levels < 1)
     return emitError() << "qsgd needs at least 1 quantisation level, got "
                        << levels;
-  if (levels != 256 && compressor != Compressor::qsgd)
+  if (levels != kDefaultLevels && compressor != Compressor::qsgd)
     return emitError() << "'levels' applies only to qsgd, not to '"
                        << stringifyCompressor(compressor) << "'";
   if (errorFeedback && compressor == Compressor::none)
@@ -170,7 +170,7 @@ Attribute CompressAttr::parse(AsmParser &parser, Type) {
     return {};
   }
   double ratio = 1.0;
-  int64_t levels = 256;
+  int64_t levels = kDefaultLevels;
   bool errorFeedback = false;
   Placement placement = Placement::gpu;
   CollectiveScheme scheme = CollectiveScheme::allreduce;
@@ -246,7 +246,7 @@ void CompressAttr::print(AsmPrinter &printer) const {
     printer << ", ratio = ";
     printer.printFloat(getRatio());
   }
-  if (getLevels() != 256)
+  if (getLevels() != kDefaultLevels)
     printer << ", levels = " << getLevels();
   if (getErrorFeedback())
     printer << ", error_feedback";

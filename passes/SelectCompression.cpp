@@ -160,10 +160,9 @@ struct HeteroSelectCompressionPass
     }
     // Error feedback keeps what a lossy compressor drops.
     bool lossy = *kind != Compressor::fp16 && *kind != Compressor::bf16;
-    auto compress =
-        CompressAttr::get(context, *kind, llvm::APFloat(double(ratio)),
-                          *kind == Compressor::qsgd ? 16 : 256, lossy,
-                          Placement::gpu, CollectiveScheme::allgather, 1);
+    auto compress = CompressAttr::get(
+        context, *kind, ratio, lossy,
+        *kind == Compressor::qsgd ? 16 : CompressAttr::kDefaultLevels);
     double wireFraction =
         hetero::wireFraction(compress, Float32Type::get(context));
 

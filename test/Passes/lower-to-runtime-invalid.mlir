@@ -18,7 +18,7 @@ func.func @compressed_all_reduce_needs_f32(%g: tensor<64xf64>) -> tensor<64xf64>
 
 func.func @qsgd_levels_fit_the_runtime(%g: tensor<64xf32>) -> tensor<64xf32> {
   // expected-error @+1 {{'hetero.all_reduce' op uses qsgd with 256 levels; the runtime quantises to 1..127 levels}}
-  %0 = hetero.all_reduce %g compress <qsgd, scheme = allgather> : tensor<64xf32>
+  %0 = hetero.all_reduce %g compress <qsgd, levels = 256, scheme = allgather> : tensor<64xf32>
   return %0 : tensor<64xf32>
 }
 

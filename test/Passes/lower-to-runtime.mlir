@@ -125,7 +125,7 @@ hetero.schedule @s for @p group_size = 1 {
 // CHECK-LABEL: func.func @compressed
 // CHECK:         %[[RATIO:.*]] = arith.constant 1.000000e-01 : f64
 // CHECK-NEXT:    %[[TOPK:.*]] = arith.constant 3 : i32
-// CHECK-NEXT:    arith.constant 256 : i64
+// CHECK-NEXT:    arith.constant 127 : i64
 // CHECK-NEXT:    %[[GATHER:.*]] = arith.constant 1 : i32
 // CHECK-NEXT:    %[[FEEDBACK:.*]] = arith.constant 1 : i32
 // CHECK-NEXT:    arith.constant 1 : i64
@@ -152,6 +152,18 @@ func.func @compressed(%g: tensor<64xf32>, %h: tensor<8xf32>) -> (tensor<64xf32>,
   %1 = hetero.all_reduce %g reduction = avg compress <qsgd, levels = 16, placement = cpu, scheme = alltoall, node_size = 4> : tensor<64xf32>
   %2:2 = hetero.bucket %g, %h compress <fp16> : tensor<64xf32>, tensor<8xf32>
   return %0, %1, %2#0, %2#1 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<8xf32>
+}
+
+// -----
+
+// QSGD without `levels` quantises to the most levels the runtime holds.
+// CHECK-LABEL: func.func @qsgd_default_levels
+// CHECK:         %[[QSGD:.*]] = arith.constant 8 : i32
+// CHECK-NEXT:    %[[LEVELS:.*]] = arith.constant 127 : i64
+// CHECK:         call @hrt_mlir_compressed_all_reduce_start(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[QSGD]], %{{.*}}, %[[LEVELS]],
+func.func @qsgd_default_levels(%g: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = hetero.all_reduce %g reduction = avg compress <qsgd, scheme = allgather> : tensor<64xf32>
+  return %0 : tensor<64xf32>
 }
 
 // -----

@@ -143,7 +143,8 @@ def Hetero_CompressAttr : Hetero_Attr<"Compress", "compress"> {
 
     * `ratio`: fraction of the elements kept by sparsifiers (`topk`, `dgc`,
       `randomk`), in (0, 1]; default 1.
-    * `levels`: quantisation levels of `qsgd`; default 256.
+    * `levels`: quantisation levels of `qsgd`, 1 to 127 (a sign and 7 bits
+      a coordinate); default 127.
     * `error_feedback`: keep the compression residual and add it to the next
       gradient; default off.
     * `placement`: `gpu` (default) or `cpu`, where compression runs.
@@ -167,7 +168,8 @@ def Hetero_CompressAttr : Hetero_Attr<"Compress", "compress"> {
   let parameters = (ins
     "::hetero::Compressor":$compressor,
     DefaultValuedParameter<"::llvm::APFloat", "::llvm::APFloat(1.0)">:$ratio,
-    DefaultValuedParameter<"int64_t", "256">:$levels,
+    DefaultValuedParameter<"int64_t",
+                           "::hetero::CompressAttr::kDefaultLevels">:$levels,
     DefaultValuedParameter<"bool", "false">:$errorFeedback,
     DefaultValuedParameter<"::hetero::Placement",
                            "::hetero::Placement::gpu">:$placement,
@@ -177,7 +179,23 @@ def Hetero_CompressAttr : Hetero_Attr<"Compress", "compress"> {
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
+  let builders = [
+    // A compressor with the defaults of placement (gpu), scheme
+    // (allreduce) and node size (1).
+    AttrBuilder<(ins "::hetero::Compressor":$compressor,
+                     CArg<"double", "1.0">:$ratio,
+                     CArg<"bool", "false">:$errorFeedback,
+                     CArg<"int64_t", "kDefaultLevels">:$levels), [{
+      return $_get($_ctxt, compressor, ::llvm::APFloat(ratio),
+                   levels, errorFeedback, ::hetero::Placement::gpu,
+                   ::hetero::CollectiveScheme::allreduce, 1);
+    }]>
+  ];
   let extraClassDeclaration = [{
+    /// `levels` when it is not given: the most the runtime's QSGD payload
+    /// holds, a sign and 7 bits a coordinate.
+    static constexpr int64_t kDefaultLevels = 127;
+
     /// The compression in the MLIR-free terms of hetero/Support/WireSize.h.
     ::hetero::wire::Compression getWireCompression() const;
 
