@@ -835,7 +835,8 @@ struct ProcessMultiIndexLowering
   }
 };
 
-/// The rank in the world.
+/// The rank's row-major index in the grid: its rank in the whole grid's
+/// group (hrt_mlir_group checks the job's size, as for the multi-index).
 struct ProcessLinearIndexLowering
     : OpConversionPattern<shard::ProcessLinearIndexOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -844,8 +845,12 @@ struct ProcessLinearIndexLowering
   matchAndRewrite(shard::ProcessLinearIndexOp index, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     RuntimeCalls calls(index, rewriter);
-    Value world = calls.call("hrt_mlir_world", {}, calls.pointer);
-    Value rank = calls.call("hrt_mlir_rank", {world}, calls.i64);
+    auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+        index, index.getGridAttr());
+    FailureOr<Value> comm = calls.group(index, grid, {});
+    if (failed(comm))
+      return failure();
+    Value rank = calls.call("hrt_mlir_rank", {*comm}, calls.i64);
     rewriter.replaceOpWithNewOp<arith::IndexCastOp>(
         index, rewriter.getIndexType(), rank);
     return success();

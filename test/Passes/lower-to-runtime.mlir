@@ -96,6 +96,24 @@ shard.grid @g(shape = 2)
 
 // -----
 
+// The linear index is the rank's place in the whole grid: its rank in the
+// grid's group (mask 0: every axis), which checks the job's size.
+// CHECK-LABEL: func.func @linear_index
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK-DAG:     %[[THREE:.*]] = arith.constant 3 : i64
+// CHECK-DAG:     %[[ALL:.*]] = arith.constant 0 : i64
+// CHECK:         %[[GRID:.*]] = call @hrt_mlir_group(%[[TWO]], %{{.*}}, %[[THREE]], %{{.*}}, %{{.*}}, %[[ALL]])
+// CHECK-NEXT:    %[[RANK:.*]] = call @hrt_mlir_rank(%[[GRID]])
+// CHECK-NEXT:    %[[INDEX:.*]] = arith.index_cast %[[RANK]] : i64 to index
+// CHECK-NEXT:    return %[[INDEX]]
+shard.grid @g2x3(shape = 2x3)
+func.func @linear_index() -> index {
+  %i = shard.process_linear_index on @g2x3 : index
+  return %i : index
+}
+
+// -----
+
 // The structural ops are gone afterwards.
 // CHECK-NOT: hetero.pipeline
 // CHECK-NOT: hetero.schedule

@@ -85,8 +85,8 @@ static cl::opt<int64_t> iterations("iterations",
 static cl::opt<int64_t> seed("seed", cl::desc("Seed passed to the entry"),
                              cl::init(0), cl::cat(category));
 static cl::opt<std::string> backend("backend",
-                                    cl::desc("Communication backend: mpi or "
-                                             "nccl"),
+                                    cl::desc("Communication backend: mpi, "
+                                             "or nccl (with --device gpu)"),
                                     cl::init("mpi"), cl::cat(category));
 static cl::opt<std::string>
     device("device",
@@ -757,6 +757,12 @@ int run() {
   if (device != "cpu" && !onGpu) {
     llvm::errs() << "hetero-run: unknown device '" << device
                  << "', expected cpu or gpu\n";
+    return 1;
+  }
+  if (kind == HRT_BACKEND_NCCL && !onGpu) {
+    llvm::errs() << "hetero-run: --backend nccl moves device buffers, but "
+                    "the step runs on the CPU (--device cpu); use --device "
+                    "gpu, or --backend mpi for a CPU step\n";
     return 1;
   }
   if (onGpu && !hetero::DeviceMemory::available()) {
