@@ -46,6 +46,12 @@ static_assert(getMaxEnumValForCollectiveScheme() == HRT_SCHEME_ALLTOALL,
               "hrt_scheme and hetero::CollectiveScheme differ in size");
 static_assert(getMaxEnumValForSparseFormat() == HRT_SPARSE_ONLINE,
               "hrt_sparse_format and hetero::SparseFormat differ in size");
+static_assert(getMaxEnumValForReplicaPlacement() == HRT_CKPT_MIXED,
+              "hrt_ckpt_placement and hetero::ReplicaPlacement differ in size");
+static_assert(getMaxEnumValForGemmEvent() == HRT_GEMM_END_MIGRATED,
+              "hrt_gemm_event and hetero::GemmEvent differ in size");
+static_assert(getMaxEnumValForPlacement() == HRT_PLACEMENT_DEVICE,
+              "hrt_placement and hetero::Placement differ in size");
 
 /// hrt_dtype of an element type, or none.
 static std::optional<hrt_dtype> runtimeDtype(Type type) {
@@ -104,6 +110,32 @@ static hrt_compressor runtimeCompressor(Compressor compressor) {
     return HRT_COMPRESS_QSGD;
   }
   llvm_unreachable("unknown hetero::Compressor");
+}
+
+static hrt_ckpt_placement runtimePlacement(ReplicaPlacement placement) {
+  switch (placement) {
+  case ReplicaPlacement::group:
+    return HRT_CKPT_GROUP;
+  case ReplicaPlacement::ring:
+    return HRT_CKPT_RING;
+  case ReplicaPlacement::mixed:
+    return HRT_CKPT_MIXED;
+  }
+  llvm_unreachable("unknown hetero::ReplicaPlacement");
+}
+
+static hrt_gemm_event runtimeGemmEvent(GemmEvent event) {
+  switch (event) {
+  case GemmEvent::begin:
+    return HRT_GEMM_BEGIN;
+  case GemmEvent::end:
+    return HRT_GEMM_END;
+  case GemmEvent::begin_migrated:
+    return HRT_GEMM_BEGIN_MIGRATED;
+  case GemmEvent::end_migrated:
+    return HRT_GEMM_END_MIGRATED;
+  }
+  llvm_unreachable("unknown hetero::GemmEvent");
 }
 
 static hrt_scheme runtimeScheme(CollectiveScheme scheme) {
@@ -575,7 +607,9 @@ struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
           calls.constant32(runtimeScheme(compress.getScheme())),
           calls.constant32(compress.getErrorFeedback()),
           calls.constant64(compress.getNodeSize()),
-          calls.constant32(compress.getPlacement() == Placement::gpu ? 1 : 0),
+          calls.constant32(compress.getPlacement() == Placement::gpu
+                               ? HRT_PLACEMENT_DEVICE
+                               : HRT_PLACEMENT_HOST),
           calls.constant64(*nextCompressedSite)};
       // Blocking where the program asks for it; otherwise compressed and
       // communicated on the runtime's communication thread while the
@@ -871,7 +905,7 @@ struct GemmMarkLowering : OpConversionPattern<GemmMarkOp> {
                   ConversionPatternRewriter &rewriter) const override {
     RuntimeCalls calls(mark, rewriter);
     calls.call("hrt_mlir_gemm_mark",
-               {calls.constant32(int32_t(mark.getEvent()))});
+               {calls.constant32(runtimeGemmEvent(mark.getEvent()))});
     rewriter.eraseOp(mark);
     return success();
   }
@@ -1226,7 +1260,7 @@ struct CheckpointLowering : OpConversionPattern<CheckpointOp> {
     calls.call("hrt_mlir_ckpt_begin",
                {adaptor.getIteration(), calls.constant64(op.getReplicas()),
                 calls.constant64(op.getWorld()),
-                calls.constant32(int64_t(op.getPlacement())),
+                calls.constant32(runtimePlacement(op.getPlacement())),
                 calls.constant64(op.getEvery()),
                 calls.constant64(op.getTensors().size())});
     for (auto [tensor, buffer] : llvm::zip(op.getTensors(), buffers))

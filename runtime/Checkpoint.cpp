@@ -506,7 +506,11 @@ extern "C" void hrt_mlir_ckpt_begin(long long step, long long replicas,
           " ranks, but the job has " + std::to_string(s.size));
   auto layout = std::array{checkpoint::Layout::Group, checkpoint::Layout::Ring,
                            checkpoint::Layout::Mixed};
-  if (placement < 0 || placement > 2 || every < 1 || tensors < 1 ||
+  static_assert(HRT_CKPT_GROUP == 0 && HRT_CKPT_RING == 1 &&
+                    HRT_CKPT_MIXED == 2,
+                "the layouts are indexed by hrt_ckpt_placement");
+  if (placement < HRT_CKPT_GROUP || placement > HRT_CKPT_MIXED || every < 1 ||
+      tensors < 1 ||
       !checkpoint::checkPlacement(world, replicas, layout[placement]).empty())
     fatal("hrt_mlir_ckpt_begin: invalid checkpoint (" +
           std::to_string(replicas) + " replicas of " + std::to_string(world) +

@@ -821,9 +821,9 @@ extern "C" void hrt_mlir_gemm_mark(int event) {
   double now = hrt_wtime();
   // Events 0 and 1 bracket the rank's own GEMMs, 2 and 3 those it runs for
   // other ranks' migrated columns.
-  bool own = event < 2;
+  bool own = event == HRT_GEMM_BEGIN || event == HRT_GEMM_END;
   double &start = own ? s.gemmStart : s.migratedStart;
-  if (event == 0 || event == 2) {
+  if (event == HRT_GEMM_BEGIN || event == HRT_GEMM_BEGIN_MIGRATED) {
     start = now;
     return;
   }

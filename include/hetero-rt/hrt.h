@@ -706,9 +706,15 @@ HRT_EXPORT int hrt_mlir_sync_stats(hrt_sync_stats *stats);
  * collective (hrt_finalize calls it otherwise): a replica that finished
  * its steps first must not keep another waiting in an enforced sync. */
 HRT_EXPORT void hrt_mlir_sync_finish(void);
+/* Where hetero.checkpoint's replicas live (Gemini's Algorithm 6.1). */
+typedef enum {
+  HRT_CKPT_GROUP = 0,
+  HRT_CKPT_RING = 1,
+  HRT_CKPT_MIXED = 2,
+} hrt_ckpt_placement;
 /* hetero.checkpoint: opens the checkpoint of the state before step `step`
  * (active when `step` is a multiple of `every`), `replicas` copies over the
- * `world` ranks in `placement` (0 group, 1 ring, 2 mixed); its `tensors`
+ * `world` ranks in `placement` (an hrt_ckpt_placement); its `tensors`
  * tensors follow, in shard order, with hrt_mlir_ckpt_tensor. The last one
  * makes the local copy, after restoring a recovered shard of this step. */
 HRT_EXPORT void hrt_mlir_ckpt_begin(long long step, long long replicas,
@@ -821,10 +827,17 @@ HRT_EXPORT long long hrt_mlir_migrated_columns(unsigned long long layer,
                                                long long source,
                                                long long *first,
                                                long long *migrated);
-/* hetero.gemm_mark begin (0) | end (1): brackets a resized layer's GEMM;
- * begin_migrated (2) | end_migrated (3): a GEMM of another rank's migrated
- * columns. The time between counts as this rank's GEMM time (2-3: apart
- * from its own work); a rank named in
+/* hetero.gemm_mark's events. */
+typedef enum {
+  HRT_GEMM_BEGIN = 0,
+  HRT_GEMM_END = 1,
+  HRT_GEMM_BEGIN_MIGRATED = 2,
+  HRT_GEMM_END_MIGRATED = 3,
+} hrt_gemm_event;
+/* hetero.gemm_mark begin | end (an hrt_gemm_event): brackets a resized
+ * layer's GEMM; begin_migrated | end_migrated: a GEMM of another rank's
+ * migrated columns. The time between counts as this rank's GEMM time (2-3:
+ * apart from its own work); a rank named in
  * HETERO_RT_SLOW_GEMM=<rank>:<slowdown>[,...] sleeps (slowdown - 1) times
  * each GEMM's time there (sleeps under a millisecond add up first). */
 HRT_EXPORT void hrt_mlir_gemm_mark(int event);
