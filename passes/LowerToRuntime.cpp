@@ -16,9 +16,11 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -345,16 +347,6 @@ static LogicalResult checkUncompressed(CollectiveOpInterface collective) {
             "and buckets are compressed";
 }
 
-/// The runtime splits and concatenates along the outermost dimension only.
-static LogicalResult checkAxisZero(Operation *op, int64_t axis,
-                                   StringRef name) {
-  if (axis == 0)
-    return success();
-  return op->emitOpError() << "along " << name << " " << axis
-                           << " cannot be lowered to the runtime yet; "
-                              "only axis 0 is";
-}
-
 /// What the runtime's compressed all-reduce takes beyond the op verifier's
 /// rules (sums and averages only): float32 gradients, QSGD with at most 127
 /// levels.
@@ -479,19 +471,19 @@ static LogicalResult lowerStarted(Operation *op, Value input, Value comm,
 }
 
 /// `callee(comm, send, recv, count, dtype, trailing...)` from the buffer of
-/// `input`, which the runtime only reads, into a fresh buffer of the result
-/// type: all-gather, reduce-scatter, all-to-all.
-static LogicalResult lowerOutOfPlace(Operation *op, Value input, Value comm,
+/// `input`, which the runtime only reads, into a fresh buffer of `outType`
+/// (the op's result type, or its permutation when an axis is moved to the
+/// front): all-gather, reduce-scatter, all-to-all. Returns the result.
+static FailureOr<Value> callExchange(Operation *op, Value input,
+                                     RankedTensorType outType, Value comm,
                                      StringRef callee, Value count,
                                      ArrayRef<Value> trailing,
-                                     RuntimeCalls &calls,
-                                     RewriterBase &rewriter) {
+                                     RuntimeCalls &calls) {
   FailureOr<int64_t> dtype = dtypeOf(op, input.getType());
   if (failed(dtype) ||
       failed(requireStaticShape(op, input.getType(), "input")) ||
       failed(requireStaticShape(op, op->getResult(0).getType(), "result")))
     return failure();
-  auto outType = cast<RankedTensorType>(op->getResult(0).getType());
   Value send = calls.readOnlyBuffer(input);
   Value recv = calls.buffer(outType);
   SmallVector<Value> arguments = {comm, calls.pointerOf(send),
@@ -499,7 +491,84 @@ static LogicalResult lowerOutOfPlace(Operation *op, Value input, Value comm,
                                   calls.constant32(*dtype)};
   arguments.append(trailing.begin(), trailing.end());
   calls.call(callee, arguments);
-  rewriter.replaceOp(op, calls.tensorOf(outType, recv));
+  return calls.tensorOf(outType, recv);
+}
+
+/// The same for the op's own result type, which replaces the op.
+static LogicalResult lowerOutOfPlace(Operation *op, Value input, Value comm,
+                                     StringRef callee, Value count,
+                                     ArrayRef<Value> trailing,
+                                     RuntimeCalls &calls,
+                                     RewriterBase &rewriter) {
+  auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+  FailureOr<Value> result =
+      callExchange(op, input, outType, comm, callee, count, trailing, calls);
+  if (failed(result))
+    return failure();
+  rewriter.replaceOp(op, *result);
+  return success();
+}
+
+// The runtime splits and concatenates along the outermost dimension:
+// another axis is moved there first and back afterwards.
+
+/// The permutation that moves dimension `axis` of a rank-`rank` tensor to
+/// the front, keeping the others in order.
+static SmallVector<int64_t> axisToFront(int64_t rank, int64_t axis) {
+  SmallVector<int64_t> permutation = {axis};
+  for (int64_t dim = 0; dim < rank; ++dim)
+    if (dim != axis)
+      permutation.push_back(dim);
+  return permutation;
+}
+
+/// `tensor` with its dimensions permuted: dimension i of the result is
+/// dimension `permutation[i]` of `tensor`.
+static Value transposed(RewriterBase &rewriter, Location loc, Value tensor,
+                        ArrayRef<int64_t> permutation) {
+  if (isIdentityPermutation(permutation))
+    return tensor;
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t dim : permutation)
+    shape.push_back(type.getDimSize(dim));
+  Value init =
+      tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(rewriter, loc, tensor, init, permutation)
+      .getResult()[0];
+}
+
+/// A type of `type`'s element type and shape permuted by `permutation`.
+static RankedTensorType permutedType(RankedTensorType type,
+                                     ArrayRef<int64_t> permutation) {
+  SmallVector<int64_t> shape;
+  for (int64_t dim : permutation)
+    shape.push_back(type.getDimSize(dim));
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+/// Lowers a collective that splits or concatenates along `axis` of its
+/// input and result alike (an all-gather, a reduce-scatter, an all-to-all
+/// that splits and concatenates along one axis): along axis 0 directly,
+/// along another with the axis moved to the front and back.
+static LogicalResult lowerAlongAxis(Operation *op, int64_t axis, Value input,
+                                    Value comm, StringRef callee, Value count,
+                                    ArrayRef<Value> trailing,
+                                    RuntimeCalls &calls,
+                                    RewriterBase &rewriter) {
+  if (axis == 0)
+    return lowerOutOfPlace(op, input, comm, callee, count, trailing, calls,
+                           rewriter);
+  auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+  SmallVector<int64_t> toFront = axisToFront(outType.getRank(), axis);
+  Location loc = op->getLoc();
+  FailureOr<Value> result = callExchange(
+      op, transposed(rewriter, loc, input, toFront),
+      permutedType(outType, toFront), comm, callee, count, trailing, calls);
+  if (failed(result))
+    return failure();
+  rewriter.replaceOp(
+      op, transposed(rewriter, loc, *result, invertPermutationVector(toFront)));
   return success();
 }
 
@@ -688,8 +757,7 @@ struct AllGatherLowering : OpConversionPattern<AllGatherOp> {
   LogicalResult
   matchAndRewrite(AllGatherOp gather, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(checkUncompressed(gather)) ||
-        failed(checkAxisZero(gather, gather.getAxis(), "axis")))
+    if (failed(checkUncompressed(gather)))
       return failure();
     RuntimeCalls calls(gather, rewriter);
     FailureOr<Value> comm = calls.group(gather);
@@ -697,8 +765,8 @@ struct AllGatherLowering : OpConversionPattern<AllGatherOp> {
       return failure();
     // count is what each rank contributes.
     Value count = calls.constant64(elementCount(gather.getInput().getType()));
-    return lowerOutOfPlace(gather, adaptor.getInput(), *comm,
-                           "hrt_mlir_all_gather", count, {}, calls, rewriter);
+    return lowerAlongAxis(gather, gather.getAxis(), adaptor.getInput(), *comm,
+                          "hrt_mlir_all_gather", count, {}, calls, rewriter);
   }
 };
 
@@ -708,8 +776,7 @@ struct ReduceScatterLowering : OpConversionPattern<ReduceScatterOp> {
   LogicalResult
   matchAndRewrite(ReduceScatterOp scatter, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(checkUncompressed(scatter)) ||
-        failed(checkAxisZero(scatter, scatter.getAxis(), "axis")))
+    if (failed(checkUncompressed(scatter)))
       return failure();
     RuntimeCalls calls(scatter, rewriter);
     FailureOr<Value> comm = calls.group(scatter);
@@ -717,8 +784,9 @@ struct ReduceScatterLowering : OpConversionPattern<ReduceScatterOp> {
       return failure();
     // count is what each rank receives.
     Value count = calls.constant64(elementCount(scatter.getResult().getType()));
-    return lowerOutOfPlace(
-        scatter, adaptor.getInput(), *comm, "hrt_mlir_reduce_scatter", count,
+    return lowerAlongAxis(
+        scatter, scatter.getAxis(), adaptor.getInput(), *comm,
+        "hrt_mlir_reduce_scatter", count,
         {calls.constant32(runtimeReduction(scatter.getReduction()))}, calls,
         rewriter);
   }
@@ -730,11 +798,7 @@ struct AllToAllLowering : OpConversionPattern<AllToAllOp> {
   LogicalResult
   matchAndRewrite(AllToAllOp exchange, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(checkUncompressed(exchange)) ||
-        failed(
-            checkAxisZero(exchange, exchange.getSplitAxis(), "split_axis")) ||
-        failed(
-            checkAxisZero(exchange, exchange.getConcatAxis(), "concat_axis")))
+    if (failed(checkUncompressed(exchange)))
       return failure();
     RuntimeCalls calls(exchange, rewriter);
     FailureOr<Value> comm = calls.group(exchange);
@@ -746,8 +810,70 @@ struct AllToAllLowering : OpConversionPattern<AllToAllOp> {
     Value total = calls.constant64(elementCount(exchange.getInput().getType()));
     Value count =
         arith::DivSIOp::create(rewriter, exchange.getLoc(), total, size);
-    return lowerOutOfPlace(exchange, adaptor.getInput(), *comm,
-                           "hrt_mlir_all_to_all", count, {}, calls, rewriter);
+    int64_t split = exchange.getSplitAxis(), concat = exchange.getConcatAxis();
+    if (split == concat)
+      return lowerAlongAxis(exchange, split, adaptor.getInput(), *comm,
+                            "hrt_mlir_all_to_all", count, {}, calls, rewriter);
+    return lowerAcrossAxes(exchange, adaptor.getInput(), *comm, count, calls,
+                           rewriter);
+  }
+
+private:
+  /// Splits along one axis and concatenates along another. With the split
+  /// axis in front, the runtime's exchange receives the blocks of the
+  /// group's ranks one after the other, [P][m][the other dimensions]; the
+  /// block index then moves next to the concatenation axis, whose blocks
+  /// it joins, and the split axis back to its place.
+  LogicalResult lowerAcrossAxes(AllToAllOp exchange, Value input, Value comm,
+                                Value count, RuntimeCalls &calls,
+                                ConversionPatternRewriter &rewriter) const {
+    auto inType = cast<RankedTensorType>(input.getType());
+    auto outType = cast<RankedTensorType>(exchange.getResult().getType());
+    int64_t split = exchange.getSplitAxis(), concat = exchange.getConcatAxis();
+    int64_t rank = inType.getRank();
+    if (failed(requireStaticShape(exchange, inType, "input")) ||
+        failed(requireStaticShape(exchange, outType, "result")))
+      return failure();
+    int64_t blocks = inType.getDimSize(split) / outType.getDimSize(split);
+    Location loc = exchange.getLoc();
+    SmallVector<int64_t> toFront = axisToFront(rank, split);
+    Value front = transposed(rewriter, loc, input, toFront);
+    FailureOr<Value> received =
+        callExchange(exchange, front, cast<RankedTensorType>(front.getType()),
+                     comm, "hrt_mlir_all_to_all", count, {}, calls);
+    if (failed(received))
+      return failure();
+    // [P * m, rest] -> [P, m, rest].
+    SmallVector<int64_t> byBlock = {blocks, outType.getDimSize(split)};
+    SmallVector<ReassociationIndices> split2 = {{0, 1}};
+    for (int64_t dim = 1; dim < rank; ++dim) {
+      byBlock.push_back(inType.getDimSize(toFront[dim]));
+      split2.push_back({dim + 1});
+    }
+    Value expanded = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(byBlock, inType.getElementType()),
+        *received, split2);
+    // The dimensions of `expanded` in the order of the result, with the
+    // block index right before the concatenation axis.
+    auto position = [&](int64_t dim) {
+      return dim == split ? 1 : 2 + (dim < split ? dim : dim - 1);
+    };
+    SmallVector<int64_t> order;
+    SmallVector<ReassociationIndices> joined;
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      ReassociationIndices group;
+      if (dim == concat) {
+        group.push_back(int64_t(order.size()));
+        order.push_back(0);
+      }
+      group.push_back(int64_t(order.size()));
+      order.push_back(position(dim));
+      joined.push_back(group);
+    }
+    Value placed = transposed(rewriter, loc, expanded, order);
+    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(exchange, outType,
+                                                         placed, joined);
+    return success();
   }
 };
 
@@ -1328,10 +1454,10 @@ void hetero::populateHeteroToRuntimeConversionPatterns(
 
 void hetero::configureHeteroToRuntimeTarget(ConversionTarget &target) {
   // What the patterns create.
-  target
-      .addLegalDialect<arith::ArithDialect, bufferization::BufferizationDialect,
-                       func::FuncDialect, LLVM::LLVMDialect,
-                       memref::MemRefDialect, tensor::TensorDialect>();
+  target.addLegalDialect<arith::ArithDialect,
+                         bufferization::BufferizationDialect, func::FuncDialect,
+                         linalg::LinalgDialect, LLVM::LLVMDialect,
+                         memref::MemRefDialect, tensor::TensorDialect>();
   target.addIllegalDialect<HeteroDialect>();
   target.addLegalOp<PipelineOp, StageOp, StageVariantOp, ScheduleOp,
                     StageProgramOp, FwdOp, BwdOp, SendTaskOp, RecvTaskOp,

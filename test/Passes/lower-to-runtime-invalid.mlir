@@ -32,22 +32,6 @@ func.func @sparse_all_reduce_needs_f32(%g: tensor<64xf64>) -> tensor<64xf64> {
 
 // -----
 
-func.func @all_gather_along_axis_zero_only(%g: tensor<4x8xf32>) -> tensor<4x16xf32> {
-  // expected-error @+1 {{'hetero.all_gather' op along axis 1 cannot be lowered to the runtime yet; only axis 0 is}}
-  %0 = hetero.all_gather %g axis = 1 : tensor<4x8xf32> -> tensor<4x16xf32>
-  return %0 : tensor<4x16xf32>
-}
-
-// -----
-
-func.func @all_to_all_concatenates_along_axis_zero_only(%g: tensor<16x8xf32>) -> tensor<8x16xf32> {
-  // expected-error @+1 {{'hetero.all_to_all' op along concat_axis 1 cannot be lowered to the runtime yet; only axis 0 is}}
-  %0 = hetero.all_to_all %g split_axis = 0 concat_axis = 1 : tensor<16x8xf32> -> tensor<8x16xf32>
-  return %0 : tensor<8x16xf32>
-}
-
-// -----
-
 func.func @element_type_of_the_runtime(%g: tensor<4xi16>) -> tensor<4xi16> {
   // expected-error @+1 {{'hetero.all_reduce' op moves elements of type 'i16', which the runtime does not support (f32, f64, f16, bf16, i8, i32, i64)}}
   %0 = hetero.all_reduce %g : tensor<4xi16>

@@ -96,6 +96,32 @@ shard.grid @g(shape = 2)
 
 // -----
 
+// The runtime gathers, scatters and exchanges along axis 0: another axis
+// moves to the front and back. An all-to-all that splits along one axis
+// and concatenates along another receives [blocks][rows][columns], and the
+// block index moves next to the concatenation axis, which it joins.
+// CHECK-LABEL: func.func @other_axes
+// CHECK:         %[[FRONT:.*]] = linalg.transpose ins(%arg0 : tensor<4x8xf32>) outs(%{{.*}} : tensor<8x4xf32>) permutation = [1, 0]
+// CHECK:         call @hrt_mlir_all_gather
+// CHECK:         %[[GATHERED:.*]] = bufferization.to_tensor %{{.*}} : memref<16x4xf32> to tensor<16x4xf32>
+// CHECK:         linalg.transpose ins(%[[GATHERED]] : tensor<16x4xf32>) outs(%{{.*}} : tensor<4x16xf32>) permutation = [1, 0]
+// CHECK:         call @hrt_mlir_reduce_scatter
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<8x2xf32>) outs(%{{.*}} : tensor<2x8xf32>) permutation = [1, 0]
+// CHECK-NOT:     linalg.transpose
+// CHECK:         call @hrt_mlir_all_to_all
+// CHECK:         %[[BLOCKS:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [2, 8, 8] : tensor<16x8xf32> into tensor<2x8x8xf32>
+// CHECK:         %[[PLACED:.*]] = linalg.transpose ins(%[[BLOCKS]] : tensor<2x8x8xf32>) outs(%{{.*}} : tensor<8x2x8xf32>) permutation = [1, 0, 2]
+// CHECK:         tensor.collapse_shape %[[PLACED]] {{\[\[}}0], [1, 2]] : tensor<8x2x8xf32> into tensor<8x16xf32>
+shard.grid @pair(shape = 2)
+func.func @other_axes(%g: tensor<4x8xf32>, %h: tensor<2x16xf32>, %e: tensor<16x8xf32>) -> (tensor<4x16xf32>, tensor<2x8xf32>, tensor<8x16xf32>) {
+  %0 = hetero.all_gather %g on @pair axis = 1 : tensor<4x8xf32> -> tensor<4x16xf32>
+  %1 = hetero.reduce_scatter %h on @pair axis = 1 : tensor<2x16xf32> -> tensor<2x8xf32>
+  %2 = hetero.all_to_all %e on @pair split_axis = 0 concat_axis = 1 : tensor<16x8xf32> -> tensor<8x16xf32>
+  return %0, %1, %2 : tensor<4x16xf32>, tensor<2x8xf32>, tensor<8x16xf32>
+}
+
+// -----
+
 // The linear index is the rank's place in the whole grid: its rank in the
 // grid's group (mask 0: every axis), which checks the job's size.
 // CHECK-LABEL: func.func @linear_index
