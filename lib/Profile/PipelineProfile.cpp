@@ -61,11 +61,19 @@ bool readLinkName(llvm::StringRef name, int64_t stages, int64_t &from,
 }
 
 bool readProfile(const Value &root, int64_t stages, sim::Costs &costs,
-                 JsonError &error) {
+                 int64_t &microbatchSize, JsonError &error) {
   const Object *object = root.getAsObject();
   if (!object) {
     error = {"$", "expected an object"};
     return false;
+  }
+  microbatchSize = 0;
+  if (const Value *size = object->get("microbatch_size")) {
+    std::optional<int64_t> value =
+        readInteger(size, "$.microbatch_size", error, 1, int64_t(1) << 30);
+    if (!value)
+      return false;
+    microbatchSize = *value;
   }
   const Value *forward = member(*object, "forward_ms", "$", error, true);
   const Value *backward = member(*object, "backward_ms", "$", error, !!forward);
@@ -163,10 +171,15 @@ bool readProfile(const Value &root, int64_t stages, sim::Costs &costs,
 } // namespace
 
 std::string parsePipelineProfile(const std::string &text, int64_t stages,
-                                 sim::Costs &costs) {
-  return parseProfile(text, [&](const Value &root, JsonError &error) {
-    return readProfile(root, stages, costs, error);
-  });
+                                 sim::Costs &costs, int64_t *microbatchSize) {
+  int64_t size = 0;
+  std::string problem =
+      parseProfile(text, [&](const Value &root, JsonError &error) {
+        return readProfile(root, stages, costs, size, error);
+      });
+  if (microbatchSize)
+    *microbatchSize = size;
+  return problem;
 }
 
 } // namespace hetero::profile

@@ -30,6 +30,20 @@ double Costs::comm(int64_t from, int64_t to) const {
   return found != linkCommMs.end() ? found->second : commMs;
 }
 
+Costs Costs::scaled(double factor) const {
+  Costs result = *this;
+  result.forwardMs *= factor;
+  result.backwardMs *= factor;
+  result.commMs *= factor;
+  for (double &ms : result.stageForwardMs)
+    ms *= factor;
+  for (double &ms : result.stageBackwardMs)
+    ms *= factor;
+  for (auto &[link, ms] : result.linkCommMs)
+    ms *= factor;
+  return result;
+}
+
 std::string parseTrace(const std::string &text, int64_t stages, Costs &costs) {
   std::istringstream lines(text);
   std::string line;

@@ -49,8 +49,9 @@ bool readScheduledModule(const std::string &path,
       sound = false;
       continue;
     }
-    schedules.push_back(
-        {scheduleOp.getSymName().str(), std::move(programs.actions)});
+    schedules.push_back({scheduleOp.getSymName().str(),
+                         std::move(programs.actions),
+                         int64_t(scheduleOp.getMicrobatchSize().value_or(0))});
   }
   if (sound && schedules.empty()) {
     llvm::errs() << "hetero-sim: " << path

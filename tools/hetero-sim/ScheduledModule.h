@@ -17,6 +17,8 @@ namespace hetero {
 struct NamedSchedule {
   std::string name;
   std::vector<std::vector<schedule::Action>> programs;
+  /// The schedule's `microbatch_size`, 0 when it states none.
+  int64_t microbatchSize = 0;
 };
 
 /// Reads the hetero.schedule ops of the module in `path` and verifies each.

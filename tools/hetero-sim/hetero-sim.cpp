@@ -337,10 +337,26 @@ int runScheduledModule(int argc, char **argv) {
     return failure(error);
   for (const NamedSchedule &schedule : schedules) {
     sim::Costs costs;
+    int64_t measuredSize = 0;
     if (std::string problem = profile::parsePipelineProfile(
-            text, int64_t(schedule.programs.size()), costs);
+            text, int64_t(schedule.programs.size()), costs, &measuredSize);
         !problem.empty())
       return failure(options["profile"] + ": " + problem);
+    // A schedule of another micro-batch size than the profile's runs the
+    // measured costs scaled to its size.
+    if (schedule.microbatchSize && measuredSize)
+      costs =
+          costs.scaled(double(schedule.microbatchSize) / double(measuredSize));
+    else if (schedule.microbatchSize && !measuredSize &&
+             llvm::any_of(schedules, [&](const NamedSchedule &other) {
+               return other.microbatchSize != schedule.microbatchSize;
+             }))
+      return failure(
+          options["profile"] +
+          ": the schedules run micro-batches of different sizes (@" +
+          schedule.name + ": " + std::to_string(schedule.microbatchSize) +
+          " samples), but the profile does not say at which size its times "
+          "were measured; add \"microbatch_size\"");
     std::printf("schedule: @%s\n", schedule.name.c_str());
     if (int status = report(sim::simulate(schedule.programs, costs), options))
       return status;

@@ -61,6 +61,11 @@ struct Costs {
   double backward(int64_t stage) const;
   /// The unslowed time of one message on link from -> to.
   double comm(int64_t from, int64_t to) const;
+
+  /// These costs for micro-batches `factor` times as large: compute and
+  /// messages grow in proportion (PlanModel's fit through the origin from
+  /// one measured size); slowdowns and windows stay.
+  Costs scaled(double factor) const;
 };
 
 /// Parses a trace: one directive per line, '#' starts a comment.
