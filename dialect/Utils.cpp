@@ -6,6 +6,10 @@
 
 #include "hetero/Dialect/Utils.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -63,6 +67,20 @@ double hetero::wireFraction(CompressAttr compress, Type elementType) {
   return double(wire::compressedBytes(kElements, bytes,
                                       compress.getWireCompression())) /
          double(kElements * bytes);
+}
+
+Value hetero::transposeTensor(OpBuilder &builder, Location loc, Value tensor,
+                              ArrayRef<int64_t> permutation) {
+  if (isIdentityPermutation(permutation))
+    return tensor;
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t dim : permutation)
+    shape.push_back(type.getDimSize(dim));
+  Value init =
+      tensor::EmptyOp::create(builder, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(builder, loc, tensor, init, permutation)
+      .getResult()[0];
 }
 
 bool hetero::hasInputGradient(Type type) {

@@ -522,22 +522,6 @@ static SmallVector<int64_t> axisToFront(int64_t rank, int64_t axis) {
   return permutation;
 }
 
-/// `tensor` with its dimensions permuted: dimension i of the result is
-/// dimension `permutation[i]` of `tensor`.
-static Value transposed(RewriterBase &rewriter, Location loc, Value tensor,
-                        ArrayRef<int64_t> permutation) {
-  if (isIdentityPermutation(permutation))
-    return tensor;
-  auto type = cast<RankedTensorType>(tensor.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t dim : permutation)
-    shape.push_back(type.getDimSize(dim));
-  Value init =
-      tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
-  return linalg::TransposeOp::create(rewriter, loc, tensor, init, permutation)
-      .getResult()[0];
-}
-
 /// A type of `type`'s element type and shape permuted by `permutation`.
 static RankedTensorType permutedType(RankedTensorType type,
                                      ArrayRef<int64_t> permutation) {
@@ -563,12 +547,12 @@ static LogicalResult lowerAlongAxis(Operation *op, int64_t axis, Value input,
   SmallVector<int64_t> toFront = axisToFront(outType.getRank(), axis);
   Location loc = op->getLoc();
   FailureOr<Value> result = callExchange(
-      op, transposed(rewriter, loc, input, toFront),
+      op, transposeTensor(rewriter, loc, input, toFront),
       permutedType(outType, toFront), comm, callee, count, trailing, calls);
   if (failed(result))
     return failure();
-  rewriter.replaceOp(
-      op, transposed(rewriter, loc, *result, invertPermutationVector(toFront)));
+  rewriter.replaceOp(op, transposeTensor(rewriter, loc, *result,
+                                         invertPermutationVector(toFront)));
   return success();
 }
 
@@ -837,7 +821,7 @@ private:
     int64_t blocks = inType.getDimSize(split) / outType.getDimSize(split);
     Location loc = exchange.getLoc();
     SmallVector<int64_t> toFront = axisToFront(rank, split);
-    Value front = transposed(rewriter, loc, input, toFront);
+    Value front = transposeTensor(rewriter, loc, input, toFront);
     FailureOr<Value> received =
         callExchange(exchange, front, cast<RankedTensorType>(front.getType()),
                      comm, "hrt_mlir_all_to_all", count, {}, calls);
@@ -870,7 +854,7 @@ private:
       order.push_back(position(dim));
       joined.push_back(group);
     }
-    Value placed = transposed(rewriter, loc, expanded, order);
+    Value placed = transposeTensor(rewriter, loc, expanded, order);
     rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(exchange, outType,
                                                          placed, joined);
     return success();

@@ -41,6 +41,7 @@
 #include "ShardedActivations.h"
 
 #include "hetero/Dialect/Hetero.h"
+#include "hetero/Dialect/Utils.h"
 #include "hetero/Passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -544,7 +545,7 @@ private:
     for (int64_t i = 0; i <= rank; ++i)
       if (i != dim)
         permutation.push_back(i);
-    Value leading = transpose(builder, loc, expanded, permutation);
+    Value leading = transposeTensor(builder, loc, expanded, permutation);
     SmallVector<int64_t> mineShape(
         cast<RankedTensorType>(leading.getType()).getShape());
     mineShape[0] = 1;
@@ -588,7 +589,8 @@ private:
     for (int64_t i = 0; i <= rank; ++i)
       permutation.push_back(i < dim ? i + 1 : (i == dim ? 0 : i));
     return tensor::CollapseShapeOp::create(
-        builder, loc, global, transpose(builder, loc, gathered, permutation),
+        builder, loc, global,
+        transposeTensor(builder, loc, gathered, permutation),
         pairedAt(rank, dim));
   }
 
@@ -601,20 +603,6 @@ private:
                        : i == dim ? ReassociationIndices{i, i + 1}
                                   : ReassociationIndices{i + 1});
     return groups;
-  }
-
-  /// `value` with its dimensions permuted: result dimension i is
-  /// `value`'s dimension permutation[i].
-  static Value transpose(OpBuilder &builder, Location loc, Value value,
-                         ArrayRef<int64_t> permutation) {
-    auto type = cast<RankedTensorType>(value.getType());
-    SmallVector<int64_t> shape;
-    for (int64_t source : permutation)
-      shape.push_back(type.getDimSize(source));
-    Value init =
-        tensor::EmptyOp::create(builder, loc, shape, type.getElementType());
-    return linalg::TransposeOp::create(builder, loc, value, init, permutation)
-        .getResult()[0];
   }
 
   FlatSymbolRefAttr grid;

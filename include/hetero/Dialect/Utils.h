@@ -41,6 +41,13 @@ int64_t wireBytes(mlir::Type type, CompressAttr compress);
 /// fusion and compression scale transfer times by.
 double wireFraction(CompressAttr compress, mlir::Type elementType);
 
+/// `tensor` (a ranked tensor) with its dimensions permuted: dimension i of
+/// the result is dimension `permutation[i]` of `tensor`. A linalg.transpose
+/// into a fresh tensor, or `tensor` itself for the identity.
+mlir::Value transposeTensor(mlir::OpBuilder &builder, mlir::Location loc,
+                            mlir::Value tensor,
+                            llvm::ArrayRef<int64_t> permutation);
+
 /// Whether a stage's backward function returns the gradient of its input of
 /// `type` (a tensor): floating-point activations have one, integer inputs
 /// such as token ids do not.
