@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PassOutput.h"
 #include "hetero/Checkpoint/IdleSpans.h"
 #include "hetero/Checkpoint/Partition.h"
 #include "hetero/Dialect/Hetero.h"

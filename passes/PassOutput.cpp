@@ -1,11 +1,10 @@
-//===- PassOutput.cpp - the files passes read and write
-//--------------------===//
+//===- PassOutput.cpp - the files passes read and write ------------------===//
 //
 // Part of the hetero project.
 //
 //===----------------------------------------------------------------------===//
 
-#include "hetero/Passes/Passes.h"
+#include "PassOutput.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"

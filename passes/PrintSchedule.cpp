@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PassOutput.h"
 #include "hetero/Dialect/Schedule.h"
 #include "hetero/Passes/Passes.h"
 

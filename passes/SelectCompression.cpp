@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PassOutput.h"
 #include "hetero/Compression/Espresso.h"
 #include "hetero/Dialect/Hetero.h"
 #include "hetero/Dialect/Utils.h"

@@ -23,8 +23,6 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
 
-#include "llvm/Support/ToolOutputFile.h"
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,41 +34,6 @@ namespace hetero {
 
 #define GEN_PASS_REGISTRATION
 #include "hetero/Passes/Passes.h.inc"
-
-/// Opens the file a reporting pass writes to ('-' is stdout); on failure
-/// emits an error on `anchor` and returns null.
-std::unique_ptr<llvm::ToolOutputFile> openPassOutput(mlir::Operation *anchor,
-                                                     llvm::StringRef path);
-
-/// Reads the profile a pass takes and hands its text to `parse`, which
-/// returns "" or its problem; on failure emits "<pass>: <path>: <problem>"
-/// (or the reason the file cannot be read) on `anchor`.
-mlir::LogicalResult
-readPassProfile(mlir::Operation *anchor, llvm::StringRef pass,
-                llvm::StringRef path,
-                llvm::function_ref<std::string(const std::string &)> parse);
-
-/// readPassProfile for a profile of several sets: `{"sets": [p0, p1, ...]}`
-/// hands each pi to `parse` in turn, anything else is one set.
-mlir::LogicalResult
-readPassProfileSets(mlir::Operation *anchor, llvm::StringRef pass,
-                    llvm::StringRef path,
-                    llvm::function_ref<std::string(const std::string &)> parse);
-
-/// readPassProfileSets into `problems`, one per set, each read by
-/// `parseOne(text, problem)`.
-template <typename Problem>
-mlir::LogicalResult
-readPassProfiles(mlir::Operation *anchor, llvm::StringRef pass,
-                 llvm::StringRef path,
-                 std::string (*parseOne)(const std::string &, Problem &),
-                 std::vector<Problem> &problems) {
-  problems.clear();
-  return readPassProfileSets(anchor, pass, path, [&](const std::string &text) {
-    problems.emplace_back();
-    return parseOne(text, problems.back());
-  });
-}
 
 /// The CPU pipeline: prunable matmuls computed in full, canonicalization,
 /// collectives lowered to libhetero_rt calls, one-shot bufferization with
