@@ -124,8 +124,13 @@ void ensureCachingPool() {
 }
 
 void trimCachingPool() {
-  if (CUmemoryPool pool = cachingPool.load())
-    HRT_CUDA_CHECK(cuMemPoolTrimTo(pool, 0));
+  CUmemoryPool pool = cachingPool.load();
+  if (!pool)
+    return;
+  // Memory freed on this thread's stream returns to the pool once the
+  // stream reaches the free.
+  HRT_CUDA_CHECK(cuStreamSynchronize(threadStream()));
+  HRT_CUDA_CHECK(cuMemPoolTrimTo(pool, 0));
 }
 
 } // namespace hetero::rt::cuda

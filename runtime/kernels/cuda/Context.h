@@ -43,8 +43,9 @@ CUstream threadStream();
 /// threshold of all of it), once per process.
 void ensureCachingPool();
 
-/// Returns the memory the pool keeps for reuse to the driver, when
-/// ensureCachingPool made it keep any.
+/// Returns the memory the pool keeps for reuse to the driver, after the
+/// frees queued on this thread's stream, when ensureCachingPool made it
+/// keep any.
 void trimCachingPool();
 
 } // namespace hetero::rt::cuda

@@ -166,8 +166,11 @@ HRT_CUDA_EXPORT int64_t hrt_cuda_release(void) {
   Mirrors &all = mirrors();
   Staging &pinned = staging();
   std::scoped_lock lock(all.mutex, pinned.mutex);
-  if (all.byHost.empty() && pinned.sizes.empty())
+  if (all.byHost.empty() && pinned.sizes.empty()) {
+    // A step's temporaries alone may still sit in the pool.
+    hetero::rt::cuda::trimCachingPool();
     return 0;
+  }
   ensureContext();
   // Work queued on the stream may still read the copies.
   synchronize();
