@@ -107,7 +107,7 @@ struct GpuAsyncLaunchesPass
       wait.erase();
     if (calls.empty())
       return;
-    func::FuncOp synchronize = hetero::declareGpuRuntime(
+    func::FuncOp synchronize = hetero::declareRuntimeFunction(
         module, kSynchronize, FunctionType::get(context, {}, {}),
         getArgument());
     if (!synchronize)

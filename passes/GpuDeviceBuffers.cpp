@@ -386,17 +386,17 @@ private:
     Type pointer = LLVM::LLVMPointerType::get(context);
     Type i64 = IntegerType::get(context, 64);
     Type i32 = IntegerType::get(context, 32);
-    mirror = hetero::declareGpuRuntime(
+    mirror = hetero::declareRuntimeFunction(
         module, kMirror, FunctionType::get(context, {pointer, i64}, {pointer}),
         getArgument());
-    copy = hetero::declareGpuRuntime(
+    copy = hetero::declareRuntimeFunction(
         module, kCopy, FunctionType::get(context, {pointer, pointer, i64}, {}),
         getArgument());
-    stageIn = hetero::declareGpuRuntime(
+    stageIn = hetero::declareRuntimeFunction(
         module, kStageIn,
         FunctionType::get(context, {pointer, i64, i32}, {pointer}),
         getArgument());
-    stageOut = hetero::declareGpuRuntime(
+    stageOut = hetero::declareRuntimeFunction(
         module, kStageOut,
         FunctionType::get(context, {pointer, pointer, i64, i32}, {}),
         getArgument());

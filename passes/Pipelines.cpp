@@ -74,11 +74,30 @@ static void addBufferization(OpPassManager &pm) {
   pm.addPass(createConvertBufferizationToMemRefPass());
 }
 
+hetero::CpuMatmul hetero::defaultCpuMatmul() {
+#ifdef HETERO_HAVE_OPENBLAS
+  return CpuMatmul::blas;
+#else
+  return CpuMatmul::loops;
+#endif
+}
+
 LogicalResult
 hetero::buildLowerToCpuPipeline(OpPassManager &pm,
                                 const CpuPipelineOptions &options) {
   addHeteroPasses(pm, options.blockingCollectives);
+  // Element-wise chains become one loop nest, so one pass over memory; the
+  // products read transposed operands in place (BLAS takes them as such).
+  hetero::HeteroFuseElementwiseOptions fusion;
+  fusion.foldTransposes = options.matmul == hetero::CpuMatmul::blas;
+  pm.nest<func::FuncOp>().addPass(hetero::createHeteroFuseElementwise(fusion));
+  // An op whose result is inserted into a larger tensor (a block's tape, a
+  // stage's stash) writes into its slot of that tensor instead of a buffer
+  // of its own that is then copied in.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   addBufferization(pm);
+  if (options.matmul == hetero::CpuMatmul::blas)
+    pm.addPass(hetero::createHeteroMatmulToBlas());
   // Loops and control flow, one function at a time.
   OpPassManager &loops = pm.nest<func::FuncOp>();
   loops.addPass(createConvertLinalgToLoopsPass());
@@ -128,7 +147,7 @@ hetero::buildLowerToGpuPipeline(OpPassManager &pm,
   // over memory; long reductions with few outputs become parallel
   // partials. Both on tensors.
   OpPassManager &tensors = pm.nest<func::FuncOp>();
-  tensors.addPass(hetero::createHeteroGpuFuseElementwise());
+  tensors.addPass(hetero::createHeteroFuseElementwise());
   tensors.addPass(hetero::createHeteroGpuSplitReductions());
   addBufferization(pm);
   // The step's data in device memory; the f32 GEMMs go to cuBLAS; every other

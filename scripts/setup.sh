@@ -13,6 +13,7 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 libclang-rt-22-dev
   clang-format-22
   libopenmpi-dev openmpi-bin
+  libopenblas-dev  # the products of compiled CPU code
   libgtest-dev libgmock-dev
   python3-numpy
   procps  # pgrep and pkill: the checkpoint tests stop agents as a failure would

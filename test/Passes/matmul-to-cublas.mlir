@@ -6,17 +6,17 @@
 
 // CHECK: func.func private @hrt_cuda_sgemm(i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
 // CHECK-LABEL: func.func @static
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK: %[[A:.*]] = memref.extract_aligned_pointer_as_index %arg0
 // CHECK: %[[AI:.*]] = arith.index_cast %[[A]] : index to i64
 // CHECK: %[[AP:.*]] = llvm.inttoptr %[[AI]]
-// CHECK-DAG: %[[M:.*]] = arith.constant 64 : i64
-// CHECK-DAG: %[[K:.*]] = arith.constant 32 : i64
+// CHECK: %[[K:.*]] = arith.constant 32 : i64
 // CHECK: %[[B:.*]] = memref.extract_aligned_pointer_as_index %arg1
 // CHECK: %[[BP:.*]] = llvm.inttoptr
 // CHECK: %[[N:.*]] = arith.constant 48 : i64
 // CHECK: %[[C:.*]] = memref.extract_aligned_pointer_as_index %arg2
 // CHECK: %[[CP:.*]] = llvm.inttoptr
-// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[M:.*]] = arith.constant 64 : i64
 // CHECK: call @hrt_cuda_sgemm(%[[M]], %[[N]], %[[K]], %[[AP]], %[[K]], %[[BP]], %[[N]], %[[ONE]], %[[CP]], %[[N]])
 // CHECK-NOT: linalg.matmul
 func.func @static(%a: memref<64x32xf32>, %b: memref<32x48xf32>, %c: memref<64x48xf32>) {
@@ -41,15 +41,20 @@ func.func @view(%a: memref<16x96xf32>, %b: memref<32x8xf32>, %c: memref<16x8xf32
   return
 }
 
-// Dynamic sizes come from the buffers at run time.
+// Dynamic sizes and strides come from the buffers at run time.
 // CHECK-LABEL: func.func @dynamic
-// CHECK: %{{.*}}, %{{.*}}, %[[AS:.*]]:2, %[[AST:.*]]:2 = memref.extract_strided_metadata %arg0
-// CHECK: %[[M:.*]] = arith.index_cast %[[AS]]#0 : index to i64
-// CHECK: %[[K:.*]] = arith.index_cast %[[AS]]#1 : index to i64
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}:2, %[[AST:.*]]:2 = memref.extract_strided_metadata %arg0
 // CHECK: %[[LDA:.*]] = arith.index_cast %[[AST]]#0 : index to i64
-// CHECK: %{{.*}}, %{{.*}}, %[[CS:.*]]:2, %[[CST:.*]]:2 = memref.extract_strided_metadata %arg2
-// CHECK: %[[N:.*]] = arith.index_cast %[[CS]]#1 : index to i64
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}:2, %[[CST:.*]]:2 = memref.extract_strided_metadata %arg2
 // CHECK: %[[LDC:.*]] = arith.index_cast %[[CST]]#0 : index to i64
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[MD:.*]] = memref.dim %arg0, %[[C0]]
+// CHECK: %[[M:.*]] = arith.index_cast %[[MD]] : index to i64
+// CHECK: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: %[[ND:.*]] = memref.dim %arg1, %[[C1]]
+// CHECK: %[[N:.*]] = arith.index_cast %[[ND]] : index to i64
+// CHECK: %[[KD:.*]] = memref.dim %arg0, %[[C1]]
+// CHECK: %[[K:.*]] = arith.index_cast %[[KD]] : index to i64
 // CHECK: call @hrt_cuda_sgemm(%[[M]], %[[N]], %[[K]], %{{.*}}, %[[LDA]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LDC]])
 func.func @dynamic(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)

@@ -40,10 +40,12 @@
 #include "AdaptivePlanning.h"
 #include "Checkpointing.h"
 #include "Device.h"
+#include "HostCompiler.h"
 #include "MeasuredTimeline.h"
 #include "Shards.h"
 #include "ToolDialects.h"
 
+#include "hetero-rt/blas.h"
 #include "hetero-rt/hrt.h"
 #include "hetero/InitAll.h"
 #include "hetero/Passes/Passes.h"
@@ -51,7 +53,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -61,6 +62,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -68,8 +70,14 @@
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 namespace cl = llvm::cl;
 using namespace mlir;
@@ -149,6 +157,41 @@ static cl::opt<bool> blockingCollectives(
     "blocking-collectives",
     cl::desc("Wait for every all-reduce where it stands (no overlap)"),
     cl::init(false), cl::cat(category));
+/// --threads: the threads each rank's BLAS products may use. libLLVM
+/// already registers a `threads` option of type int (without a
+/// description); hetero-run takes that one over, and registers its own
+/// where the library has none.
+static cl::opt<int> &threadsOption() {
+  static cl::opt<int> *option = [] {
+    auto options = cl::getRegisteredOptions();
+    auto found = options.find("threads");
+    cl::opt<int> *threads =
+        found != options.end()
+            ? static_cast<cl::opt<int> *>(found->second)
+            : new cl::opt<int>("threads", cl::value_desc("N"));
+    threads->setDescription("Threads each rank's BLAS products may use "
+                            "(default 1: the ranks of a job share the "
+                            "machine's cores)");
+    threads->setValueStr("N");
+    threads->setInitialValue(1);
+    threads->addCategory(category);
+    return threads;
+  }();
+  return *option;
+}
+static cl::opt<std::string> matmul(
+    "matmul",
+    cl::desc("How the CPU step's f32 products run: blas (hrt_cpu_sgemm, the "
+             "default when hetero is built with OpenBLAS) or loops"),
+    cl::init(""), cl::cat(category));
+static cl::opt<std::string> blasProfile(
+    "blas-profile",
+    cl::desc("Time the CPU step's products in the iterations after the "
+             "first: print their share of the time and rate, and write "
+             "their shapes, calls and seconds to FILE (rank r of several "
+             "to FILE.r); bench/products.sh compares them with OpenBLAS on "
+             "the same shapes"),
+    cl::value_desc("FILE"), cl::init(""), cl::cat(category));
 static cl::opt<std::string> corpus(
     "corpus",
     cl::desc(
@@ -742,6 +785,52 @@ bool printSyncGroups(hrt_comm world, bool printer,
   return true;
 }
 
+/// --blas-profile: writes this rank's products (FILE, or FILE.<rank> in a
+/// job of several ranks) and prints their share of the iterations' `seconds`
+/// and their rate.
+static bool writeBlasProfile(const std::string &file, int rank, hrt_comm world,
+                             double seconds) {
+  hrt_blas_profile(0);
+  int ranks = 1;
+  hrt_comm_size(world, &ranks);
+  std::string path = ranks > 1 ? file + "." + std::to_string(rank) : file;
+  if (hrt_blas_profile_write(path.c_str()) != 0) {
+    llvm::errs() << "hetero-run: --blas-profile: cannot write " << path << ": "
+                 << std::strerror(errno) << "\n";
+    return false;
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    llvm::errs() << "hetero-run: --blas-profile: cannot read " << path << "\n";
+    return false;
+  }
+  double flops = 0, productSeconds = 0;
+  long long calls = 0;
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*buffer)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef line : llvm::drop_begin(lines)) {
+    long long batch, transposeA, transposeB, m, n, k, count;
+    double time;
+    if (std::sscanf(line.str().c_str(),
+                    "%lld %lld %lld %lld %lld %lld %lld %lf", &batch,
+                    &transposeA, &transposeB, &m, &n, &k, &count, &time) != 8)
+      continue;
+    flops +=
+        2.0 * double(batch) * double(m) * double(n) * double(k) * double(count);
+    productSeconds += time;
+    calls += count;
+  }
+  if (rank == 0) {
+    std::printf("products: %lld calls, %.3f GFLOP in %.3f s of %.3f s "
+                "(%.1f%%): %.1f GFLOP/s\n",
+                calls, flops * 1e-9, productSeconds, seconds,
+                seconds > 0 ? 100.0 * productSeconds / seconds : 0.0,
+                productSeconds > 0 ? flops * 1e-9 / productSeconds : 0.0);
+    std::fflush(stdout);
+  }
+  return true;
+}
+
 int run() {
   hrt_backend kind;
   if (backend == "mpi")
@@ -770,10 +859,35 @@ int run() {
                     "without CUDA (HETERO_ENABLE_CUDA is off)\n";
     return 1;
   }
+  std::optional<hetero::CpuMatmul> cpuMatmul;
+  if (!matmul.empty()) {
+    if (matmul == "blas") {
+      cpuMatmul = hetero::CpuMatmul::blas;
+    } else if (matmul == "loops") {
+      cpuMatmul = hetero::CpuMatmul::loops;
+    } else {
+      llvm::errs() << "hetero-run: unknown --matmul '" << matmul
+                   << "', expected blas or loops\n";
+      return 1;
+    }
+    if (onGpu) {
+      llvm::errs() << "hetero-run: --matmul chooses how the CPU step's "
+                      "products run; a GPU step (--device gpu) runs them "
+                      "with cuBLAS\n";
+      return 1;
+    }
+  }
+  int threads = threadsOption();
+  if (threads < 1) {
+    llvm::errs() << "hetero-run: --threads " << threads
+                 << ": expected at least 1 thread per rank\n";
+    return 1;
+  }
   if (hrt_init(kind, nullptr, nullptr) != HRT_SUCCESS) {
     llvm::errs() << "hetero-run: " << hrt_last_error() << "\n";
     return 1;
   }
+  hrt_blas_set_threads(threads);
   hrt_comm world;
   int rank = 0;
   hrt_comm_world(&world);
@@ -1035,6 +1149,8 @@ int run() {
   } else {
     hetero::CpuPipelineOptions cpuOptions;
     cpuOptions.blockingCollectives = blockingCollectives;
+    if (!matmul.empty())
+      cpuOptions.matmul = *cpuMatmul;
     if (failed(hetero::buildLowerToCpuPipeline(pm, cpuOptions)))
       return 1;
   }
@@ -1050,18 +1166,27 @@ int run() {
     output->keep();
   }
 
-  std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, nullptr);
+  // The step is compiled for this host's CPU and its vector extensions
+  // (HostCompiler.h).
+  llvm::Expected<hetero::HostCompiler> host = hetero::makeHostCompiler();
+  if (!host) {
+    llvm::errs() << "hetero-run: cannot compile for this host's CPU: "
+                 << llvm::toString(host.takeError()) << "\n";
+    return 1;
+  }
   ExecutionEngineOptions options;
-  options.transformer = optimize;
+  options.transformer = host->optimize;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   llvm::SmallVector<llvm::StringRef> libraries = {HETERO_C_RUNNER_UTILS};
+  libraries.append(host->libraries.begin(), host->libraries.end());
   options.sharedLibPaths = libraries;
   // The device copies of the globals, which --load and --save move; the
   // library is loaded into the process, where the program finds it.
   hetero::DeviceMemory memory;
   if (onGpu && !memory.bind())
     return 1;
-  auto engine = ExecutionEngine::create(*module, options);
+  auto engine =
+      ExecutionEngine::create(*module, options, std::move(host->targetMachine));
   if (!engine) {
     llvm::errs() << "hetero-run: cannot compile " << inputFile << ": "
                  << llvm::toString(engine.takeError()) << "\n";
@@ -1164,6 +1289,11 @@ int run() {
   if (timeline && rank == 0 &&
       !hetero::prepareTimelineDirectory(timelineDirectory))
     return 1;
+  if (!blasProfile.empty() && (onGpu || iterations - firstStep < 2)) {
+    llvm::errs() << "hetero-run: --blas-profile times a CPU step's products "
+                    "over at least 2 iterations (the first warms up)\n";
+    return 1;
+  }
   if (measureThroughput && (!isStep || iterations < 2)) {
     llvm::errs() << "hetero-run: --throughput times a pipeline's step over "
                     "at least 2 iterations (the first warms up)\n";
@@ -1178,8 +1308,11 @@ int run() {
   // never join it. So each rank times its own iterations.
   double timedFrom = 0.0;
   for (int64_t i = firstStep; i < iterations; ++i) {
-    if (i == firstStep + 1)
+    if (i == firstStep + 1) {
       timedFrom = hrt_wtime();
+      if (!blasProfile.empty())
+        hrt_blas_profile(1);
+    }
     // --timeline keeps the spans of the last iteration only.
     if (timeline || profiling(i))
       hrt_timeline_begin_iteration();
@@ -1260,6 +1393,9 @@ int run() {
       return 1;
   }
   if (profiled && !profiled->write(profileTimeline))
+    return 1;
+  if (!blasProfile.empty() &&
+      !writeBlasProfile(blasProfile, rank, world, hrt_wtime() - timedFrom))
     return 1;
   // Every worker departs from its sync groups before the next collective,
   // so that none waits in an enforced sync for one that has finished.
@@ -1344,11 +1480,26 @@ int run() {
 
 } // namespace
 
+/// The compiled step allocates its temporaries with malloc and frees them
+/// before it returns. glibc serves blocks above a threshold with mmap and
+/// gives them back on free, and trims the heap's top, so that every step
+/// would fault in (and the kernel zero) fresh pages for the same buffers.
+/// With the threshold at its largest (32 MiB) and no trimming, the second
+/// step reuses the first step's memory.
+static void keepFreedMemory() {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);
+#endif
+}
+
 int main(int argc, char **argv) {
+  keepFreedMemory();
   llvm::InitLLVM init(argc, argv);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   hetero::registerAllPasses();
+  threadsOption();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "hetero-run: compile and run a hetero program\n");

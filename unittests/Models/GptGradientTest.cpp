@@ -208,7 +208,11 @@ TEST_P(GptGradientTest, EveryBackwardMatchesFiniteDifferencesOfItsForward) {
   }
 
   PassManager lower(&context);
-  ASSERT_TRUE(succeeded(hetero::buildLowerToCpuPipeline(lower)));
+  hetero::CpuPipelineOptions pipeline;
+#ifndef HETERO_RT_LIBRARY
+  pipeline.matmul = hetero::CpuMatmul::loops;
+#endif
+  ASSERT_TRUE(succeeded(hetero::buildLowerToCpuPipeline(lower, pipeline)));
   ASSERT_TRUE(succeeded(lower.run(*module)));
   // options.transformer is a function_ref: the transformer must outlive it.
   std::function<llvm::Error(llvm::Module *)> optimize =
@@ -216,6 +220,9 @@ TEST_P(GptGradientTest, EveryBackwardMatchesFiniteDifferencesOfItsForward) {
   ExecutionEngineOptions options;
   options.transformer = optimize;
   SmallVector<StringRef> libraries = {HETERO_C_RUNNER_UTILS};
+#ifdef HETERO_RT_LIBRARY
+  libraries.push_back(HETERO_RT_LIBRARY);
+#endif
   options.sharedLibPaths = libraries;
   auto created = ExecutionEngine::create(*module, options);
   ASSERT_TRUE(bool(created)) << llvm::toString(created.takeError());

@@ -35,13 +35,29 @@ namespace hetero {
 #define GEN_PASS_REGISTRATION
 #include "hetero/Passes/Passes.h.inc"
 
+/// Where the f32 products of the CPU pipeline run.
+enum class CpuMatmul { blas, loops };
+
+/// `blas` when hetero was built with OpenBLAS, `loops` otherwise.
+CpuMatmul defaultCpuMatmul();
+
 /// The CPU pipeline: prunable matmuls computed in full, canonicalization,
 /// collectives lowered to libhetero_rt calls, one-shot bufferization with
-/// ownership-based deallocation, and the lowering of linalg, memref, math,
-/// arith, control flow and func to the LLVM dialect. Built from pass
-/// constructors: no pass needs to be registered.
+/// ownership-based deallocation, the products as BLAS calls (or loops), and
+/// the lowering of linalg, memref, math, arith, control flow and func to
+/// the LLVM dialect. Built from pass constructors: no pass needs to be
+/// registered.
 struct CpuPipelineOptions
     : public mlir::PassPipelineOptions<CpuPipelineOptions> {
+  Option<CpuMatmul> matmul{
+      *this, "matmul", llvm::cl::desc("How f32 products on buffers run"),
+      llvm::cl::init(defaultCpuMatmul()),
+      llvm::cl::values(
+          clEnumValN(CpuMatmul::blas, "blas",
+                     "the host's BLAS through hrt_cpu_sgemm (the default "
+                     "when hetero is built with OpenBLAS)"),
+          clEnumValN(CpuMatmul::loops, "loops",
+                     "loops, like the other linalg ops"))};
   Option<bool> blockingCollectives{
       *this, "blocking-collectives",
       llvm::cl::desc("Wait for every all-reduce where it stands instead of "

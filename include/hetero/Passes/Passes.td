@@ -871,13 +871,14 @@ def HeteroGpuAsyncLaunches : Pass<"hetero-gpu-async-launches", "::mlir::ModuleOp
                            "::mlir::gpu::GPUDialect"];
 }
 
-def HeteroGpuFuseElementwise
-    : Pass<"hetero-gpu-fuse-elementwise", "::mlir::func::FuncOp"> {
-  let summary = "Fuse chains of element-wise linalg ops into one kernel";
+def HeteroFuseElementwise
+    : Pass<"hetero-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse chains of element-wise linalg ops into one loop nest";
   let description = [{
     On tensors, fuses each element-wise `linalg.generic` into the
     `linalg.generic` that consumes it (upstream's element-wise fusion), so
-    that a chain becomes one kernel and one pass over device memory:
+    that a chain becomes one loop nest (one kernel on a GPU) and one pass
+    over memory:
 
     ```mlir
     %b = linalg.generic ... ins(%x, %bias) ... { addf }
@@ -887,8 +888,17 @@ def HeteroGpuFuseElementwise
 
     Products are left alone: a producer is never fused into a contraction
     (a `linalg.matmul`, or a generic that is one), which would otherwise
-    lose its cuBLAS call.
+    stop being one GEMM and lose its BLAS or cuBLAS call.
+
+    With `fold-transposes`, a `linalg.transpose` whose result a contraction
+    reads is folded into that operand's indexing map (the product becomes a
+    `linalg.generic` reading the transpose's source): hetero-matmul-to-blas
+    then passes the source as a transposed operand, and the copy goes.
   }];
+  let options = [
+    Option<"foldTransposes", "fold-transposes", "bool", /*default=*/"false",
+           "Fold transposes read by products into their indexing maps">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
@@ -947,6 +957,41 @@ def HeteroGpuSplitReductions
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def HeteroMatmulToBlas : Pass<"hetero-matmul-to-blas", "::mlir::ModuleOp"> {
+  let summary = "Compute f32 products on buffers with the host's BLAS";
+  let description = [{
+    Rewrites every f32 product on buffers that is one GEMM, possibly
+    batched and with transposed operands, into a call of the runtime's
+    `hrt_cpu_sgemm` (include/hetero-rt/blas.h): OpenBLAS's `cblas_sgemm`
+    when libhetero_rt was built with it. A product qualifies when it is a
+    contraction (`linalg.matmul`, `linalg.batch_matmul`, a `linalg.matmul`
+    with transposing `indexing_maps`, or a `linalg.generic` whose body
+    multiplies and accumulates) with one M, one N and one K loop and at most
+    one batch loop, each of whose f32 buffers has unit stride along one of
+    its two matrix dimensions; the other strides become leading dimensions
+    and batch strides, so views need no copy. A fill of 0.0 of the output
+    right before the product becomes `beta = 0`.
+
+    ```mlir
+    linalg.fill ins(%zero : f32) outs(%c : memref<16x8xf32>)
+    linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>,
+                                   affine_map<(m, n, k) -> (k, n)>,
+                                   affine_map<(m, n, k) -> (m, n)>]
+                  ins(%a, %b : memref<32x16xf32>, memref<32x8xf32>)
+                  outs(%c : memref<16x8xf32>)
+    ```
+
+    becomes one call with batch 1, `transpose_a` 1, m = 16, n = 8, k = 32,
+    `lda` 16, `ldb` 8, beta 0 and `ldc` 8. Other products (other element
+    types, several M, N or K loops, operands strided along both matrix
+    dimensions) are left to the loops.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def HeteroMatmulToCublas

@@ -1,7 +1,8 @@
-// hetero-gpu-fuse-elementwise: a chain of element-wise ops becomes one op
-// (one kernel); products keep their producers apart, so that they stay
-// linalg.matmul for cuBLAS.
-// RUN: hetero-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(hetero-gpu-fuse-elementwise))' | FileCheck %s
+// hetero-fuse-elementwise: a chain of element-wise ops becomes one op
+// (one loop nest, one kernel); products keep their producers apart, so that
+// they stay GEMMs for BLAS and cuBLAS.
+// RUN: hetero-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(hetero-fuse-elementwise))' | FileCheck %s
+// RUN: hetero-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(hetero-fuse-elementwise{fold-transposes=true}))' --mlir-print-local-scope | FileCheck %s --check-prefix=FOLD
 
 #map = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (j)>
@@ -101,4 +102,54 @@ func.func @embedding(%tokens: tensor<1x16xi32>, %table: tensor<80x32xf32>) -> te
   %pf = linalg.fill ins(%zero : f32) outs(%pe : tensor<16x32xf32>) -> tensor<16x32xf32>
   %p = linalg.matmul ins(%hot, %table : tensor<16x80xf32>, tensor<80x32xf32>) outs(%pf : tensor<16x32xf32>) -> tensor<16x32xf32>
   return %p : tensor<16x32xf32>
+}
+
+// -----
+
+// A transposed weight and a transposed activation read by products (the
+// backward of a linear: dX = dY W^T, dW = X^T dY). With fold-transposes the
+// products read the sources through permuted maps and the copies go; the
+// transposes' other reader keeps its copy. Without it, nothing changes.
+// CHECK-LABEL: func.func @transposed_operands
+// CHECK-COUNT-2: linalg.transpose
+// CHECK:         linalg.matmul ins(%{{.*}}, %transposed : tensor<8x4xf32>, tensor<4x16xf32>)
+// CHECK:         linalg.matmul ins(%transposed_{{.*}}, %arg2 : tensor<16x8xf32>, tensor<8x4xf32>)
+// FOLD-LABEL:   func.func @transposed_operands
+// FOLD:         %[[KEPT:.*]] = linalg.transpose ins(%arg0 : tensor<8x16xf32>)
+// FOLD-NOT:     linalg.transpose
+// FOLD:         %[[DX:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2, %arg1 : tensor<8x4xf32>, tensor<16x4xf32>)
+// FOLD:           arith.mulf
+// FOLD:           arith.addf
+// FOLD:         %[[DW:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %arg2 : tensor<8x16xf32>, tensor<8x4xf32>)
+// FOLD:         return %[[DX]], %[[DW]], %[[KEPT]]
+func.func @transposed_operands(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %dy: tensor<8x4xf32>) -> (tensor<8x16xf32>, tensor<16x4xf32>, tensor<16x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %wte = tensor.empty() : tensor<4x16xf32>
+  %wt = linalg.transpose ins(%w : tensor<16x4xf32>) outs(%wte : tensor<4x16xf32>) permutation = [1, 0]
+  %xte = tensor.empty() : tensor<16x8xf32>
+  %xt = linalg.transpose ins(%x : tensor<8x16xf32>) outs(%xte : tensor<16x8xf32>) permutation = [1, 0]
+  %dxe = tensor.empty() : tensor<8x16xf32>
+  %dxf = linalg.fill ins(%zero : f32) outs(%dxe : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %dx = linalg.matmul ins(%dy, %wt : tensor<8x4xf32>, tensor<4x16xf32>) outs(%dxf : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %dwe = tensor.empty() : tensor<16x4xf32>
+  %dwf = linalg.fill ins(%zero : f32) outs(%dwe : tensor<16x4xf32>) -> tensor<16x4xf32>
+  %dw = linalg.matmul ins(%xt, %dy : tensor<16x8xf32>, tensor<8x4xf32>) outs(%dwf : tensor<16x4xf32>) -> tensor<16x4xf32>
+  return %dx, %dw, %xt : tensor<8x16xf32>, tensor<16x4xf32>, tensor<16x8xf32>
+}
+
+// -----
+
+// Attention's scores of heads laid out [batch * heads, tokens, width]: the
+// keys transposed per head ([bh, d, s]) fold into the batched product.
+// FOLD-LABEL:  func.func @batched_keys
+// FOLD-NOT:    linalg.transpose
+// FOLD:        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%arg0, %arg1 :
+func.func @batched_keys(%q: tensor<4x8x16xf32>, %k: tensor<4x8x16xf32>) -> tensor<4x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %kte = tensor.empty() : tensor<4x16x8xf32>
+  %kt = linalg.transpose ins(%k : tensor<4x8x16xf32>) outs(%kte : tensor<4x16x8xf32>) permutation = [0, 2, 1]
+  %se = tensor.empty() : tensor<4x8x8xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%se : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<4x8x16xf32>, tensor<4x16x8xf32>) outs(%sf : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+  return %s : tensor<4x8x8xf32>
 }
