@@ -38,11 +38,12 @@
 # Prints, per size and way, tokens/s (tokens a step over the median step
 # time of all rounds, the first step of each run left out as warm-up: it
 # includes first touches and, in PyTorch, the allocator's warm-up), the
-# ratio to PyTorch, and the achieved FLOP rate; checks that the losses of
-# every step of every run agree with PyTorch's within 1e-4 (relative), and
-# shows how far the trained parameters of the first round differ (in units
-# of lr: Adam's step moves an element by about lr, however small its
-# gradient, so rounding in near-zero gradients shows in full there).
+# step time over PyTorch's (below 1: hetero is faster), and the achieved
+# FLOP rate; checks that the losses of every step of every run agree with
+# PyTorch's within 1e-4 (relative), and shows how far the trained
+# parameters of the first round differ (in units of lr: Adam's step moves an
+# element by about lr, however small its gradient, so rounding in near-zero
+# gradients shows in full there).
 #
 # FLOPs (the report's comment gives the formula) are the model's: forward
 # matmuls 2 M N K, backward twice the forward, the same count for both
@@ -216,9 +217,9 @@ for size in sys.argv[4].split(","):
         if kind != "pytorch":
             line += f" ({4 * forward / ms * 1e3 / 1e9:.2f} executed"
             line += f", {model / ranks:.2f} a rank)" if ranks > 1 else ")"
-            line += f"  ratio to pytorch {rate / base:.3f}"
+            line += f"  step time / pytorch's {ms / base:.3f}"
         else:
-            base = rate
+            base = ms
         print(line)
     reference = losses(d, "pytorch", 1)
     worst, count = 0.0, 0

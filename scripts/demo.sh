@@ -16,16 +16,16 @@ source "$HETERO_ROOT/scripts/setup.sh"
 
 BIN="$BUILD_DIR/bin"
 OUT="${HETERO_DEMO_OUT:-$BUILD_DIR/demo}"
-STEPS="${HETERO_DEMO_STEPS:-240}"
+STEPS="${HETERO_DEMO_STEPS:-600}"
 CORPUS=/usr/share/common-licenses/GPL-3
 mkdir -p "$OUT"
 MPIRUN=(mpirun --oversubscribe --bind-to none)
 if [[ $(id -u) -eq 0 ]]; then MPIRUN+=(--allow-run-as-root); fi
 
-MODEL=(gpt --vocab 80 --layers 2 --hidden 64 --heads 4 --seq 32 --batch 2
+MODEL=(gpt --vocab 80 --layers 4 --hidden 160 --heads 4 --seq 32 --batch 2
        --stages 2 --microbatches 4 --dp 2)
 echo
-echo "== hetero-gen: a 2-layer transformer language model over 80 characters"
+echo "== hetero-gen: a 4-layer transformer language model over 80 characters (1.26 M parameters)"
 echo "\$ hetero-gen ${MODEL[*]}"
 "$BIN/hetero-gen" "${MODEL[@]}" -o "$OUT/gpt.mlir"
 echo "$(wc -l < "$OUT/gpt.mlir") lines of verified hetero IR"
@@ -66,6 +66,10 @@ print(f"loss: {steps[0][0]:.3f} -> {last:.3f} (mean of the last 20 steps), "
       f"{100 * (1 - last / steps[0][0]):.0f}% lower")
 EOF
 
+# The replicas' gradients are summed in another order than the reference's
+# one process sums its micro-batches', and Adam moves an element by about
+# lr whatever its gradient's size: a near-zero gradient's rounding shows in
+# full. Parameters are compared to 1e-4 of each tensor's largest value.
 echo
 echo "== the 4-rank step against the single-process reference (@gpt_step_reference), 5 steps"
 "${MPIRUN[@]}" -np 4 "$BIN/hetero-run" "$OUT/scheduled.mlir" --corpus "$CORPUS" \
@@ -73,8 +77,8 @@ echo "== the 4-rank step against the single-process reference (@gpt_step_referen
 "${MPIRUN[@]}" -np 1 "$BIN/hetero-run" "$OUT/scheduled.mlir" --corpus "$CORPUS" \
   --entry gpt_step_reference --iterations 5 --save "$OUT/check-reference" \
   > "$OUT/check-reference.txt"
-/usr/bin/python3 "$HETERO_ROOT/test/Integration/Inputs/training-reference.py" runs \
-  "$OUT/check-ranks.txt" "$OUT/check-ranks" "$OUT/check-reference.txt" \
+/usr/bin/python3 "$HETERO_ROOT/test/Integration/Inputs/training-reference.py" \
+  --tolerance 1e-4 runs "$OUT/check-ranks.txt" "$OUT/check-ranks" "$OUT/check-reference.txt" \
   "$OUT/check-reference"
 
 echo
@@ -89,7 +93,7 @@ grep -v "^iteration " "$OUT/samples.txt"
 echo
 echo "== timeline of the last step: $OUT/timeline.json (chrome://tracing), $OUT/timeline.svg"
 echo
-printf '%s\n' "hetero-gen emitted a 2-layer, 64-wide transformer language model over
+printf '%s\n' "hetero-gen emitted a 4-layer, 160-wide transformer language model over
 80 characters as plain MLIR in the stage ABI; hetero-kfkb-schedule chose
 its 2F2B schedule and hetero-lower-pipeline turned that schedule into the
 per-rank training step, which hetero-run compiled and ran on 4 MPI ranks
