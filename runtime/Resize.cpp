@@ -829,22 +829,24 @@ extern "C" void hrt_mlir_gemm_mark(int event) {
   }
   if (start < 0)
     return;
-  // A slower device runs the same GEMM `slowdown` times as long. Sleeps
-  // shorter than a millisecond would overshoot, so they add up first.
+  // A slower device runs the same GEMM `slowdown` times as long: that is
+  // the GEMM's time, and the rank sleeps the difference. Sleeps shorter
+  // than a millisecond would overshoot, so they add up first; a GEMM of
+  // microseconds (in BLAS) is counted at its emulated time all the same,
+  // not at whatever share of a pending sleep its iteration happened to pay.
   if (!s.slowdown) {
     auto found = s.slowdowns.find(worldRank());
     s.slowdown = found == s.slowdowns.end() ? 1.0 : found->second;
   }
-  s.owedSeconds += (*s.slowdown - 1.0) * (now - start);
+  double took = *s.slowdown * (now - start);
+  s.owedSeconds += took - (now - start);
   if (s.owedSeconds >= 1e-3) {
     std::this_thread::sleep_for(std::chrono::duration<double>(s.owedSeconds));
-    double after = hrt_wtime();
-    s.owedSeconds -= after - now;
-    now = after;
+    s.owedSeconds -= hrt_wtime() - now;
   }
-  (own ? s.gemmSeconds : s.migratedSeconds) += now - start;
+  (own ? s.gemmSeconds : s.migratedSeconds) += took;
   if (!own)
-    s.totals.migrated_gemm_seconds += now - start;
+    s.totals.migrated_gemm_seconds += took;
   start = -1;
 }
 
