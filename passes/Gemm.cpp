@@ -31,7 +31,7 @@ static bool readsExactly(AffineMap map, ArrayRef<unsigned> loops) {
       loops, [&](unsigned loop) { return positionOf(map, loop).has_value(); });
 }
 
-/// Whether `value` is an f32 buffer whose strides the type states.
+/// Whether `value` is a buffer of f32 elements.
 static bool isF32Buffer(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
   return type && type.getElementType().isF32();

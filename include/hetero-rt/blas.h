@@ -54,6 +54,11 @@ HRT_EXPORT int hrt_blas_threads(void);
 HRT_EXPORT void hrt_blas_profile(int on);
 HRT_EXPORT int hrt_blas_profile_write(const char *path);
 
+/* The counted products' calls, FLOPs (2 batch m n k a call) and seconds,
+ * all shapes together, as hrt_blas_profile_write would write them. */
+HRT_EXPORT void hrt_blas_profile_totals(long long *calls, double *flops,
+                                        double *seconds);
+
 /* The library that runs the products ("OpenBLAS 0.3.21"), or "loops". */
 HRT_EXPORT const char *hrt_blas_library(void);
 

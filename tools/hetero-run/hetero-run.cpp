@@ -62,7 +62,6 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -794,31 +793,13 @@ static bool writeBlasProfile(const std::string &file, int rank, hrt_comm world,
   int ranks = 1;
   hrt_comm_size(world, &ranks);
   std::string path = ranks > 1 ? file + "." + std::to_string(rank) : file;
+  long long calls = 0;
+  double flops = 0, productSeconds = 0;
+  hrt_blas_profile_totals(&calls, &flops, &productSeconds);
   if (hrt_blas_profile_write(path.c_str()) != 0) {
     llvm::errs() << "hetero-run: --blas-profile: cannot write " << path << ": "
                  << std::strerror(errno) << "\n";
     return false;
-  }
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer) {
-    llvm::errs() << "hetero-run: --blas-profile: cannot read " << path << "\n";
-    return false;
-  }
-  double flops = 0, productSeconds = 0;
-  long long calls = 0;
-  llvm::SmallVector<llvm::StringRef> lines;
-  (*buffer)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef line : llvm::drop_begin(lines)) {
-    long long batch, transposeA, transposeB, m, n, k, count;
-    double time;
-    if (std::sscanf(line.str().c_str(),
-                    "%lld %lld %lld %lld %lld %lld %lld %lf", &batch,
-                    &transposeA, &transposeB, &m, &n, &k, &count, &time) != 8)
-      continue;
-    flops +=
-        2.0 * double(batch) * double(m) * double(n) * double(k) * double(count);
-    productSeconds += time;
-    calls += count;
   }
   if (rank == 0) {
     std::printf("products: %lld calls, %.3f GFLOP in %.3f s of %.3f s "

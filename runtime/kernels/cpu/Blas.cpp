@@ -16,6 +16,8 @@
 
 #include "hetero-rt/blas.h"
 
+#include "../LeadingDimension.h"
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -70,13 +72,6 @@ Profile &profile() {
   __builtin_unreachable();
 }
 
-/// The leading dimension a BLAS accepts for a matrix of `rows` rows of
-/// `columns` elements whose rows are `stride` apart: a matrix of at most one
-/// row may carry any stride, and the BLAS wants at least max(1, columns).
-int64_t leading(int64_t stride, int64_t rows, int64_t columns) {
-  return rows <= 1 ? std::max({stride, columns, int64_t(1)}) : stride;
-}
-
 int asBlasInt(int64_t value, const char *what, int64_t m, int64_t n,
               int64_t k) {
   if (value > INT_MAX)
@@ -122,9 +117,10 @@ static void sgemm(int64_t batch, int64_t transposeA, int64_t transposeB,
   if (batch == 0 || m == 0 || n == 0)
     return;
   // Stored shapes: A is m x k (k x m transposed), B is k x n (n x k).
-  lda = transposeA ? leading(lda, k, m) : leading(lda, m, k);
-  ldb = transposeB ? leading(ldb, n, k) : leading(ldb, k, n);
-  ldc = leading(ldc, m, n);
+  using hetero::rt::leadingDimension;
+  lda = transposeA ? leadingDimension(lda, k, m) : leadingDimension(lda, m, k);
+  ldb = transposeB ? leadingDimension(ldb, n, k) : leadingDimension(ldb, k, n);
+  ldc = leadingDimension(ldc, m, n);
   if (lda < std::max<int64_t>(transposeA ? m : k, 1))
     failProduct("lda", lda, m, n, k, "is too small");
   if (ldb < std::max<int64_t>(transposeB ? k : n, 1))
@@ -179,6 +175,20 @@ extern "C" void hrt_cpu_sgemm(int64_t batch, int64_t transposeA,
 }
 
 extern "C" void hrt_blas_profile(int on) { profile().on.store(on != 0); }
+
+extern "C" void hrt_blas_profile_totals(long long *calls, double *flops,
+                                        double *seconds) {
+  Profile &counts = profile();
+  std::lock_guard<std::mutex> lock(counts.mutex);
+  *calls = 0;
+  *flops = *seconds = 0;
+  for (const auto &[shape, times] : counts.shapes) {
+    *calls += times.calls;
+    *flops += 2.0 * double(shape[0]) * double(shape[2]) * double(shape[3]) *
+              double(shape[4]) * double(times.calls);
+    *seconds += times.seconds;
+  }
+}
 
 extern "C" int hrt_blas_profile_write(const char *path) {
   Profile &counts = profile();

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../LeadingDimension.h"
 #include "Context.h"
 #include "hetero-rt/gpu.h"
 
@@ -64,13 +65,6 @@ int asBlasInt(int64_t value, const char *what, int64_t m, int64_t n,
   return int(value);
 }
 
-/// The leading dimension cuBLAS is given for a rows x columns matrix whose
-/// rows are `stride` apart: a matrix of at most one row may carry any
-/// stride, and cuBLAS wants at least max(1, columns).
-int64_t leading(int64_t stride, int64_t rows, int64_t columns) {
-  return rows <= 1 ? std::max({stride, columns, int64_t(1)}) : stride;
-}
-
 } // namespace
 
 HRT_CUDA_EXPORT void hrt_cuda_sgemm(int64_t m, int64_t n, int64_t k,
@@ -79,9 +73,9 @@ HRT_CUDA_EXPORT void hrt_cuda_sgemm(int64_t m, int64_t n, int64_t k,
                                     int64_t ldc) {
   if (m == 0 || n == 0)
     return;
-  lda = leading(lda, m, k);
-  ldb = leading(ldb, k, n);
-  ldc = leading(ldc, m, n);
+  lda = hetero::rt::leadingDimension(lda, m, k);
+  ldb = hetero::rt::leadingDimension(ldb, k, n);
+  ldc = hetero::rt::leadingDimension(ldc, m, n);
   const float one = 1.0f;
   cublasHandle_t handle = threadHandle();
   checkBlas(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N,
