@@ -29,11 +29,16 @@ using namespace hetero;
 
 namespace {
 
-/// The collectives the pass decides for: f32 all-reduces and buckets.
+/// The collectives the pass decides for: f32 all-reduces and buckets of
+/// statically shaped tensors (the cost of a dynamic one is unknown until
+/// it runs, so it stays dense).
 bool isCandidate(Operation *op) {
   if (!isa<AllReduceOp, BucketOp>(op) || op->getNumOperands() == 0)
     return false;
-  return getElementTypeOrSelf(op->getOperand(0)).isF32();
+  return llvm::all_of(op->getOperandTypes(), [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
+  });
 }
 
 /// Elements the collective reduces over all its operands.
