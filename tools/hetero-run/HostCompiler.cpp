@@ -13,12 +13,21 @@
 
 using namespace llvm;
 
-llvm::Expected<hetero::HostCompiler> hetero::makeHostCompiler() {
+llvm::Expected<hetero::HostCompiler>
+hetero::makeHostCompiler(unsigned optLevel) {
+  if (optLevel > 3)
+    return createStringError("optimisation level -O%u is not one of 0 to 3",
+                             optLevel);
+  static const OptimizationLevel kLevels[] = {
+      OptimizationLevel::O0, OptimizationLevel::O1, OptimizationLevel::O2,
+      OptimizationLevel::O3};
+  OptimizationLevel level = kLevels[optLevel];
   Expected<orc::JITTargetMachineBuilder> builder =
       orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return builder.takeError();
-  builder->setCodeGenOptLevel(CodeGenOptLevel::Aggressive);
+  CodeGenOptLevel codeGenLevel = *CodeGenOpt::getLevel(int(optLevel));
+  builder->setCodeGenOptLevel(codeGenLevel);
   Expected<std::unique_ptr<TargetMachine>> machine =
       builder->createTargetMachine();
   if (!machine)
@@ -35,7 +44,8 @@ llvm::Expected<hetero::HostCompiler> hetero::makeHostCompiler() {
   }
 #endif
   TargetMachine *target = compiler.targetMachine.get();
-  compiler.optimize = [target, vectorMath](Module *module) -> Error {
+  compiler.codeGenLevel = codeGenLevel;
+  compiler.optimize = [target, vectorMath, level](Module *module) -> Error {
     LoopAnalysisManager loops;
     FunctionAnalysisManager functions;
     CGSCCAnalysisManager sccs;
@@ -56,7 +66,9 @@ llvm::Expected<hetero::HostCompiler> hetero::makeHostCompiler() {
     passes.registerLoopAnalyses(loops);
     passes.crossRegisterProxies(loops, functions, sccs, modules);
     ModulePassManager pipeline =
-        passes.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
+        level == OptimizationLevel::O0
+            ? passes.buildO0DefaultPipeline(level)
+            : passes.buildPerModuleDefaultPipeline(level);
     pipeline.run(*module, modules);
     return Error::success();
   };

@@ -178,6 +178,11 @@ static cl::opt<int> &threadsOption() {
   }();
   return *option;
 }
+static cl::opt<unsigned> optLevel(
+    "O", cl::Prefix,
+    cl::desc("Optimisation level of the host compile, -O0 to -O3 (default "
+             "3; lower levels compile faster and run slower)"),
+    cl::init(3), cl::cat(category));
 static cl::opt<std::string> matmul(
     "matmul",
     cl::desc("How the CPU step's f32 products run: blas (hrt_cpu_sgemm, the "
@@ -858,6 +863,11 @@ int run() {
       return 1;
     }
   }
+  if (optLevel > 3) {
+    llvm::errs() << "hetero-run: -O" << optLevel
+                 << ": expected an optimisation level from 0 to 3\n";
+    return 1;
+  }
   int threads = threadsOption();
   if (threads < 1) {
     llvm::errs() << "hetero-run: --threads " << threads
@@ -1149,7 +1159,8 @@ int run() {
 
   // The step is compiled for this host's CPU and its vector extensions
   // (HostCompiler.h).
-  llvm::Expected<hetero::HostCompiler> host = hetero::makeHostCompiler();
+  llvm::Expected<hetero::HostCompiler> host =
+      hetero::makeHostCompiler(optLevel);
   if (!host) {
     llvm::errs() << "hetero-run: cannot compile for this host's CPU: "
                  << llvm::toString(host.takeError()) << "\n";
@@ -1157,7 +1168,7 @@ int run() {
   }
   ExecutionEngineOptions options;
   options.transformer = host->optimize;
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  options.jitCodeGenOptLevel = host->codeGenLevel;
   llvm::SmallVector<llvm::StringRef> libraries = {HETERO_C_RUNNER_UTILS};
   libraries.append(host->libraries.begin(), host->libraries.end());
   options.sharedLibPaths = libraries;

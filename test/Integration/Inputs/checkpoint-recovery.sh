@@ -10,7 +10,9 @@
 #
 #   checkpoint-recovery.sh OUT MODULE STEPS FAULT_CALL MPIRUN CHECKPOINT-OPTIONS
 #
-# HETERO_RUN_FLAGS, when set, goes to every hetero-run (--device gpu).
+# HETERO_RUN, when set, is the hetero-run command (the test suite's
+# compiles at -O1); HETERO_RUN_FLAGS, when set, goes to every run
+# (--device gpu).
 set -uo pipefail
 out=$1 module=$2 steps=$3 fault=$4 mpirun=$5 options=$6
 agents=$out.agents disk=$out.disk
@@ -19,7 +21,7 @@ stop_agents() { pkill -9 -f "$agents/agent-$1" 2>/dev/null || true; }
 trap 'stop_agents ""' EXIT
 checkpoint="$options,agents=$agents,disk=$disk,disk_every=3"
 # shellcheck disable=SC2086 # the flags are words
-run() { $mpirun -np 4 hetero-run "$module" --iterations "$steps" ${HETERO_RUN_FLAGS:-} "$@"; }
+run() { $mpirun -np 4 ${HETERO_RUN:-hetero-run} "$module" --iterations "$steps" ${HETERO_RUN_FLAGS:-} "$@"; }
 
 # The losses of the iterations a run printed, without their times.
 losses() { sed -n 's/^\(iteration [0-9]*: loss [^,]*\),.*/\1/p' "$1"; }

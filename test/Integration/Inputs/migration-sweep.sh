@@ -5,12 +5,14 @@
 # columns the straggler migrated:
 #   tp <T> straggler <s> migrate <m>: losses <l>..., migrated <n>
 # Usage: migration-sweep.sh "<mpirun command>" <module> <T> <share>...
+# HETERO_RUN, when set, is the hetero-run command (the test suite's
+# compiles at -O1).
 set -u
 mpirun=$1 module=$2 ranks=$3
 shift 3
 for (( s = 0; s < ranks; ++s )); do
   for share in "$@"; do
-    out=$($mpirun -np "$ranks" hetero-run "$module" --entry check \
+    out=$($mpirun -np "$ranks" ${HETERO_RUN:-hetero-run} "$module" --entry check \
             --iterations 1 --all-ranks --prune "migrate=$share,ranks=$s" 2>&1)
     if [ $? -ne 0 ]; then
       echo "tp $ranks straggler $s migrate $share: failed"
