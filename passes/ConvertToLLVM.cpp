@@ -7,7 +7,9 @@
 // After bufferization and the loop lowering, a module holds func, arith,
 // math, index, cf, memref and ub ops. Their upstream lowerings run here as
 // one dialect conversion: each op of a large training step is visited once
-// instead of once per dialect's pass.
+// instead of once per dialect's pass. The math functions that LLVM has no
+// intrinsic for (erf, the inverse and hyperbolic trigonometry) become calls
+// of the C library first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,9 +24,12 @@
 #include "mlir/Conversion/LLVMCommon/LoweringOptions.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace hetero {
 #define GEN_PASS_DEF_HETEROCONVERTTOLLVM
@@ -42,6 +47,22 @@ struct HeteroConvertToLLVMPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
+    // Calls of the C library for the math functions without an LLVM
+    // intrinsic; the others stay intrinsics, which the vectorisers widen.
+    SmallVector<Operation *> library;
+    module.walk([&](Operation *op) {
+      if (isa<math::ErfOp, math::ErfcOp, math::TanOp, math::AtanOp,
+              math::Atan2Op, math::SinhOp, math::CoshOp, math::AsinOp,
+              math::AcosOp, math::AsinhOp, math::AcoshOp, math::AtanhOp,
+              math::CbrtOp>(op))
+        library.push_back(op);
+    });
+    if (!library.empty()) {
+      RewritePatternSet calls(context);
+      populateMathToLibmConversionPatterns(calls);
+      if (failed(applyOpPatternsGreedily(library, std::move(calls))))
+        return signalPassFailure();
+    }
     const auto &dataLayout = getAnalysis<DataLayoutAnalysis>();
     LowerToLLVMOptions options(context, dataLayout.getAtOrAbove(module));
     LLVMTypeConverter converter(context, options, &dataLayout);

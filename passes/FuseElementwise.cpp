@@ -38,10 +38,19 @@ using namespace mlir;
 
 namespace {
 
-/// Whether the producer of `operand` may be fused into its consumer.
+/// Whether the producer of `operand` may be fused into its consumer. A
+/// producer whose body reads its output's initial value (`out + x`) is
+/// not: fused into a consumer with more loops and kept as a result, it
+/// would accumulate once per iteration of those loops.
 bool fusable(OpOperand *operand) {
   auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
-  return consumer && !linalg::isaContractionOpInterface(consumer);
+  if (!consumer || linalg::isaContractionOpInterface(consumer))
+    return false;
+  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+  return !producer ||
+         llvm::none_of(producer.getDpsInitsMutable(), [&](OpOperand &init) {
+           return producer.payloadUsesValueFromOperand(&init);
+         });
 }
 
 /// `map` reading the source of `transpose` where it read its result.
@@ -102,6 +111,22 @@ struct FuseElementwisePass
   using Base::Base;
 
   void runOnOperation() override {
+    // Aggregated ops (linalg.softmax) become their parts, which the loop
+    // lowerings take and which fuse like any other.
+    SmallVector<linalg::AggregatedOpInterface> aggregated;
+    getOperation().walk(
+        [&](linalg::AggregatedOpInterface op) { aggregated.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (linalg::AggregatedOpInterface op : aggregated) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<SmallVector<Value>> parts = op.decomposeOperation(rewriter);
+      if (failed(parts)) {
+        op->emitError() << "hetero-fuse-elementwise: cannot decompose "
+                        << op->getName();
+        return signalPassFailure();
+      }
+      rewriter.replaceOp(op, *parts);
+    }
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, fusable);
     if (foldTransposes)

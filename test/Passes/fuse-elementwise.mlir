@@ -153,3 +153,29 @@ func.func @batched_keys(%q: tensor<4x8x16xf32>, %k: tensor<4x8x16xf32>) -> tenso
   %s = linalg.batch_matmul ins(%q, %kt : tensor<4x8x16xf32>, tensor<4x16x8xf32>) outs(%sf : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
   return %s : tensor<4x8x8xf32>
 }
+
+// -----
+
+// A producer whose body reads its output's initial value (`out + x`) stays
+// apart: fused into a consumer with one more loop and kept as a result, it
+// would add x once per iteration of that loop.
+// CHECK-LABEL: func.func @reads_init
+// CHECK-COUNT-2: linalg.generic
+// CHECK-NOT:     linalg.generic
+func.func @reads_init(%x: tensor<4xf32>, %m: tensor<4x5xf32>) -> (tensor<4xf32>, tensor<4x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%z : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x5xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%m, %b : tensor<4x5xf32>, tensor<4xf32>) outs(%e2 : tensor<4x5xf32>) {
+  ^bb0(%a: f32, %c: f32, %out: f32):
+    %p = arith.mulf %a, %c : f32
+    linalg.yield %p : f32
+  } -> tensor<4x5xf32>
+  return %b, %r : tensor<4xf32>, tensor<4x5xf32>
+}
