@@ -286,16 +286,21 @@ static func::FuncOp lookupStageFunction(Operation *stage, StringRef role,
 }
 
 /// The forward and backward function of a hetero.stage or
-/// hetero.stage_variant; failure after a diagnostic.
+/// hetero.stage_variant (a null backward when the stage has none yet);
+/// failure after a diagnostic.
 template <typename StageLikeOp>
 static FailureOr<std::pair<func::FuncOp, func::FuncOp>>
 lookupStageFunctions(StageLikeOp stage, SymbolTableCollection &symbolTable) {
   func::FuncOp forward = lookupStageFunction(
       stage, "forward", stage.getForwardAttr(), symbolTable);
-  func::FuncOp backward = lookupStageFunction(
-      stage, "backward", stage.getBackwardAttr(), symbolTable);
-  if (!forward || !backward)
+  if (!forward)
     return failure();
+  func::FuncOp backward;
+  if (FlatSymbolRefAttr name = stage.getBackwardAttr()) {
+    backward = lookupStageFunction(stage, "backward", name, symbolTable);
+    if (!backward)
+      return failure();
+  }
   return std::make_pair(forward, backward);
 }
 
@@ -475,8 +480,9 @@ verifyStageVariants(PipelineOp pipeline, func::FuncOp data,
                        std::to_string(size) + " samples";
     if (failed(verifySignature(variant, what + " forward function", forward,
                                inputs, outputs)) ||
-        failed(verifySignature(variant, what + " backward function", backward,
-                               backwardInputs, gradients)))
+        (backward &&
+         failed(verifySignature(variant, what + " backward function", backward,
+                                backwardInputs, gradients))))
       return failure();
   }
   return success();
@@ -622,7 +628,8 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
     if (s != last)
       backwardInputs.push_back(
           {outputs.front().type, "the gradient of the stage's output"});
-    if (failed(verifySignature(stage, stageName + " backward function",
+    if (backwards[s] &&
+        failed(verifySignature(stage, stageName + " backward function",
                                backwards[s], backwardInputs, gradients)))
       return failure();
     activation = outputs.front().type;

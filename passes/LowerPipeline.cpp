@@ -273,11 +273,24 @@ LogicalResult PipelineLowering::prepare() {
   microbatches = pipeline.getNumMicrobatches();
   data = symbols.lookup<func::FuncOp>(pipeline.getDataAttr().getValue());
   SmallVector<memref::GlobalOp> allParams;
+  // A stage without its backward cannot train until one is derived.
+  auto requireBackward =
+      [&](Operation *stage, int64_t id,
+          std::optional<StringRef> backward) -> LogicalResult {
+    if (backward)
+      return success();
+    return stage->emitOpError()
+           << "stage " << id
+           << " has no backward function; run hetero-derive-backward "
+              "first to derive it from the forward";
+  };
   for (int64_t s = 0; s < pipeline.getNumStages(); ++s) {
     StageOp stageOp = pipeline.getStage(s);
+    if (failed(requireBackward(stageOp, s, stageOp.getBackward())))
+      return failure();
     Stage stage;
     stage.code[1] = {symbols.lookup<func::FuncOp>(stageOp.getForward()),
-                     symbols.lookup<func::FuncOp>(stageOp.getBackward()),
+                     symbols.lookup<func::FuncOp>(*stageOp.getBackward()),
                      {},
                      {}};
     for (FlatSymbolRefAttr param : stageOp.getParamSymbols()) {
@@ -296,13 +309,17 @@ LogicalResult PipelineLowering::prepare() {
   // function's micro-batch, along its first dimension.
   auto input = cast<RankedTensorType>(data.getResultTypes()[0]);
   baseSamples = input.getRank() > 0 ? input.getDimSize(0) : 1;
-  for (auto variant : pipeline.getBody().getOps<StageVariantOp>())
+  for (auto variant : pipeline.getBody().getOps<StageVariantOp>()) {
+    if (failed(requireBackward(variant, variant.getStageId(),
+                               variant.getBackward())))
+      return failure();
     stages[variant.getStageId()]
         .code[variant.getMicrobatchSize() / baseSamples] = {
         symbols.lookup<func::FuncOp>(variant.getForward()),
-        symbols.lookup<func::FuncOp>(variant.getBackward()),
+        symbols.lookup<func::FuncOp>(*variant.getBackward()),
         {},
         {}};
+  }
 
   if (FlatSymbolRefAttr gridName = pipeline.getGridAttr()) {
     grid = gridName;

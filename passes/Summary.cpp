@@ -111,11 +111,17 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
   // The stage functions, then the step hetero-lower-pipeline compiled with
   // its collectives; what they call besides each other is counted through
   // the calls.
-  SmallVector<func::FuncOp> functions;
+  // A stage's backward is null until hetero-derive-backward derives it.
+  SmallVector<func::FuncOp> functions, forwards, backwards;
   for (int64_t s = 0; s < pipeline.getNumStages(); ++s) {
     StageOp stage = pipeline.getStage(s);
-    functions.push_back(symbols.lookup<func::FuncOp>(stage.getForward()));
-    functions.push_back(symbols.lookup<func::FuncOp>(stage.getBackward()));
+    forwards.push_back(symbols.lookup<func::FuncOp>(stage.getForward()));
+    functions.push_back(forwards.back());
+    backwards.emplace_back();
+    if (std::optional<StringRef> backward = stage.getBackward()) {
+      backwards.back() = symbols.lookup<func::FuncOp>(*backward);
+      functions.push_back(backwards.back());
+    }
   }
   auto module = pipeline->getParentOfType<ModuleOp>();
   auto pipelineOf =
@@ -129,7 +135,7 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
   int64_t prunableLayers = 0;
   for (int64_t s = 0; s < pipeline.getNumStages(); ++s) {
     StageOp stage = pipeline.getStage(s);
-    func::FuncOp forward = functions[2 * s], backward = functions[2 * s + 1];
+    func::FuncOp forward = forwards[s], backward = backwards[s];
     int64_t paramBytes = 0, params = 0;
     for (Type input : forward.getFunctionType().getInputs().drop_front()) {
       paramBytes += tensorBytes(input);
@@ -142,7 +148,8 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
                          layers += times;
                      });
     os << "  stage " << s << ": forward @" << forward.getSymName()
-       << ", backward @" << backward.getSymName();
+       << ", backward "
+       << (backward ? "@" + backward.getSymName().str() : "to derive");
     if (std::optional<StringRef> device = stage.getDevice())
       os << ", on " << *device;
     os << "\n    " << params << " tensor inputs besides the activation ("

@@ -14,6 +14,8 @@ SECONDS_LIMIT="${2:-${HETERO_FUZZ_SECONDS:-300}}"
 TIMEOUT="${HETERO_FUZZ_TIMEOUT:-10}"
 SEED="${HETERO_FUZZ_SEED:-1}"
 LLVM_PREFIX=/usr/lib/llvm-22
+# As in setup.sh: another clone of the same sources reuses the objects.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$HETERO_ROOT}"
 
 cmake -G Ninja -S "$HETERO_ROOT" -B "$FUZZ_BUILD" \
   -DCMAKE_BUILD_TYPE=Release \

@@ -7,6 +7,9 @@ set -euo pipefail
 HETERO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${HETERO_BUILD_DIR:-$HETERO_ROOT/build}"
 LLVM_PREFIX=/usr/lib/llvm-22
+# ccache hashes paths relative to the checkout, so that another clone of
+# the same sources (a second worktree, CI's) reuses the compiled objects.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$HETERO_ROOT}"
 
 PACKAGES=(
   cmake ninja-build ccache g++ python3

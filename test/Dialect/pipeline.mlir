@@ -29,6 +29,16 @@ hetero.pipeline @gpt stages = 2 microbatches = 4 on @devices {
   hetero.stage 1 forward @stage1_fwd backward @stage1_bwd on "a100"
 }
 
+// A stage written forward-only (hetero-derive-backward derives the rest).
+// CHECK-LABEL: hetero.pipeline @forward_only stages = 2 microbatches = 4 on @devices {
+// CHECK-NEXT:    hetero.stage 0 forward @stage0_fwd on "a100"
+// CHECK-NEXT:    hetero.stage 1 forward @stage1_fwd backward @stage1_bwd
+// CHECK-NEXT:  }
+hetero.pipeline @forward_only stages = 2 microbatches = 4 on @devices {
+  hetero.stage 0 forward @stage0_fwd on "a100"
+  hetero.stage 1 forward @stage1_fwd backward @stage1_bwd
+}
+
 // CHECK-LABEL: hetero.schedule @gpt_1f1b for @gpt group_size = 1 microbatch_size = 8 {
 // CHECK-NEXT:    hetero.stage_program 0 {
 // CHECK-NEXT:      hetero.fwd 0

@@ -24,7 +24,8 @@
 // iteration: `iteration <i>: loss <value>, <ms> ms`.
 //
 // A module that still holds an executable hetero.pipeline is first lowered
-// by hetero-lower-pipeline (with its reference step); the entry defaults to
+// by hetero-lower-pipeline (with its reference step), after
+// hetero-derive-backward when a stage has no backward; the entry defaults to
 // the pipeline's @<pipeline>_step, and --save / --load exchange its
 // parameters with NumPy as DIR/<global>.npy. hetero.corpus_batch reads the
 // --corpus text; after the iterations, rank 0 prints the streams that
@@ -575,6 +576,17 @@ preparePipeline(ModuleOp module, const hetero::CheckpointConfig &checkpoint) {
     return failure();
   if (!lowered) {
     PassManager pm(module.getContext());
+    // Stages written forward-only get their backward derived.
+    bool derive =
+        llvm::any_of(
+            pipeline.getBody().getOps<hetero::StageOp>(),
+            [](hetero::StageOp stage) { return !stage.getBackwardAttr(); }) ||
+        llvm::any_of(pipeline.getBody().getOps<hetero::StageVariantOp>(),
+                     [](hetero::StageVariantOp variant) {
+                       return !variant.getBackwardAttr();
+                     });
+    if (derive)
+      pm.addPass(hetero::createHeteroDeriveBackward());
     hetero::HeteroLowerPipelineOptions options;
     options.reference = true;
     pm.addPass(hetero::createHeteroLowerPipeline(options));

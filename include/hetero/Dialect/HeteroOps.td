@@ -133,7 +133,9 @@ def Hetero_StageOp : Hetero_Op<"stage", [HasParent<"PipelineOp">]> {
     `func.func` and lists the `memref.global`s that hold its parameters, in
     the order the stage functions take them. The optional device string
     names the accelerator kind the stage is placed on (pipelines may mix
-    kinds).
+    kinds). The backward may be omitted: such a pipeline verifies, and
+    `hetero-derive-backward` derives the backward from the forward before
+    the pipeline runs.
 
     Example:
 
@@ -144,13 +146,13 @@ def Hetero_StageOp : Hetero_Op<"stage", [HasParent<"PipelineOp">]> {
   let arguments = (ins
     Hetero_I64Attr:$stage_id,
     FlatSymbolRefAttr:$forward,
-    FlatSymbolRefAttr:$backward,
+    OptionalAttr<FlatSymbolRefAttr>:$backward,
     OptionalAttr<TypedArrayAttrBase<FlatSymbolRefAttr, "parameter globals">>
         :$params,
     OptionalAttr<StrAttr>:$device
   );
   let assemblyFormat = [{
-    $stage_id `forward` $forward `backward` $backward
+    $stage_id `forward` $forward (`backward` $backward^)?
     (`params` $params^)? (`on` $device^)? attr-dict
   }];
   let extraClassDeclaration = [{
@@ -170,7 +172,8 @@ def Hetero_StageVariantOp : Hetero_Op<"stage_variant", [
     parameters, and every tensor that holds samples (the input, the target,
     the activations and their gradients) has a first dimension n times the
     stage's; the last stage returns the mean loss of its larger micro-batch.
-    A variant size covers every stage of the pipeline once.
+    A variant size covers every stage of the pipeline once. Like a stage's,
+    its backward may be omitted for `hetero-derive-backward` to derive.
 
     A frontend emits variants when a larger micro-batch runs more
     efficiently than several small ones: `hetero-lower-pipeline` runs a
@@ -194,11 +197,11 @@ def Hetero_StageVariantOp : Hetero_Op<"stage_variant", [
     Hetero_I64Attr:$stage_id,
     Hetero_PositiveI64:$microbatch_size,
     FlatSymbolRefAttr:$forward,
-    FlatSymbolRefAttr:$backward
+    OptionalAttr<FlatSymbolRefAttr>:$backward
   );
   let assemblyFormat = [{
     $stage_id `microbatch_size` `=` $microbatch_size `forward` $forward
-    `backward` $backward attr-dict
+    (`backward` $backward^)? attr-dict
   }];
 }
 

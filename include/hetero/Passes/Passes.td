@@ -483,6 +483,50 @@ def HeteroImportSchedule : Pass<"hetero-import-schedule",
   let dependentDialects = ["::hetero::HeteroDialect"];
 }
 
+def HeteroDeriveBackward : Pass<"hetero-derive-backward", "::mlir::ModuleOp"> {
+  let summary = "Derive the backward functions of stages that have none";
+  let description = [{
+    For every `hetero.stage` and `hetero.stage_variant` without a backward
+    function, creates `@<forward>_backward` in the stage ABI
+    (docs/execution.md): the forward's inputs, then the gradient of its
+    output (none on the last stage, whose loss has gradient 1) -> the
+    gradient of the input when it is floating-point, then one gradient per
+    parameter in `params` order; and sets it as the stage's backward. A
+    stage with a hand-written backward is left alone.
+
+    The derivative is reverse-mode differentiation of the forward's tensor
+    IR (docs/autodiff.md): the backward re-computes the forward from its
+    inputs (activation checkpointing at stage granularity), then applies
+    the chain rule op by op in reverse. It is ordinary linalg and tensor IR
+    built with builders: products become products (hetero.prunable_matmul
+    its grad_input and grad_weight products, linalg contractions
+    contractions), so tensor parallelism, resizing and the CPU and GPU
+    lowerings apply to it unchanged. A private function the forward calls
+    is differentiated once into `@<callee>_backward` and called. An op that
+    cannot be differentiated is an error naming the op, the function and
+    why.
+
+    ```
+    hetero-opt --hetero-derive-backward --hetero-lower-pipeline model.mlir
+    ```
+  }];
+  let options = [
+    Option<"split", "split", "bool", /*default=*/"false",
+           "Derive a backward_input and a backward_weight function per "
+           "stage instead of one backward">,
+    Option<"residuals", "residuals", "std::string",
+           /*default=*/"\"recompute\"",
+           "recompute: the backward re-runs the forward from its inputs; "
+           "save: the forward keeps what its backward needs">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::hetero::HeteroDialect"];
+}
+
 def HeteroLowerPipeline : Pass<"hetero-lower-pipeline", "::mlir::ModuleOp"> {
   let summary = "Lower a pipeline and its schedule into the per-rank training step";
   let description = [{
@@ -888,7 +932,8 @@ def HeteroFuseElementwise
 
     Products are left alone: a producer is never fused into a contraction
     (a `linalg.matmul`, or a generic that is one), which would otherwise
-    stop being one GEMM and lose its BLAS or cuBLAS call.
+    stop being one GEMM and lose its BLAS or cuBLAS call. Aggregated ops
+    (`linalg.softmax`) are decomposed into their generics first.
 
     With `fold-transposes`, a `linalg.transpose` whose result a contraction
     reads is folded into that operand's indexing map (the product becomes a
