@@ -324,6 +324,11 @@ public:
 
   func::FuncOp run(StringRef name, bool isPrivate);
 
+  /// After run: the re-computed forward's results and the last op of the
+  /// re-computation (null when it is empty).
+  SmallVector<Value> primalResults;
+  Operation *lastPrimal = nullptr;
+
 private:
   /// Reports that `op` cannot be differentiated and why, under the name
   /// the forward gave it (a generalised op's named one).
@@ -363,6 +368,9 @@ private:
   DenseSet<Value> active;
   /// Generalised ops -> the name of the named op they were.
   DenseMap<Operation *, std::string> originalNames;
+  /// Calls re-computed through their callee's augmented forward -> the
+  /// residuals it returned.
+  DenseMap<Operation *, SmallVector<Value>> callResiduals;
 };
 
 } // namespace hetero
@@ -507,7 +515,7 @@ func::FuncOp FunctionDerivation::run(StringRef name, bool isPrivate) {
 
   // The forward with named ops generalised, outside the module.
   func::FuncOp normalised = forward.clone();
-  auto cleanup = llvm::make_scope_exit([&] { normalised.erase(); });
+  llvm::scope_exit cleanup([&] { normalised.erase(); });
   if (failed(normalise(normalised)))
     return {};
   Block &block = normalised.front();
@@ -533,9 +541,40 @@ func::FuncOp FunctionDerivation::run(StringRef name, bool isPrivate) {
   for (auto [argument, input] :
        llvm::zip(block.getArguments(), entry->getArguments()))
     primalMap.map(argument, input);
-  // The primal values: the forward, re-computed.
-  for (Operation &op : block.without_terminator())
-    builder.clone(op, primalMap);
+  // The primal values: the forward, re-computed. A differentiated call runs
+  // its callee's augmented forward, which keeps the callee's residuals.
+  for (Operation &op : block.without_terminator()) {
+    auto call = dyn_cast<func::CallOp>(op);
+    auto callee = call ? parent.symbols.lookup<func::FuncOp>(call.getCallee())
+                       : func::FuncOp();
+    bool differentiated =
+        callee && !callee.isExternal() && callee.isPrivate() &&
+        llvm::any_of(call->getResults(),
+                     [&](Value v) { return active.contains(v); });
+    if (!differentiated) {
+      lastPrimal = builder.clone(op, primalMap);
+      continue;
+    }
+    const Differentiator::CalleeDerivative *derivative =
+        parent.calleeDerivative(callee);
+    if (!derivative) {
+      derived.erase();
+      return {};
+    }
+    SmallVector<Value> operands;
+    for (Value operand : call.getOperands())
+      operands.push_back(primal(operand));
+    auto augmented =
+        func::CallOp::create(builder, loc, derivative->augmented, operands);
+    lastPrimal = augmented;
+    unsigned results = call->getNumResults();
+    for (unsigned i = 0; i < results; ++i)
+      primalMap.map(call->getResult(i), augmented.getResult(i));
+    callResiduals[call] = llvm::to_vector_of<Value>(
+        augmented.getResults().drop_front(results));
+  }
+  for (Value result : block.getTerminator()->getOperands())
+    primalResults.push_back(primal(result));
 
   // The results' adjoints: the given gradients, or 1 for the loss.
   Operation *terminator = block.getTerminator();
@@ -575,13 +614,15 @@ func::FuncOp FunctionDerivation::run(StringRef name, bool isPrivate) {
                  : zeros(cast<RankedTensorType>(argument.getType())));
   }
   func::ReturnOp::create(builder, loc, gradients);
-
-  // Drops the re-computed values no adjoint reads and the operands of the
-  // adjoints' bodies that they do not use.
-  RewritePatternSet patterns(forward.getContext());
-  linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
-  (void)applyPatternsGreedily(derived, std::move(patterns));
   return derived;
+}
+
+/// Drops the re-computed values no adjoint reads and the operands of the
+/// adjoints' bodies that they do not use.
+static void cleanUp(func::FuncOp function) {
+  RewritePatternSet patterns(function.getContext());
+  linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+  (void)applyPatternsGreedily(function, std::move(patterns));
 }
 
 LogicalResult FunctionDerivation::adjoint(Operation *op) {
@@ -1024,16 +1065,16 @@ LogicalResult FunctionDerivation::adjointPrunable(PrunableMatmulOp op) {
 }
 
 LogicalResult FunctionDerivation::adjointCall(func::CallOp call) {
-  auto callee = parent.symbols.lookup<func::FuncOp>(call.getCallee());
-  if (!callee || callee.isExternal() || !callee.isPrivate())
+  auto residuals = callResiduals.find(call);
+  if (residuals == callResiduals.end())
     return fail(call, "it calls '@" + call.getCallee() +
                           "', which is not a private function with a body");
-  func::FuncOp derivative = parent.calleeDerivative(callee);
-  if (!derivative)
-    return failure();
+  const Differentiator::CalleeDerivative &derivative =
+      parent.callees.find(parent.symbols.lookup(call.getCallee()))->second;
   SmallVector<Value> operands;
   for (Value operand : call.getOperands())
     operands.push_back(primal(operand));
+  llvm::append_range(operands, residuals->second);
   for (Value result : call.getResults()) {
     if (!isFloatTensor(result.getType()))
       continue;
@@ -1041,7 +1082,8 @@ LogicalResult FunctionDerivation::adjointCall(func::CallOp call) {
     operands.push_back(dy ? dy
                           : zeros(cast<RankedTensorType>(result.getType())));
   }
-  auto gradients = func::CallOp::create(builder, loc, derivative, operands);
+  auto gradients =
+      func::CallOp::create(builder, loc, derivative.reverse, operands);
   unsigned next = 0;
   for (Value operand : call.getOperands())
     if (isFloatTensor(operand.getType()))
@@ -1063,33 +1105,104 @@ func::FuncOp Differentiator::derive(func::FuncOp forward, StringRef name,
   }
   FunctionDerivation derivation(*this, forward, request);
   func::FuncOp derived = derivation.run(name, /*isPrivate=*/false);
-  if (derived)
-    symbols.insert(derived);
+  if (!derived)
+    return {};
+  cleanUp(derived);
+  symbols.insert(derived);
   return derived;
 }
 
-func::FuncOp Differentiator::calleeDerivative(func::FuncOp callee) {
-  auto [it, inserted] = callees.try_emplace(callee, func::FuncOp());
+const Differentiator::CalleeDerivative *
+Differentiator::calleeDerivative(func::FuncOp callee) {
+  auto [it, inserted] = callees.try_emplace(callee, CalleeDerivative());
   if (!inserted) {
-    if (!it->second)
+    if (!it->second.reverse) {
       callee.emitError() << "hetero-derive-backward: cannot differentiate "
                             "function '@"
                          << callee.getSymName()
                          << "': it calls itself, directly or not";
-    return it->second;
+      return nullptr;
+    }
+    return &it->second;
   }
   GradientRequest request;
   for (Type input : callee.getFunctionType().getInputs())
     request.wrt.push_back(isFloatTensor(input));
   FunctionDerivation derivation(*this, callee, request);
-  func::FuncOp derived =
-      derivation.run((callee.getSymName() + "_backward").str(),
-                     /*isPrivate=*/true);
-  if (!derived)
-    return {};
+  func::FuncOp reverse = derivation.run(
+      (callee.getSymName() + "_backward").str(), /*isPrivate=*/true);
+  if (!reverse)
+    return nullptr;
+
+  // The re-computation moves into the augmented forward; what the chain
+  // rule reads of it (constants aside) becomes its residuals.
+  Block &entry = reverse.front();
+  llvm::SetVector<Operation *> primalOps;
+  if (derivation.lastPrimal)
+    for (Operation &op : entry) {
+      primalOps.insert(&op);
+      if (&op == derivation.lastPrimal)
+        break;
+    }
+  llvm::SetVector<Value> residuals;
+  for (Operation &op : entry)
+    if (!primalOps.contains(&op))
+      op.walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          if (Operation *def = operand.getDefiningOp();
+              def && primalOps.contains(def) &&
+              !def->hasTrait<OpTrait::ConstantLike>())
+            residuals.insert(operand);
+      });
+
+  FunctionType calleeType = callee.getFunctionType();
+  SmallVector<Type> augmentedResults(calleeType.getResults());
+  for (Value residual : residuals)
+    augmentedResults.push_back(residual.getType());
+  OpBuilder builder(callee);
+  builder.setInsertionPointAfter(callee);
+  auto augmented = func::FuncOp::create(
+      builder, callee.getLoc(), (callee.getSymName() + "_augmented").str(),
+      builder.getFunctionType(calleeType.getInputs(), augmentedResults));
+  augmented.setPrivate();
+  Block *body = augmented.addEntryBlock();
+  IRMapping mapping;
+  unsigned inputs = calleeType.getNumInputs();
+  for (unsigned i = 0; i < inputs; ++i)
+    mapping.map(entry.getArgument(i), body->getArgument(i));
+  builder.setInsertionPointToStart(body);
+  for (Operation *op : primalOps)
+    builder.clone(*op, mapping);
+  SmallVector<Value> returned;
+  for (Value result : derivation.primalResults)
+    returned.push_back(mapping.lookupOrDefault(result));
+  for (Value residual : residuals)
+    returned.push_back(mapping.lookup(residual));
+  func::ReturnOp::create(builder, callee.getLoc(), returned);
+
+  // The reverse part takes the residuals after the arguments.
+  SmallVector<Type> reverseInputs(calleeType.getInputs());
+  for (auto [index, residual] : llvm::enumerate(residuals)) {
+    BlockArgument argument = entry.insertArgument(
+        inputs + unsigned(index), residual.getType(), callee.getLoc());
+    reverseInputs.push_back(residual.getType());
+    Value(residual).replaceAllUsesWith(argument);
+  }
+  for (Type input : reverse.getFunctionType().getInputs().drop_front(inputs))
+    reverseInputs.push_back(input);
+  reverse.setFunctionType(builder.getFunctionType(
+      reverseInputs, reverse.getFunctionType().getResults()));
+  for (Operation *op : llvm::reverse(primalOps))
+    if (op->use_empty())
+      op->erase();
+  cleanUp(augmented);
+  cleanUp(reverse);
+
   // A name the module already has gets a suffix.
-  derived->remove();
-  symbols.insert(derived, std::next(Block::iterator(callee)));
-  callees[callee] = derived;
-  return derived;
+  symbols.insert(augmented);
+  symbols.insert(reverse);
+  CalleeDerivative &slot = callees[callee];
+  slot.augmented = augmented;
+  slot.reverse = reverse;
+  return &slot;
 }

@@ -67,14 +67,24 @@ public:
   mlir::func::FuncOp derive(mlir::func::FuncOp forward, llvm::StringRef name,
                             const GradientRequest &request);
 
+  /// A private callee's derivative in two parts, so that a caller's
+  /// backward runs the callee's forward once: `augmented(arguments) ->
+  /// (results..., residuals...)` computes the results and keeps what the
+  /// reverse part reads; `reverse(arguments..., residuals..., result
+  /// gradients...) -> argument gradients` (every floating-point tensor
+  /// argument's) applies the chain rule without re-computing.
+  struct CalleeDerivative {
+    mlir::func::FuncOp augmented, reverse;
+  };
+
 private:
-  /// The derivative of private callee `callee`: every floating-point tensor
-  /// argument's gradient from every floating-point tensor result's.
-  mlir::func::FuncOp calleeDerivative(mlir::func::FuncOp callee);
+  /// The derivative of private callee `callee`, derived on first use; null
+  /// after a diagnostic.
+  const CalleeDerivative *calleeDerivative(mlir::func::FuncOp callee);
 
   mlir::ModuleOp module;
   mlir::SymbolTable symbols;
-  llvm::DenseMap<mlir::Operation *, mlir::func::FuncOp> callees;
+  llvm::DenseMap<mlir::Operation *, CalleeDerivative> callees;
   friend class FunctionDerivation;
 };
 
