@@ -570,8 +570,8 @@ func::FuncOp FunctionDerivation::run(StringRef name, bool isPrivate) {
     unsigned results = call->getNumResults();
     for (unsigned i = 0; i < results; ++i)
       primalMap.map(call->getResult(i), augmented.getResult(i));
-    callResiduals[call] = llvm::to_vector_of<Value>(
-        augmented.getResults().drop_front(results));
+    callResiduals[call] =
+        llvm::to_vector_of<Value>(augmented.getResults().drop_front(results));
   }
   for (Value result : block.getTerminator()->getOperands())
     primalResults.push_back(primal(result));
