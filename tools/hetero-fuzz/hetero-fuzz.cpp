@@ -92,6 +92,9 @@ const char *const kPipelines[] = {
     "hetero-lower-to-cpu",
     "hetero-lower-pipeline,hetero-partition-tp{migration=true},"
     "hetero-resize,hetero-lower-to-cpu",
+    "hetero-derive-backward",
+    "hetero-derive-backward,hetero-lower-pipeline,hetero-lower-to-cpu",
+    "func.func(hetero-fuse-elementwise{fold-transposes=true})",
 };
 constexpr size_t kNumPipelines = sizeof(kPipelines) / sizeof(kPipelines[0]);
 
