@@ -122,7 +122,7 @@ func.func @f(%a: tensor<3x4xf64>, %b: tensor<3x4xf64>) -> tensor<3x4xf64> {
     %er = math.erf %y : f64
     %pw = math.powf %pos, %c15 : f64
     %dv = arith.divf %ex, %pos : f64
-    %ng = arith.negf %th : f64
+    %ng = arith.negf %ex : f64
     %mx = arith.maximumf %x, %y : f64
     %mn = arith.minnumf %x, %y : f64
     %ab = math.absf %y : f64
@@ -306,6 +306,139 @@ func.func @f(%x: tensor<6x8xf64>, %p: tensor<3x8xf64>) -> tensor<4x3x4xf64> {
     linalg.yield %t : f64
   } -> tensor<4x3x4xf64>
   return %heads : tensor<4x3x4xf64>
+}
+)mlir"},
+    // A forward-only transformer layer written by hand: layer norm,
+    // causal softmax attention, GELU (tanh form), the output projection
+    // and the mean softmax cross-entropy against integer targets.
+    {"transformer", R"mlir(
+#sh = affine_map<(s, h) -> (s, h)>
+#s = affine_map<(s, h) -> (s)>
+#h = affine_map<(s, h) -> (h)>
+#qk_q = affine_map<(s, t, h) -> (s, h)>
+#qk_k = affine_map<(s, t, h) -> (t, h)>
+#qk_o = affine_map<(s, t, h) -> (s, t)>
+func.func @f(%x: tensor<4x6xf64>, %g: tensor<6xf64>, %b: tensor<6xf64>, %wq: tensor<6x6xf64>, %wk: tensor<6x6xf64>, %wv: tensor<6x6xf64>, %w1: tensor<6x8xf64>, %w2: tensor<8x6xf64>, %head: tensor<6x5xf64>, %targets: tensor<4xi32>) -> tensor<f64> {
+  %z = arith.constant 0.0 : f64
+  %n = arith.constant 6.0 : f64
+  %eps = arith.constant 1.0e-5 : f64
+  %es = tensor.empty() : tensor<4xf64>
+  %esh = tensor.empty() : tensor<4x6xf64>
+  %zs = linalg.fill ins(%z : f64) outs(%es : tensor<4xf64>) -> tensor<4xf64>
+  %sum = linalg.generic {indexing_maps = [#sh, #s], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x6xf64>) outs(%zs : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %r = arith.addf %a, %acc : f64
+    linalg.yield %r : f64
+  } -> tensor<4xf64>
+  %xc = linalg.generic {indexing_maps = [#sh, #s, #sh], iterator_types = ["parallel", "parallel"]} ins(%x, %sum : tensor<4x6xf64>, tensor<4xf64>) outs(%esh : tensor<4x6xf64>) {
+  ^bb0(%a: f64, %m: f64, %o: f64):
+    %mean = arith.divf %m, %n : f64
+    %r = arith.subf %a, %mean : f64
+    linalg.yield %r : f64
+  } -> tensor<4x6xf64>
+  %sq = linalg.generic {indexing_maps = [#sh, #s], iterator_types = ["parallel", "reduction"]} ins(%xc : tensor<4x6xf64>) outs(%zs : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %p = arith.mulf %a, %a : f64
+    %r = arith.addf %p, %acc : f64
+    linalg.yield %r : f64
+  } -> tensor<4xf64>
+  %y = linalg.generic {indexing_maps = [#sh, #s, #h, #h, #sh], iterator_types = ["parallel", "parallel"]} ins(%xc, %sq, %g, %b : tensor<4x6xf64>, tensor<4xf64>, tensor<6xf64>, tensor<6xf64>) outs(%esh : tensor<4x6xf64>) {
+  ^bb0(%a: f64, %v: f64, %gg: f64, %bb: f64, %o: f64):
+    %var = arith.divf %v, %n : f64
+    %ve = arith.addf %var, %eps : f64
+    %rs = math.rsqrt %ve : f64
+    %nrm = arith.mulf %a, %rs : f64
+    %sc = arith.mulf %nrm, %gg : f64
+    %r = arith.addf %sc, %bb : f64
+    linalg.yield %r : f64
+  } -> tensor<4x6xf64>
+  %zsh = linalg.fill ins(%z : f64) outs(%esh : tensor<4x6xf64>) -> tensor<4x6xf64>
+  %q = linalg.matmul ins(%y, %wq : tensor<4x6xf64>, tensor<6x6xf64>) outs(%zsh : tensor<4x6xf64>) -> tensor<4x6xf64>
+  %k = linalg.matmul ins(%y, %wk : tensor<4x6xf64>, tensor<6x6xf64>) outs(%zsh : tensor<4x6xf64>) -> tensor<4x6xf64>
+  %v = linalg.matmul ins(%y, %wv : tensor<4x6xf64>, tensor<6x6xf64>) outs(%zsh : tensor<4x6xf64>) -> tensor<4x6xf64>
+  %ess = tensor.empty() : tensor<4x4xf64>
+  %zss = linalg.fill ins(%z : f64) outs(%ess : tensor<4x4xf64>) -> tensor<4x4xf64>
+  %scores = linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_o], iterator_types = ["parallel", "parallel", "reduction"]} ins(%q, %k : tensor<4x6xf64>, tensor<4x6xf64>) outs(%zss : tensor<4x4xf64>) {
+  ^bb0(%a: f64, %c: f64, %acc: f64):
+    %p = arith.mulf %a, %c : f64
+    %r = arith.addf %acc, %p : f64
+    linalg.yield %r : f64
+  } -> tensor<4x4xf64>
+  %masked = linalg.generic {indexing_maps = [#sh, #sh], iterator_types = ["parallel", "parallel"]} ins(%scores : tensor<4x4xf64>) outs(%ess : tensor<4x4xf64>) {
+  ^bb0(%a: f64, %o: f64):
+    %scale = arith.constant 0.40824829046386302 : f64
+    %ninf = arith.constant 0xFFF0000000000000 : f64
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %future = arith.cmpi ult, %i, %j : index
+    %sc = arith.mulf %a, %scale : f64
+    %r = arith.select %future, %ninf, %sc : f64
+    linalg.yield %r : f64
+  } -> tensor<4x4xf64>
+  %p = linalg.softmax dimension(1) ins(%masked : tensor<4x4xf64>) outs(%ess : tensor<4x4xf64>) -> tensor<4x4xf64>
+  %ctx = linalg.matmul ins(%p, %v : tensor<4x4xf64>, tensor<4x6xf64>) outs(%zsh : tensor<4x6xf64>) -> tensor<4x6xf64>
+  %hres = linalg.add ins(%y, %ctx : tensor<4x6xf64>, tensor<4x6xf64>) outs(%esh : tensor<4x6xf64>) -> tensor<4x6xf64>
+  %e48 = tensor.empty() : tensor<4x8xf64>
+  %z48 = linalg.fill ins(%z : f64) outs(%e48 : tensor<4x8xf64>) -> tensor<4x8xf64>
+  %u = linalg.matmul ins(%hres, %w1 : tensor<4x6xf64>, tensor<6x8xf64>) outs(%z48 : tensor<4x8xf64>) -> tensor<4x8xf64>
+  %gelu = linalg.generic {indexing_maps = [#sh, #sh], iterator_types = ["parallel", "parallel"]} ins(%u : tensor<4x8xf64>) outs(%e48 : tensor<4x8xf64>) {
+  ^bb0(%a: f64, %o: f64):
+    %half = arith.constant 0.5 : f64
+    %one = arith.constant 1.0 : f64
+    %c = arith.constant 0.79788456080286541 : f64
+    %k3 = arith.constant 0.044715 : f64
+    %a2 = arith.mulf %a, %a : f64
+    %a3 = arith.mulf %a2, %a : f64
+    %t3 = arith.mulf %a3, %k3 : f64
+    %in = arith.addf %a, %t3 : f64
+    %arg = arith.mulf %in, %c : f64
+    %th = math.tanh %arg : f64
+    %onep = arith.addf %one, %th : f64
+    %ha = arith.mulf %a, %half : f64
+    %r = arith.mulf %ha, %onep : f64
+    linalg.yield %r : f64
+  } -> tensor<4x8xf64>
+  %m = linalg.matmul ins(%gelu, %w2 : tensor<4x8xf64>, tensor<8x6xf64>) outs(%zsh : tensor<4x6xf64>) -> tensor<4x6xf64>
+  %out = linalg.add ins(%hres, %m : tensor<4x6xf64>, tensor<4x6xf64>) outs(%esh : tensor<4x6xf64>) -> tensor<4x6xf64>
+  %e45 = tensor.empty() : tensor<4x5xf64>
+  %z45 = linalg.fill ins(%z : f64) outs(%e45 : tensor<4x5xf64>) -> tensor<4x5xf64>
+  %logits = linalg.matmul ins(%out, %head : tensor<4x6xf64>, tensor<6x5xf64>) outs(%z45 : tensor<4x5xf64>) -> tensor<4x5xf64>
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %ms = linalg.fill ins(%ninf : f64) outs(%es : tensor<4xf64>) -> tensor<4xf64>
+  %max = linalg.reduce ins(%logits : tensor<4x5xf64>) outs(%ms : tensor<4xf64>) dimensions = [1]
+    (%a: f64, %acc: f64) {
+      %r = arith.maximumf %a, %acc : f64
+      linalg.yield %r : f64
+    }
+  %se = linalg.generic {indexing_maps = [#sh, #s, #s], iterator_types = ["parallel", "reduction"]} ins(%logits, %max : tensor<4x5xf64>, tensor<4xf64>) outs(%zs : tensor<4xf64>) {
+  ^bb0(%a: f64, %mx: f64, %acc: f64):
+    %d = arith.subf %a, %mx : f64
+    %e = math.exp %d : f64
+    %r = arith.addf %e, %acc : f64
+    linalg.yield %r : f64
+  } -> tensor<4xf64>
+  %picked = linalg.generic {indexing_maps = [#sh, #s, #s], iterator_types = ["parallel", "reduction"]} ins(%logits, %targets : tensor<4x5xf64>, tensor<4xi32>) outs(%zs : tensor<4xf64>) {
+  ^bb0(%a: f64, %t: i32, %acc: f64):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i32
+    %eq = arith.cmpi eq, %t, %ji : i32
+    %s1 = arith.addf %acc, %a : f64
+    %r = arith.select %eq, %s1, %acc : f64
+    linalg.yield %r : f64
+  } -> tensor<4xf64>
+  %el = tensor.empty() : tensor<f64>
+  %zl = linalg.fill ins(%z : f64) outs(%el : tensor<f64>) -> tensor<f64>
+  %loss = linalg.generic {indexing_maps = [affine_map<(s) -> (s)>, affine_map<(s) -> (s)>, affine_map<(s) -> (s)>, affine_map<(s) -> ()>], iterator_types = ["reduction"]} ins(%max, %se, %picked : tensor<4xf64>, tensor<4xf64>, tensor<4xf64>) outs(%zl : tensor<f64>) {
+  ^bb0(%mx: f64, %sm: f64, %pk: f64, %acc: f64):
+    %quarter = arith.constant 0.25 : f64
+    %lg = math.log %sm : f64
+    %lse = arith.addf %mx, %lg : f64
+    %nll = arith.subf %lse, %pk : f64
+    %w = arith.mulf %nll, %quarter : f64
+    %r = arith.addf %acc, %w : f64
+    linalg.yield %r : f64
+  } -> tensor<f64>
+  return %loss : tensor<f64>
 }
 )mlir"},
 };
