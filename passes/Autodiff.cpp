@@ -345,7 +345,12 @@ private:
   LogicalResult normalise(func::FuncOp primal);
   void analyseActivity(Block &block);
   Value primal(Value value) { return primalMap.lookup(value); }
+  Value empty(RankedTensorType type);
   Value zeros(RankedTensorType type);
+  /// A linalg.generic over `type`'s elements reading `ins` element for
+  /// element, its body from `body`.
+  Value elementwise(RankedTensorType type, ValueRange ins,
+                    function_ref<void(OpBuilder &, Location, ValueRange)> body);
   Value elementwiseAdd(Value a, Value b);
   void accumulate(Value value, Value gradient);
   SmallVector<OpFoldResult> remap(ArrayRef<OpFoldResult> values);
@@ -368,38 +373,49 @@ private:
   DenseSet<Value> active;
   /// Generalised ops -> the name of the named op they were.
   DenseMap<Operation *, std::string> originalNames;
-  /// Calls re-computed through their callee's augmented forward -> the
-  /// residuals it returned.
-  DenseMap<Operation *, SmallVector<Value>> callResiduals;
+  /// A call re-computed through its callee's augmented forward: the
+  /// callee's reverse part and the residuals the augmented call returned.
+  struct RecomputedCall {
+    func::FuncOp reverse;
+    SmallVector<Value> residuals;
+  };
+  DenseMap<Operation *, RecomputedCall> recomputedCalls;
 };
 
 } // namespace hetero
 
+Value FunctionDerivation::empty(RankedTensorType type) {
+  return tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                 type.getElementType());
+}
+
 Value FunctionDerivation::zeros(RankedTensorType type) {
-  Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
-                                        type.getElementType());
   Value zero = arith::ConstantOp::create(
       builder, loc, builder.getFloatAttr(type.getElementType(), 0.0));
   return linalg::FillOp::create(builder, loc, ValueRange{zero},
-                                ValueRange{empty})
+                                ValueRange{empty(type)})
       .getResult(0);
 }
 
-Value FunctionDerivation::elementwiseAdd(Value a, Value b) {
-  auto type = cast<RankedTensorType>(a.getType());
-  Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
-                                        type.getElementType());
+Value FunctionDerivation::elementwise(
+    RankedTensorType type, ValueRange ins,
+    function_ref<void(OpBuilder &, Location, ValueRange)> body) {
   AffineMap identity = builder.getMultiDimIdentityMap(type.getRank());
   SmallVector<utils::IteratorType> iterators(type.getRank(),
                                              utils::IteratorType::parallel);
   return linalg::GenericOp::create(
-             builder, loc, TypeRange{type}, ValueRange{a, b}, ValueRange{empty},
-             SmallVector<AffineMap>(3, identity), iterators,
-             [](OpBuilder &b, Location l, ValueRange args) {
-               linalg::YieldOp::create(
-                   b, l, Value(arith::AddFOp::create(b, l, args[0], args[1])));
-             })
+             builder, loc, TypeRange{type}, ins, ValueRange{empty(type)},
+             SmallVector<AffineMap>(ins.size() + 1, identity), iterators, body)
       .getResult(0);
+}
+
+Value FunctionDerivation::elementwiseAdd(Value a, Value b) {
+  return elementwise(
+      cast<RankedTensorType>(a.getType()), {a, b},
+      [](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(
+            b, l, Value(arith::AddFOp::create(b, l, args[0], args[1])));
+      });
 }
 
 void FunctionDerivation::accumulate(Value value, Value gradient) {
@@ -570,8 +586,9 @@ func::FuncOp FunctionDerivation::run(StringRef name, bool isPrivate) {
     unsigned results = call->getNumResults();
     for (unsigned i = 0; i < results; ++i)
       primalMap.map(call->getResult(i), augmented.getResult(i));
-    callResiduals[call] =
-        llvm::to_vector_of<Value>(augmented.getResults().drop_front(results));
+    recomputedCalls[call] = {
+        derivative->reverse,
+        llvm::to_vector_of<Value>(augmented.getResults().drop_front(results))};
   }
   for (Value result : block.getTerminator()->getOperands())
     primalResults.push_back(primal(result));
@@ -837,27 +854,17 @@ LogicalResult FunctionDerivation::adjointGeneric(linalg::GenericOp op) {
     }
     if (isInit && kind == Kind::Extremum) {
       // The initial value's gradient where it is the extremum.
-      auto type = cast<RankedTensorType>(value.getType());
-      Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
-                                            type.getElementType());
-      AffineMap identity = builder.getMultiDimIdentityMap(type.getRank());
-      SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                                 utils::IteratorType::parallel);
-      Value grad =
-          linalg::GenericOp::create(
-              builder, loc, TypeRange{type},
-              ValueRange{primal(value), primal(op->getResult(0)), dy},
-              ValueRange{empty}, SmallVector<AffineMap>(4, identity), iterators,
-              [](OpBuilder &b, Location l, ValueRange args) {
-                Value equal = arith::CmpFOp::create(
-                    b, l, arith::CmpFPredicate::OEQ, args[0], args[1]);
-                Value zero = arith::ConstantOp::create(
-                    b, l, b.getFloatAttr(args[2].getType(), 0.0));
-                linalg::YieldOp::create(
-                    b, l,
-                    Value(arith::SelectOp::create(b, l, equal, args[2], zero)));
-              })
-              .getResult(0);
+      Value grad = elementwise(
+          valueType, {primal(value), primal(op->getResult(0)), dy},
+          [](OpBuilder &b, Location l, ValueRange args) {
+            Value equal = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                                args[0], args[1]);
+            Value zero = arith::ConstantOp::create(
+                b, l, b.getFloatAttr(args[2].getType(), 0.0));
+            linalg::YieldOp::create(
+                b, l,
+                Value(arith::SelectOp::create(b, l, equal, args[2], zero)));
+          });
       accumulate(value, grad);
       continue;
     }
@@ -1010,26 +1017,29 @@ LogicalResult FunctionDerivation::adjointPrunable(PrunableMatmulOp op) {
       wType.getRank() != 2)
     return fail(op, "its operands need static shapes and a 2-d weight");
   // X (.., K) and G (.., N) as matrices of rows.
-  auto asMatrix = [&](Value value, RankedTensorType type) -> Value {
-    if (type.getRank() == 2)
-      return value;
-    int64_t rows = type.getNumElements() / type.getShape().back();
+  // The leading dimensions of a tensor of rank > 2 as one, its last kept.
+  auto rowGroups = [](RankedTensorType type) {
     SmallVector<ReassociationIndices> groups(2);
     for (int64_t d = 0; d + 1 < type.getRank(); ++d)
       groups[0].push_back(d);
     groups[1].push_back(type.getRank() - 1);
+    return groups;
+  };
+  auto asMatrix = [&](Value value, RankedTensorType type) -> Value {
+    if (type.getRank() == 2)
+      return value;
+    int64_t rows = type.getNumElements() / type.getShape().back();
     return tensor::CollapseShapeOp::create(
         builder, loc,
         RankedTensorType::get({rows, type.getShape().back()},
                               type.getElementType()),
-        value, groups);
+        value, rowGroups(type));
   };
   auto transpose = [&](Value matrix) -> Value {
     auto type = cast<RankedTensorType>(matrix.getType());
-    Value empty = tensor::EmptyOp::create(
-        builder, loc, {type.getDimSize(1), type.getDimSize(0)},
-        type.getElementType());
-    return linalg::TransposeOp::create(builder, loc, matrix, empty,
+    auto transposed = RankedTensorType::get(
+        {type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
+    return linalg::TransposeOp::create(builder, loc, matrix, empty(transposed),
                                        ArrayRef<int64_t>{1, 0})
         .getResult()[0];
   };
@@ -1049,13 +1059,9 @@ LogicalResult FunctionDerivation::adjointPrunable(PrunableMatmulOp op) {
   Value g = asMatrix(dy, yType);
   if (active.contains(x)) {
     Value dx = product(g, transpose(primal(w)), MatmulProduct::grad_input);
-    if (xType.getRank() != 2) {
-      SmallVector<ReassociationIndices> groups(2);
-      for (int64_t d = 0; d + 1 < xType.getRank(); ++d)
-        groups[0].push_back(d);
-      groups[1].push_back(xType.getRank() - 1);
-      dx = tensor::ExpandShapeOp::create(builder, loc, xType, dx, groups);
-    }
+    if (xType.getRank() != 2)
+      dx = tensor::ExpandShapeOp::create(builder, loc, xType, dx,
+                                         rowGroups(xType));
     accumulate(x, dx);
   }
   if (active.contains(w))
@@ -1065,16 +1071,14 @@ LogicalResult FunctionDerivation::adjointPrunable(PrunableMatmulOp op) {
 }
 
 LogicalResult FunctionDerivation::adjointCall(func::CallOp call) {
-  auto residuals = callResiduals.find(call);
-  if (residuals == callResiduals.end())
+  auto recomputed = recomputedCalls.find(call);
+  if (recomputed == recomputedCalls.end())
     return fail(call, "it calls '@" + call.getCallee() +
                           "', which is not a private function with a body");
-  const Differentiator::CalleeDerivative &derivative =
-      parent.callees.find(parent.symbols.lookup(call.getCallee()))->second;
   SmallVector<Value> operands;
   for (Value operand : call.getOperands())
     operands.push_back(primal(operand));
-  llvm::append_range(operands, residuals->second);
+  llvm::append_range(operands, recomputed->second.residuals);
   for (Value result : call.getResults()) {
     if (!isFloatTensor(result.getType()))
       continue;
@@ -1083,7 +1087,7 @@ LogicalResult FunctionDerivation::adjointCall(func::CallOp call) {
                           : zeros(cast<RankedTensorType>(result.getType())));
   }
   auto gradients =
-      func::CallOp::create(builder, loc, derivative.reverse, operands);
+      func::CallOp::create(builder, loc, recomputed->second.reverse, operands);
   unsigned next = 0;
   for (Value operand : call.getOperands())
     if (isFloatTensor(operand.getType()))
