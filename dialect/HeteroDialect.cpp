@@ -56,7 +56,8 @@ LogicalResult HeteroDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<FlatSymbolRefAttr>(value), "a flat symbol reference");
   if (name == StageAttrHelper::getNameStr() ||
       name == StagesAttrHelper::getNameStr() ||
-      name == PeakStashAttrHelper::getNameStr()) {
+      name == PeakStashAttrHelper::getNameStr() ||
+      name == PeakStashBytesAttrHelper::getNameStr()) {
     auto integer = dyn_cast<IntegerAttr>(value);
     return expect(integer && integer.getType().isInteger(64) &&
                       !integer.getValue().isNegative(),
@@ -82,18 +83,21 @@ LogicalResult HeteroDialect::verifyOperationAttribute(Operation *op,
     return expect(table && llvm::all_of(table, llvm::IsaPred<DictionaryAttr>),
                   "an array of dictionaries (one per plan)");
   }
-  return op->emitError()
-         << "unknown hetero attribute '" << name << "'; expected one of "
-         << llvm::join(ArrayRef<StringRef>{GridAttrHelper::getNameStr(),
-                                           PipelineAttrHelper::getNameStr(),
-                                           ScheduleAttrHelper::getNameStr(),
-                                           PlanTableAttrHelper::getNameStr(),
-                                           StageAttrHelper::getNameStr(),
-                                           StagesAttrHelper::getNameStr(),
-                                           PeakStashAttrHelper::getNameStr(),
-                                           DensityAttrHelper::getNameStr(),
-                                           ShardDimAttrHelper::getNameStr()},
-                       ", ");
+  return op->emitError() << "unknown hetero attribute '" << name
+                         << "'; expected one of "
+                         << llvm::join(
+                                ArrayRef<StringRef>{
+                                    GridAttrHelper::getNameStr(),
+                                    PipelineAttrHelper::getNameStr(),
+                                    ScheduleAttrHelper::getNameStr(),
+                                    PlanTableAttrHelper::getNameStr(),
+                                    StageAttrHelper::getNameStr(),
+                                    StagesAttrHelper::getNameStr(),
+                                    PeakStashAttrHelper::getNameStr(),
+                                    PeakStashBytesAttrHelper::getNameStr(),
+                                    DensityAttrHelper::getNameStr(),
+                                    ShardDimAttrHelper::getNameStr()},
+                                ", ");
 }
 
 //===----------------------------------------------------------------------===//

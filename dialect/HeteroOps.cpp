@@ -285,23 +285,54 @@ static func::FuncOp lookupStageFunction(Operation *stage, StringRef role,
   return function;
 }
 
-/// The forward and backward function of a hetero.stage or
-/// hetero.stage_variant (a null backward when the stage has none yet);
-/// failure after a diagnostic.
+namespace {
+/// The functions a hetero.stage or hetero.stage_variant names; null where
+/// it names none.
+struct StageFunctions {
+  func::FuncOp forward, augmented, backward, backwardInput, backwardWeight;
+};
+} // namespace
+
+/// The functions of a hetero.stage or hetero.stage_variant; failure after
+/// a diagnostic.
 template <typename StageLikeOp>
-static FailureOr<std::pair<func::FuncOp, func::FuncOp>>
+static FailureOr<StageFunctions>
 lookupStageFunctions(StageLikeOp stage, SymbolTableCollection &symbolTable) {
-  func::FuncOp forward = lookupStageFunction(
-      stage, "forward", stage.getForwardAttr(), symbolTable);
-  if (!forward)
+  StageFunctions functions;
+  functions.forward = lookupStageFunction(stage, "forward",
+                                          stage.getForwardAttr(), symbolTable);
+  if (!functions.forward)
     return failure();
-  func::FuncOp backward;
-  if (FlatSymbolRefAttr name = stage.getBackwardAttr()) {
-    backward = lookupStageFunction(stage, "backward", name, symbolTable);
-    if (!backward)
+  std::pair<FlatSymbolRefAttr, func::FuncOp *> optional[] = {
+      {stage.getAugmentedAttr(), &functions.augmented},
+      {stage.getBackwardAttr(), &functions.backward},
+      {stage.getBackwardInputAttr(), &functions.backwardInput},
+      {stage.getBackwardWeightAttr(), &functions.backwardWeight}};
+  const char *roles[] = {"augmented", "backward", "backward_input",
+                         "backward_weight"};
+  for (auto [entry, role] : llvm::zip_equal(optional, roles)) {
+    if (!entry.first)
+      continue;
+    *entry.second = lookupStageFunction(stage, role, entry.first, symbolTable);
+    if (!*entry.second)
       return failure();
   }
-  return std::make_pair(forward, backward);
+  if (bool(functions.backwardInput) != bool(functions.backwardWeight))
+    return stage.emitOpError()
+           << "names a "
+           << (functions.backwardInput ? "backward_input" : "backward_weight")
+           << " function but no "
+           << (functions.backwardInput ? "backward_weight" : "backward_input")
+           << "; a split backward names both";
+  if (functions.backward && functions.backwardInput)
+    return stage.emitOpError()
+           << "names both a backward function and a split backward "
+              "(backward_input, backward_weight); expected one of them";
+  if (functions.augmented && !functions.backward && !functions.backwardInput)
+    return stage.emitOpError()
+           << "names an augmented forward but no backward to take its "
+              "residuals";
+  return functions;
 }
 
 SmallVector<FlatSymbolRefAttr> StageOp::getParamSymbols() {
@@ -357,6 +388,89 @@ static LogicalResult verifySignature(Operation *owner, StringRef what,
              << " (" << slot.role << ") has type " << type.getResult(index)
              << ", expected " << slot.type;
   return success();
+}
+
+/// Checks the functions of one stage (or stage variant) against the stage
+/// ABI: the forward `inputs -> outputs`; the augmented forward `inputs ->
+/// (outputs..., residuals...)`; the backward `(inputs..., residuals...,
+/// outputGradient...) -> gradients`, or the split pair `backward_input:
+/// (inputs..., residuals..., outputGradient...) -> (input gradient...,
+/// saved...)` and `backward_weight: (inputs..., saved...) -> parameter
+/// gradients`. `gradients` starts with the input gradient when
+/// `inputGradient`. `what` names the stage in messages ("stage 1").
+static LogicalResult
+verifyStageFunctions(Operation *owner, StringRef what,
+                     const StageFunctions &functions, ArrayRef<Slot> inputs,
+                     ArrayRef<Slot> outputs, ArrayRef<Slot> outputGradient,
+                     ArrayRef<Slot> gradients, bool inputGradient) {
+  std::string name = what.str();
+  if (failed(verifySignature(owner, name + " forward function",
+                             functions.forward, inputs, outputs)))
+    return failure();
+  // Values handed from one function to another through the step's stash:
+  // tensors of static shape, so that their bytes are known.
+  auto extraSlots = [&](func::FuncOp function, TypeRange types, size_t skip,
+                        StringRef role, StringRef where,
+                        SmallVectorImpl<Slot> &slots) -> LogicalResult {
+    for (auto [index, type] : llvm::enumerate(types.drop_front(skip))) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      std::string slotRole = (role + " " + Twine(index)).str();
+      if (!tensor || !tensor.hasStaticShape())
+        return owner->emitOpError()
+               << name << " " << where << " '" << function.getSymName() << "' "
+               << slotRole << " (result " << skip + index << ") has type "
+               << type << ", expected a tensor of static shape";
+      slots.push_back({type, slotRole});
+    }
+    return success();
+  };
+  SmallVector<Slot> residuals;
+  if (func::FuncOp augmented = functions.augmented) {
+    if (augmented.getNumResults() < outputs.size())
+      return owner->emitOpError()
+             << name << " augmented forward function '"
+             << augmented.getSymName() << "' returns "
+             << augmented.getNumResults() << " values, expected "
+             << outputs.size() << " outputs and then the residuals";
+    if (failed(extraSlots(augmented, augmented.getResultTypes(), outputs.size(),
+                          "residual", "augmented forward function", residuals)))
+      return failure();
+    SmallVector<Slot> results(outputs);
+    llvm::append_range(results, residuals);
+    if (failed(verifySignature(owner, name + " augmented forward function",
+                               augmented, inputs, results)))
+      return failure();
+  }
+  SmallVector<Slot> backwardInputs(inputs);
+  llvm::append_range(backwardInputs, residuals);
+  llvm::append_range(backwardInputs, outputGradient);
+  if (functions.backward)
+    return verifySignature(owner, name + " backward function",
+                           functions.backward, backwardInputs, gradients);
+  if (!functions.backwardInput)
+    return success();
+  func::FuncOp backwardInput = functions.backwardInput;
+  size_t inputGradients = inputGradient ? 1 : 0;
+  if (backwardInput.getNumResults() < inputGradients)
+    return owner->emitOpError()
+           << name << " backward_input function '" << backwardInput.getSymName()
+           << "' returns nothing, expected the input gradient and then what "
+              "the weight gradient needs";
+  SmallVector<Slot> saved;
+  if (failed(extraSlots(backwardInput, backwardInput.getResultTypes(),
+                        inputGradients, "saved value",
+                        "backward_input function", saved)))
+    return failure();
+  SmallVector<Slot> inputResults(gradients.take_front(inputGradients));
+  llvm::append_range(inputResults, saved);
+  if (failed(verifySignature(owner, name + " backward_input function",
+                             backwardInput, backwardInputs, inputResults)))
+    return failure();
+  SmallVector<Slot> weightInputs(inputs);
+  llvm::append_range(weightInputs, saved);
+  return verifySignature(owner, name + " backward_weight function",
+                         functions.backwardWeight, weightInputs,
+                         gradients.drop_front(inputGradients));
 }
 
 /// The tensor type of a parameter global, or a diagnostic on `stage`.
@@ -445,7 +559,7 @@ verifyStageVariants(PipelineOp pipeline, func::FuncOp data,
       slot = {grown, role};
       return success();
     };
-    SmallVector<Slot> inputs(1), outputs(1), backwardInputs, gradients;
+    SmallVector<Slot> inputs(1), outputs(1), outputGradient, gradients;
     if (failed(scaled(stageInputs[s],
                       s == 0
                           ? "the micro-batch input"
@@ -464,9 +578,8 @@ verifyStageVariants(PipelineOp pipeline, func::FuncOp data,
                           outputs[0]))) {
       return failure();
     }
-    backwardInputs = inputs;
     if (s != last)
-      backwardInputs.push_back(
+      outputGradient.push_back(
           {outputs[0].type, "the gradient of the stage's output"});
     if (hasInputGradient(stageInputs[s]))
       gradients.push_back({inputs[0].type, "the input gradient"});
@@ -475,14 +588,11 @@ verifyStageVariants(PipelineOp pipeline, func::FuncOp data,
     auto functions = lookupStageFunctions(variant, symbolTable);
     if (failed(functions))
       return failure();
-    auto [forward, backward] = *functions;
     std::string what = "stage " + std::to_string(s) + " variant of " +
                        std::to_string(size) + " samples";
-    if (failed(verifySignature(variant, what + " forward function", forward,
-                               inputs, outputs)) ||
-        (backward &&
-         failed(verifySignature(variant, what + " backward function", backward,
-                                backwardInputs, gradients))))
+    if (failed(verifyStageFunctions(variant, what, *functions, inputs, outputs,
+                                    outputGradient, gradients,
+                                    hasInputGradient(stageInputs[s]))))
       return failure();
   }
   return success();
@@ -491,8 +601,7 @@ verifyStageVariants(PipelineOp pipeline, func::FuncOp data,
 /// Verifies the stage ABI of an executable pipeline (see the op's
 /// description): parameters, data function and every stage function.
 static LogicalResult verifyStageAbi(PipelineOp pipeline,
-                                    MutableArrayRef<func::FuncOp> forwards,
-                                    MutableArrayRef<func::FuncOp> backwards,
+                                    ArrayRef<StageFunctions> functions,
                                     SymbolTableCollection &symbolTable) {
   if (FlatSymbolRefAttr gridName = pipeline.getGridAttr()) {
     auto grid =
@@ -588,7 +697,8 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
     }
     llvm::append_range(inputs, paramSlots.back());
     llvm::append_range(gradients, paramGradients.back());
-    FunctionType forwardType = forwards[s].getFunctionType();
+    func::FuncOp forward = functions[s].forward;
+    FunctionType forwardType = forward.getFunctionType();
     SmallVector<Slot> outputs;
     if (s == last) {
       inputs.push_back({dataType.getResult(1), "the target"});
@@ -597,22 +707,22 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
     } else {
       if (forwardType.getNumResults() != 1)
         return stage.emitOpError()
-               << "forward function '" << forwards[s].getSymName()
-               << "' returns " << forwardType.getNumResults()
+               << "forward function '" << forward.getSymName() << "' returns "
+               << forwardType.getNumResults()
                << " values, expected 1 (the activation for stage " << s + 1
                << ")";
       auto activationType =
           dyn_cast<RankedTensorType>(forwardType.getResult(0));
       if (!activationType || !activationType.hasStaticShape())
         return stage.emitOpError()
-               << "forward function '" << forwards[s].getSymName()
+               << "forward function '" << forward.getSymName()
                << "' result 0 (the activation for stage " << s + 1
                << ") has type " << forwardType.getResult(0)
                << ", expected a tensor of static shape";
       // The gradient of the next stage's input flows back through it.
       if (!hasInputGradient(activationType))
         return stage.emitOpError()
-               << "forward function '" << forwards[s].getSymName()
+               << "forward function '" << forward.getSymName()
                << "' result 0 (the activation for stage " << s + 1
                << ") has type " << activationType
                << ", expected floating-point elements: the gradient flows "
@@ -620,17 +730,13 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
       outputs.push_back({forwardType.getResult(0),
                          "the activation for stage " + std::to_string(s + 1)});
     }
-    std::string stageName = "stage " + std::to_string(s);
-    if (failed(verifySignature(stage, stageName + " forward function",
-                               forwards[s], inputs, outputs)))
-      return failure();
-    SmallVector<Slot> backwardInputs = inputs;
+    SmallVector<Slot> outputGradient;
     if (s != last)
-      backwardInputs.push_back(
+      outputGradient.push_back(
           {outputs.front().type, "the gradient of the stage's output"});
-    if (backwards[s] &&
-        failed(verifySignature(stage, stageName + " backward function",
-                               backwards[s], backwardInputs, gradients)))
+    if (failed(verifyStageFunctions(
+            stage, "stage " + std::to_string(s), functions[s], inputs, outputs,
+            outputGradient, gradients, hasInputGradient(stageInputs.back()))))
       return failure();
     activation = outputs.front().type;
     stageOutputs.push_back(activation);
@@ -689,14 +795,14 @@ LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                          << (getDataAttr() ? "optimizer" : "data function")
                          << "; an executable pipeline names both";
 
+  SmallVector<StageFunctions> functions(getNumStages());
   SmallVector<func::FuncOp> forwards(getNumStages());
-  SmallVector<func::FuncOp> backwards(getNumStages());
   for (auto stage : getBody().getOps<StageOp>()) {
-    auto functions = lookupStageFunctions(stage, symbolTable);
-    if (failed(functions))
+    auto found = lookupStageFunctions(stage, symbolTable);
+    if (failed(found))
       return failure();
-    std::tie(forwards[stage.getStageId()], backwards[stage.getStageId()]) =
-        *functions;
+    functions[stage.getStageId()] = *found;
+    forwards[stage.getStageId()] = found->forward;
     if (stage.getParamsAttr() && !isExecutable())
       return stage.emitOpError()
              << "lists parameters, but its pipeline names no data function "
@@ -709,7 +815,7 @@ LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
               "the samples of the data function, and the pipeline names "
               "no data function and optimizer";
   if (isExecutable())
-    return verifyStageAbi(*this, forwards, backwards, symbolTable);
+    return verifyStageAbi(*this, functions, symbolTable);
   // Consecutive stages agree on the activation they exchange.
   for (int64_t s = 0; s + 1 < getNumStages(); ++s) {
     FunctionType producer = forwards[s].getFunctionType();

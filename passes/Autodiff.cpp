@@ -571,7 +571,7 @@ func::FuncOp FunctionDerivation::run(StringRef name, bool isPrivate) {
       lastPrimal = builder.clone(op, primalMap);
       continue;
     }
-    const Differentiator::CalleeDerivative *derivative =
+    const Differentiator::AugmentedDerivative *derivative =
         parent.calleeDerivative(callee);
     if (!derivative) {
       derived.erase();
@@ -634,9 +634,7 @@ func::FuncOp FunctionDerivation::run(StringRef name, bool isPrivate) {
   return derived;
 }
 
-/// Drops the re-computed values no adjoint reads and the operands of the
-/// adjoints' bodies that they do not use.
-static void cleanUp(func::FuncOp function) {
+void hetero::simplifyDerivative(func::FuncOp function) {
   RewritePatternSet patterns(function.getContext());
   linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
   (void)applyPatternsGreedily(function, std::move(patterns));
@@ -1111,14 +1109,121 @@ func::FuncOp Differentiator::derive(func::FuncOp forward, StringRef name,
   func::FuncOp derived = derivation.run(name, /*isPrivate=*/false);
   if (!derived)
     return {};
-  cleanUp(derived);
+  simplifyDerivative(derived);
   symbols.insert(derived);
   return derived;
 }
 
-const Differentiator::CalleeDerivative *
+/// Primal ops that the reverse part re-computes instead of taking their
+/// values as residuals: they compute nothing (views, fills, copies,
+/// transposes, broadcasts), so a re-computation costs less than a stashed
+/// copy would hold.
+static bool isCheapToRecompute(Operation *op) {
+  if (op->hasTrait<OpTrait::ConstantLike>() ||
+      isa<tensor::EmptyOp, linalg::FillOp, tensor::ExpandShapeOp,
+          tensor::CollapseShapeOp, tensor::CastOp, tensor::ExtractSliceOp>(op))
+    return true;
+  // A generic whose body yields one of its inputs: a copy, a transpose or
+  // a broadcast.
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumResults() != 1)
+    return false;
+  Block &body = generic.getRegion().front();
+  auto argument = dyn_cast<BlockArgument>(body.getTerminator()->getOperand(0));
+  return body.getOperations().size() == 1 && argument &&
+         argument.getArgNumber() < generic.getNumDpsInputs();
+}
+
+std::optional<Differentiator::AugmentedDerivative>
+Differentiator::deriveAugmented(func::FuncOp forward, StringRef name,
+                                StringRef augmentedName,
+                                const GradientRequest &request,
+                                bool isPrivate) {
+  FunctionDerivation derivation(*this, forward, request);
+  func::FuncOp reverse = derivation.run(name, isPrivate);
+  if (!reverse)
+    return std::nullopt;
+
+  // The re-computation moves into the augmented forward; what the chain
+  // rule reads of it becomes its residuals, except what costs nothing to
+  // re-compute from the arguments.
+  Block &entry = reverse.front();
+  llvm::SetVector<Operation *> primalOps;
+  if (derivation.lastPrimal)
+    for (Operation &op : entry) {
+      primalOps.insert(&op);
+      if (&op == derivation.lastPrimal)
+        break;
+    }
+  DenseSet<Operation *> recomputed;
+  for (Operation *op : primalOps)
+    if (isCheapToRecompute(op) &&
+        llvm::all_of(op->getOperands(), [&](Value operand) {
+          Operation *def = operand.getDefiningOp();
+          return !def || recomputed.contains(def);
+        }))
+      recomputed.insert(op);
+  llvm::SetVector<Value> residuals;
+  for (Operation &op : entry)
+    if (!primalOps.contains(&op))
+      op.walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          if (Operation *def = operand.getDefiningOp();
+              def && primalOps.contains(def) && !recomputed.contains(def))
+            residuals.insert(operand);
+      });
+
+  FunctionType forwardType = forward.getFunctionType();
+  SmallVector<Type> augmentedResults(forwardType.getResults());
+  for (Value residual : residuals)
+    augmentedResults.push_back(residual.getType());
+  OpBuilder builder(forward);
+  builder.setInsertionPointAfter(forward);
+  auto augmented = func::FuncOp::create(
+      builder, forward.getLoc(), augmentedName,
+      builder.getFunctionType(forwardType.getInputs(), augmentedResults));
+  if (isPrivate)
+    augmented.setPrivate();
+  Block *body = augmented.addEntryBlock();
+  IRMapping mapping;
+  unsigned inputs = forwardType.getNumInputs();
+  for (unsigned i = 0; i < inputs; ++i)
+    mapping.map(entry.getArgument(i), body->getArgument(i));
+  builder.setInsertionPointToStart(body);
+  for (Operation *op : primalOps)
+    builder.clone(*op, mapping);
+  SmallVector<Value> returned;
+  for (Value result : derivation.primalResults)
+    returned.push_back(mapping.lookupOrDefault(result));
+  for (Value residual : residuals)
+    returned.push_back(mapping.lookup(residual));
+  func::ReturnOp::create(builder, forward.getLoc(), returned);
+
+  // The reverse part takes the residuals after the arguments.
+  SmallVector<Type> reverseInputs(forwardType.getInputs());
+  for (auto [index, residual] : llvm::enumerate(residuals)) {
+    BlockArgument argument = entry.insertArgument(
+        inputs + unsigned(index), residual.getType(), forward.getLoc());
+    reverseInputs.push_back(residual.getType());
+    Value(residual).replaceAllUsesWith(argument);
+  }
+  for (Type input : reverse.getFunctionType().getInputs().drop_front(inputs))
+    reverseInputs.push_back(input);
+  reverse.setFunctionType(builder.getFunctionType(
+      reverseInputs, reverse.getFunctionType().getResults()));
+  for (Operation *op : llvm::reverse(primalOps))
+    if (op->use_empty())
+      op->erase();
+  simplifyDerivative(augmented);
+  simplifyDerivative(reverse);
+  symbols.insert(augmented);
+  symbols.insert(reverse);
+  return AugmentedDerivative{augmented, reverse};
+}
+
+const Differentiator::AugmentedDerivative *
 Differentiator::calleeDerivative(func::FuncOp callee) {
-  auto [it, inserted] = callees.try_emplace(callee, CalleeDerivative());
+  auto [it, inserted] = callees.try_emplace(callee, AugmentedDerivative());
   if (!inserted) {
     if (!it->second.reverse) {
       callee.emitError() << "hetero-derive-backward: cannot differentiate "
@@ -1132,81 +1237,12 @@ Differentiator::calleeDerivative(func::FuncOp callee) {
   GradientRequest request;
   for (Type input : callee.getFunctionType().getInputs())
     request.wrt.push_back(isFloatTensor(input));
-  FunctionDerivation derivation(*this, callee, request);
-  func::FuncOp reverse = derivation.run(
-      (callee.getSymName() + "_backward").str(), /*isPrivate=*/true);
-  if (!reverse)
+  std::optional<AugmentedDerivative> parts = deriveAugmented(
+      callee, (callee.getSymName() + "_backward").str(),
+      (callee.getSymName() + "_augmented").str(), request, /*isPrivate=*/true);
+  if (!parts)
     return nullptr;
-
-  // The re-computation moves into the augmented forward; what the chain
-  // rule reads of it (constants aside) becomes its residuals.
-  Block &entry = reverse.front();
-  llvm::SetVector<Operation *> primalOps;
-  if (derivation.lastPrimal)
-    for (Operation &op : entry) {
-      primalOps.insert(&op);
-      if (&op == derivation.lastPrimal)
-        break;
-    }
-  llvm::SetVector<Value> residuals;
-  for (Operation &op : entry)
-    if (!primalOps.contains(&op))
-      op.walk([&](Operation *nested) {
-        for (Value operand : nested->getOperands())
-          if (Operation *def = operand.getDefiningOp();
-              def && primalOps.contains(def) &&
-              !def->hasTrait<OpTrait::ConstantLike>())
-            residuals.insert(operand);
-      });
-
-  FunctionType calleeType = callee.getFunctionType();
-  SmallVector<Type> augmentedResults(calleeType.getResults());
-  for (Value residual : residuals)
-    augmentedResults.push_back(residual.getType());
-  OpBuilder builder(callee);
-  builder.setInsertionPointAfter(callee);
-  auto augmented = func::FuncOp::create(
-      builder, callee.getLoc(), (callee.getSymName() + "_augmented").str(),
-      builder.getFunctionType(calleeType.getInputs(), augmentedResults));
-  augmented.setPrivate();
-  Block *body = augmented.addEntryBlock();
-  IRMapping mapping;
-  unsigned inputs = calleeType.getNumInputs();
-  for (unsigned i = 0; i < inputs; ++i)
-    mapping.map(entry.getArgument(i), body->getArgument(i));
-  builder.setInsertionPointToStart(body);
-  for (Operation *op : primalOps)
-    builder.clone(*op, mapping);
-  SmallVector<Value> returned;
-  for (Value result : derivation.primalResults)
-    returned.push_back(mapping.lookupOrDefault(result));
-  for (Value residual : residuals)
-    returned.push_back(mapping.lookup(residual));
-  func::ReturnOp::create(builder, callee.getLoc(), returned);
-
-  // The reverse part takes the residuals after the arguments.
-  SmallVector<Type> reverseInputs(calleeType.getInputs());
-  for (auto [index, residual] : llvm::enumerate(residuals)) {
-    BlockArgument argument = entry.insertArgument(
-        inputs + unsigned(index), residual.getType(), callee.getLoc());
-    reverseInputs.push_back(residual.getType());
-    Value(residual).replaceAllUsesWith(argument);
-  }
-  for (Type input : reverse.getFunctionType().getInputs().drop_front(inputs))
-    reverseInputs.push_back(input);
-  reverse.setFunctionType(builder.getFunctionType(
-      reverseInputs, reverse.getFunctionType().getResults()));
-  for (Operation *op : llvm::reverse(primalOps))
-    if (op->use_empty())
-      op->erase();
-  cleanUp(augmented);
-  cleanUp(reverse);
-
-  // A name the module already has gets a suffix.
-  symbols.insert(augmented);
-  symbols.insert(reverse);
-  CalleeDerivative &slot = callees[callee];
-  slot.augmented = augmented;
-  slot.reverse = reverse;
+  AugmentedDerivative &slot = callees[callee];
+  slot = *parts;
   return &slot;
 }

@@ -39,6 +39,10 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <map>
+#include <optional>
+#include <vector>
+
 namespace hetero {
 
 /// What a derived function computes.
@@ -67,25 +71,93 @@ public:
   mlir::func::FuncOp derive(mlir::func::FuncOp forward, llvm::StringRef name,
                             const GradientRequest &request);
 
-  /// A private callee's derivative in two parts, so that a caller's
-  /// backward runs the callee's forward once: `augmented(arguments) ->
-  /// (results..., residuals...)` computes the results and keeps what the
-  /// reverse part reads; `reverse(arguments..., residuals..., result
-  /// gradients...) -> argument gradients` (every floating-point tensor
-  /// argument's) applies the chain rule without re-computing.
-  struct CalleeDerivative {
+  /// A derivative in two parts, so that the chain rule does not re-compute
+  /// the forward: `augmented(arguments) -> (results..., residuals...)`
+  /// computes the results and keeps what the reverse part reads (what is
+  /// cheap to re-compute from the arguments, views, fills, copies,
+  /// transposes and broadcasts, is not kept); `reverse(arguments...,
+  /// residuals..., result gradients...) -> gradients` applies the chain
+  /// rule from them.
+  struct AugmentedDerivative {
     mlir::func::FuncOp augmented, reverse;
   };
 
+  /// Creates the two parts of `forward`'s derivative for `request`, named
+  /// `name` (the reverse part) and `augmentedName`; the reverse part takes
+  /// no result gradients when request.loss. std::nullopt after a
+  /// diagnostic.
+  std::optional<AugmentedDerivative>
+  deriveAugmented(mlir::func::FuncOp forward, llvm::StringRef name,
+                  llvm::StringRef augmentedName, const GradientRequest &request,
+                  bool isPrivate = false);
+
+  /// Whether the module defines `name`.
+  bool defines(llvm::StringRef name) { return symbols.lookup(name); }
+
+  /// The module's symbol table, which knows the derived functions.
+  mlir::SymbolTable &symbolTable() { return symbols; }
+
 private:
-  /// The derivative of private callee `callee`, derived on first use; null
-  /// after a diagnostic.
-  const CalleeDerivative *calleeDerivative(mlir::func::FuncOp callee);
+  /// The derivative of private callee `callee` (every floating-point
+  /// tensor argument's gradient), derived on first use; null after a
+  /// diagnostic.
+  const AugmentedDerivative *calleeDerivative(mlir::func::FuncOp callee);
 
   mlir::ModuleOp module;
   mlir::SymbolTable symbols;
-  llvm::DenseMap<mlir::Operation *, CalleeDerivative> callees;
+  llvm::DenseMap<mlir::Operation *, AugmentedDerivative> callees;
   friend class FunctionDerivation;
+};
+
+/// Drops the values of a derived function that nothing reads, and the
+/// operands of its linalg ops' bodies that they do not use.
+void simplifyDerivative(mlir::func::FuncOp function);
+
+/// Splits derived backward functions into the part that computes the
+/// input gradient and the part that computes the weight gradients, for
+/// schedules that run them as separate tasks (zero-bubble).
+class BackwardSplitter {
+public:
+  /// `symbols` is the module's table, shared with the Differentiator that
+  /// created the functions to split.
+  BackwardSplitter(mlir::ModuleOp module, mlir::SymbolTable &symbols)
+      : module(module), symbols(symbols) {}
+
+  struct Parts {
+    mlir::func::FuncOp first, second;
+    /// The arguments of the split function that `second` takes, in order,
+    /// before the saved values.
+    llvm::SmallVector<unsigned> secondArguments;
+  };
+
+  /// Splits `function` (a body of one block) into `first(arguments...) ->
+  /// (the results where `firstResults` holds..., saved...)`, which computes
+  /// only what those results need, and `second(arguments..., saved...) ->
+  /// (the other results...)`, which computes the rest from what `first`
+  /// saved. With `fixedArguments` = n, `second` takes the first n
+  /// arguments, and what it reads of the others is saved; otherwise it
+  /// takes the arguments it reads. A call of a private function whose
+  /// results feed both parts is split the same way (each callee once per
+  /// set of results). Failure after a diagnostic.
+  mlir::FailureOr<Parts>
+  split(mlir::func::FuncOp function, llvm::ArrayRef<bool> firstResults,
+        llvm::StringRef firstName, llvm::StringRef secondName,
+        std::optional<unsigned> fixedArguments = std::nullopt);
+
+  /// Erases `function` when nothing refers to it.
+  void eraseIfUnused(mlir::func::FuncOp function);
+  /// Erases the callees that were split and that nothing calls any more.
+  void eraseUnusedParts();
+
+private:
+  /// `split` of a callee, once per set of results.
+  mlir::FailureOr<Parts> splitCallee(mlir::func::FuncOp callee,
+                                     const std::vector<bool> &firstResults);
+
+  mlir::ModuleOp module;
+  mlir::SymbolTable &symbols;
+  std::map<std::pair<mlir::Operation *, std::vector<bool>>, Parts> callees;
+  llvm::SmallVector<mlir::func::FuncOp> splitCallees;
 };
 
 } // namespace hetero

@@ -24,87 +24,154 @@ using namespace hetero;
 
 namespace {
 
+/// What the pass sets on a stage: its backward, whole or split, and the
+/// augmented forward when the residuals are saved.
+struct DerivedStage {
+  FlatSymbolRefAttr augmented, backward, backwardInput, backwardWeight;
+};
+
 struct HeteroDeriveBackwardPass
     : public hetero::impl::HeteroDeriveBackwardBase<HeteroDeriveBackwardPass> {
   using Base::Base;
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    if (residuals != "recompute" && residuals != "save") {
-      module.emitError() << "hetero-derive-backward: unknown residuals '"
-                         << residuals << "', expected recompute or save";
-      return signalPassFailure();
-    }
-    // Not yet built: the options are refused rather than ignored.
-    if (split || residuals == "save") {
-      module.emitError() << "hetero-derive-backward: "
-                         << (split ? "split=true" : "residuals=save")
-                         << " is not supported yet; derive with split=false "
-                            "residuals=recompute";
-      return signalPassFailure();
-    }
-    Differentiator differentiator(module);
-    SymbolTable symbols(module);
-    // A forward shared by several stages or variants is derived once.
-    llvm::DenseMap<Operation *, func::FuncOp> derived;
-    WalkResult walked = module.walk([&](PipelineOp pipeline) {
-      int64_t last = pipeline.getNumStages() - 1;
-      auto derive = [&](Operation *stage, int64_t id, StringRef forwardName,
-                        int64_t params) -> FlatSymbolRefAttr {
-        auto forward = symbols.lookup<func::FuncOp>(forwardName);
-        func::FuncOp &backward = derived[forward];
-        if (!backward) {
-          // The stage ABI: (input, parameters..., target on the last
-          // stage) -> activation or loss; the input's gradient when it is
-          // floating-point, then every parameter's.
-          GradientRequest request;
-          request.loss = id == last;
-          FunctionType type = forward.getFunctionType();
-          for (unsigned index = 0; index < type.getNumInputs(); ++index) {
-            bool wanted =
-                index == 0
-                    ? isa<FloatType>(getElementTypeOrSelf(type.getInput(0)))
-                    : index <= unsigned(params);
-            request.wrt.push_back(wanted);
-          }
-          backward = differentiator.derive(
-              forward, (forwardName + "_backward").str(), request);
-          if (!backward) {
-            stage->emitOpError()
-                << "stage " << id << ": cannot derive the backward of '@"
-                << forwardName << "'";
-            return {};
-          }
-        }
-        return FlatSymbolRefAttr::get(backward.getSymNameAttr());
-      };
-      llvm::DenseMap<int64_t, int64_t> paramCounts;
-      for (auto stage : pipeline.getBody().getOps<StageOp>()) {
-        int64_t params = stage.getParamSymbols().size();
-        paramCounts[stage.getStageId()] = params;
-        if (stage.getBackwardAttr())
-          continue;
-        FlatSymbolRefAttr backward =
-            derive(stage, stage.getStageId(), stage.getForward(), params);
-        if (!backward)
-          return WalkResult::interrupt();
-        stage.setBackwardAttr(backward);
-      }
-      for (auto variant : pipeline.getBody().getOps<StageVariantOp>()) {
-        if (variant.getBackwardAttr())
-          continue;
-        FlatSymbolRefAttr backward =
-            derive(variant, variant.getStageId(), variant.getForward(),
-                   paramCounts.lookup(variant.getStageId()));
-        if (!backward)
-          return WalkResult::interrupt();
-        variant.setBackwardAttr(backward);
-      }
-      return WalkResult::advance();
-    });
-    if (walked.wasInterrupted())
-      signalPassFailure();
-  }
+  void runOnOperation() override;
+
+private:
+  /// Derives the functions of a stage whose forward is `forward`; null
+  /// members after a diagnostic.
+  std::optional<DerivedStage> deriveStage(Differentiator &differentiator,
+                                          BackwardSplitter &splitter,
+                                          func::FuncOp forward, bool last,
+                                          int64_t params);
 };
+
+std::optional<DerivedStage> HeteroDeriveBackwardPass::deriveStage(
+    Differentiator &differentiator, BackwardSplitter &splitter,
+    func::FuncOp forward, bool last, int64_t params) {
+  // The stage ABI: (input, parameters..., target on the last stage) ->
+  // activation or loss; the input's gradient when it is floating-point,
+  // then every parameter's.
+  GradientRequest request;
+  request.loss = last;
+  FunctionType type = forward.getFunctionType();
+  bool inputGradient = type.getNumInputs() > 0 &&
+                       isa<FloatType>(getElementTypeOrSelf(type.getInput(0)));
+  for (unsigned index = 0; index < type.getNumInputs(); ++index)
+    request.wrt.push_back(index == 0 ? inputGradient
+                                     : index <= unsigned(params));
+
+  std::string base = forward.getSymName().str();
+  std::string name = base + "_backward";
+  SmallVector<std::string> names = {name};
+  if (residuals == "save")
+    names.push_back(base + "_augmented");
+  if (split) {
+    names.push_back(base + "_backward_input");
+    names.push_back(base + "_backward_weight");
+  }
+  for (const std::string &taken : names)
+    if (differentiator.defines(taken)) {
+      forward.emitError() << "hetero-derive-backward: cannot name the "
+                             "derivative of '@"
+                          << base << "' '@" << taken
+                          << "': the module already defines it";
+      return std::nullopt;
+    }
+
+  DerivedStage derived;
+  func::FuncOp backward;
+  if (residuals == "save") {
+    std::optional<Differentiator::AugmentedDerivative> parts =
+        differentiator.deriveAugmented(forward, name, base + "_augmented",
+                                       request);
+    if (!parts)
+      return std::nullopt;
+    backward = parts->reverse;
+    derived.augmented =
+        FlatSymbolRefAttr::get(parts->augmented.getSymNameAttr());
+  } else {
+    backward = differentiator.derive(forward, name, request);
+    if (!backward)
+      return std::nullopt;
+  }
+  if (!split) {
+    derived.backward = FlatSymbolRefAttr::get(backward.getSymNameAttr());
+    return derived;
+  }
+  // The input gradient first, then what the parameter gradients need of
+  // it; the weight part takes the forward's inputs and that.
+  SmallVector<bool> first(backward.getNumResults(), false);
+  if (inputGradient)
+    first[0] = true;
+  FailureOr<BackwardSplitter::Parts> parts =
+      splitter.split(backward, first, base + "_backward_input",
+                     base + "_backward_weight", type.getNumInputs());
+  if (failed(parts))
+    return std::nullopt;
+  splitter.eraseIfUnused(backward);
+  derived.backwardInput = FlatSymbolRefAttr::get(parts->first.getSymNameAttr());
+  derived.backwardWeight =
+      FlatSymbolRefAttr::get(parts->second.getSymNameAttr());
+  return derived;
+}
+
+void HeteroDeriveBackwardPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  if (residuals != "recompute" && residuals != "save") {
+    module.emitError() << "hetero-derive-backward: unknown residuals '"
+                       << residuals << "', expected recompute or save";
+    return signalPassFailure();
+  }
+  Differentiator differentiator(module);
+  BackwardSplitter splitter(module, differentiator.symbolTable());
+  SymbolTable symbols(module);
+  // A forward shared by several stages or variants is derived once.
+  llvm::DenseMap<Operation *, DerivedStage> derived;
+  WalkResult walked = module.walk([&](PipelineOp pipeline) {
+    int64_t last = pipeline.getNumStages() - 1;
+    auto derive = [&](auto stage, int64_t id, int64_t params) -> LogicalResult {
+      if (stage.hasBackward())
+        return success();
+      StringRef forwardName = stage.getForward();
+      auto forward = symbols.lookup<func::FuncOp>(forwardName);
+      if (derived.try_emplace(forward, DerivedStage()).second) {
+        std::optional<DerivedStage> functions =
+            deriveStage(differentiator, splitter, forward, id == last, params);
+        if (!functions) {
+          stage->emitOpError()
+              << "stage " << id << ": cannot derive the backward of '@"
+              << forwardName << "'";
+          return failure();
+        }
+        derived[forward] = *functions;
+      }
+      const DerivedStage &functions = derived[forward];
+      if (functions.augmented)
+        stage.setAugmentedAttr(functions.augmented);
+      if (functions.backward)
+        stage.setBackwardAttr(functions.backward);
+      if (functions.backwardInput) {
+        stage.setBackwardInputAttr(functions.backwardInput);
+        stage.setBackwardWeightAttr(functions.backwardWeight);
+      }
+      return success();
+    };
+    llvm::DenseMap<int64_t, int64_t> paramCounts;
+    for (auto stage : pipeline.getBody().getOps<StageOp>()) {
+      int64_t params = stage.getParamSymbols().size();
+      paramCounts[stage.getStageId()] = params;
+      if (failed(derive(stage, stage.getStageId(), params)))
+        return WalkResult::interrupt();
+    }
+    for (auto variant : pipeline.getBody().getOps<StageVariantOp>())
+      if (failed(derive(variant, variant.getStageId(),
+                        paramCounts.lookup(variant.getStageId()))))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (walked.wasInterrupted())
+    return signalPassFailure();
+  splitter.eraseUnusedParts();
+}
 
 } // namespace

@@ -77,12 +77,23 @@ namespace {
 constexpr int16_t kStageAxis = 0;
 constexpr int16_t kReplicaAxis = 1;
 
-/// The forward and backward function of a stage for one micro-batch size,
+/// The functions of a stage for one micro-batch size (an augmented
+/// forward that keeps residuals for the backward, and the backward whole
+/// or split into its input and weight parts, where the stage names them),
 /// and the task functions that call them, emitted with the first step that
 /// runs them.
 struct StageCode {
   func::FuncOp forward, backward;
-  func::FuncOp forwardTask, backwardTask;
+  func::FuncOp augmented, backwardInput, backwardWeight;
+  func::FuncOp forwardTask, backwardTask, backwardInputTask, backwardWeightTask;
+
+  /// The forward the step runs: the augmented one when there is one.
+  func::FuncOp steppedForward() { return augmented ? augmented : forward; }
+  bool isSplit() { return bool(backwardInput); }
+  /// The residuals the forward keeps for the backward.
+  TypeRange residualTypes() {
+    return augmented ? augmented.getResultTypes().drop_front() : TypeRange();
+  }
 };
 
 /// One stage of an executable pipeline.
@@ -96,8 +107,7 @@ struct Stage {
   std::map<int64_t, func::FuncOp> updates;
   SmallVector<memref::GlobalOp> gradientSums;
 
-  func::FuncOp forward() const { return code.at(1).forward; }
-  func::FuncOp backward() const { return code.at(1).backward; }
+  StageCode &own() { return code.at(1); }
 };
 
 /// How a step runs a schedule: its stage programs, each task one call of
@@ -179,6 +189,35 @@ private:
   /// for a variant).
   func::FuncOp emitForwardTask(int64_t s, int64_t factor);
   func::FuncOp emitBackwardTask(int64_t s, int64_t factor);
+  /// @<p>_stage<s>_backward_input_task(input, target or output gradient,
+  /// residuals...) -> (input gradient, saved...) and
+  /// _backward_weight_task(input[, target], saved...), which adds the
+  /// parameter gradients into their sums, for a split backward.
+  func::FuncOp emitBackwardInputTask(int64_t s, int64_t factor);
+  /// @<p>_stage<s>_<name>(input, target or output gradient, residuals...):
+  /// calls `callee` (the backward or its input part) with the stage's
+  /// parameters, adds its last `summed` results into the parameters'
+  /// gradient sums and returns the others.
+  func::FuncOp emitBackwardCallTask(int64_t s, int64_t factor,
+                                    func::FuncOp callee, StringRef name,
+                                    size_t summed);
+  func::FuncOp emitBackwardWeightTask(int64_t s, int64_t factor);
+  /// Adds each of `gradients` (stage `s`'s parameter gradients) into its
+  /// gradient sum global.
+  void addIntoGradientSums(int64_t s, ValueRange gradients);
+  /// The functions a hetero.stage or hetero.stage_variant names.
+  template <typename StageLikeOp> StageCode lookupCode(StageLikeOp stage) {
+    auto lookup = [&](std::optional<StringRef> name) {
+      return name ? symbols.lookup<func::FuncOp>(*name) : func::FuncOp();
+    };
+    StageCode code;
+    code.forward = lookup(stage.getForward());
+    code.backward = lookup(stage.getBackward());
+    code.augmented = lookup(stage.getAugmented());
+    code.backwardInput = lookup(stage.getBackwardInput());
+    code.backwardWeight = lookup(stage.getBackwardWeight());
+    return code;
+  }
   /// The input (on stage 0) or the target (on the last stage; both on a
   /// single stage) of task micro-batch `microbatch` of `factor` times the
   /// pipeline's micro-batch: the data function's micro-batches
@@ -213,14 +252,15 @@ private:
   }
   /// Replaces each gradient sum by its all-reduce over the replica axis.
   void reduceGradients(MutableArrayRef<Value> gradients);
-  /// The stage's last backward of micro-batch inputs (`input`, `second`)
-  /// with its body inline, each parameter gradient summed with the earlier
-  /// micro-batches' and all-reduced over the replicas right after the op
-  /// that computes it: a gradient's communication starts while the backward
-  /// still computes the gradients before it. Returns the backward's
-  /// results; `gradients` receives the reduced sums in parameter order.
-  SmallVector<Value> emitEagerBackward(int64_t s, int64_t factor, Value input,
-                                       Value second,
+  /// The stage's last backward (`backward`, the whole one or its weight
+  /// part, called with `arguments`) with its body inline, each parameter
+  /// gradient (its last results) summed with the earlier micro-batches' and
+  /// all-reduced over the replicas right after the op that computes it: a
+  /// gradient's communication starts while the backward still computes the
+  /// gradients before it. Returns the backward's results; `gradients`
+  /// receives the reduced sums in parameter order.
+  SmallVector<Value> emitEagerBackward(int64_t s, func::FuncOp backward,
+                                       ArrayRef<Value> arguments,
                                        SmallVectorImpl<Value> &gradients);
   DenseI16ArrayAttr axes(ArrayRef<int16_t> values) {
     return builder.getDenseI16ArrayAttr(values);
@@ -274,10 +314,9 @@ LogicalResult PipelineLowering::prepare() {
   data = symbols.lookup<func::FuncOp>(pipeline.getDataAttr().getValue());
   SmallVector<memref::GlobalOp> allParams;
   // A stage without its backward cannot train until one is derived.
-  auto requireBackward =
-      [&](Operation *stage, int64_t id,
-          std::optional<StringRef> backward) -> LogicalResult {
-    if (backward)
+  auto requireBackward = [&](Operation *stage, int64_t id,
+                             bool hasBackward) -> LogicalResult {
+    if (hasBackward)
       return success();
     return stage->emitOpError()
            << "stage " << id
@@ -286,13 +325,10 @@ LogicalResult PipelineLowering::prepare() {
   };
   for (int64_t s = 0; s < pipeline.getNumStages(); ++s) {
     StageOp stageOp = pipeline.getStage(s);
-    if (failed(requireBackward(stageOp, s, stageOp.getBackward())))
+    if (failed(requireBackward(stageOp, s, stageOp.hasBackward())))
       return failure();
     Stage stage;
-    stage.code[1] = {symbols.lookup<func::FuncOp>(stageOp.getForward()),
-                     symbols.lookup<func::FuncOp>(*stageOp.getBackward()),
-                     {},
-                     {}};
+    stage.code[1] = lookupCode(stageOp);
     for (FlatSymbolRefAttr param : stageOp.getParamSymbols()) {
       auto global = symbols.lookup<memref::GlobalOp>(param.getValue());
       Type element = global.getType().getElementType();
@@ -311,14 +347,10 @@ LogicalResult PipelineLowering::prepare() {
   baseSamples = input.getRank() > 0 ? input.getDimSize(0) : 1;
   for (auto variant : pipeline.getBody().getOps<StageVariantOp>()) {
     if (failed(requireBackward(variant, variant.getStageId(),
-                               variant.getBackward())))
+                               variant.hasBackward())))
       return failure();
     stages[variant.getStageId()]
-        .code[variant.getMicrobatchSize() / baseSamples] = {
-        symbols.lookup<func::FuncOp>(variant.getForward()),
-        symbols.lookup<func::FuncOp>(*variant.getBackward()),
-        {},
-        {}};
+        .code[variant.getMicrobatchSize() / baseSamples] = lookupCode(variant);
   }
 
   if (FlatSymbolRefAttr gridName = pipeline.getGridAttr()) {
@@ -414,11 +446,16 @@ void PipelineLowering::emitStageFunctions(int64_t s, int64_t factor) {
   if (code.forwardTask)
     return;
   code.forwardTask = emitForwardTask(s, factor);
-  code.backwardTask = emitBackwardTask(s, factor);
+  if (code.isSplit()) {
+    code.backwardInputTask = emitBackwardInputTask(s, factor);
+    code.backwardWeightTask = emitBackwardWeightTask(s, factor);
+  } else {
+    code.backwardTask = emitBackwardTask(s, factor);
+  }
 }
 
 func::FuncOp PipelineLowering::emitForwardTask(int64_t s, int64_t factor) {
-  func::FuncOp forward = stages[s].code.at(factor).forward;
+  func::FuncOp forward = stages[s].code.at(factor).steppedForward();
   FunctionType type = forward.getFunctionType();
   bool last = s == numStages() - 1;
   SmallVector<Type> inputs = {type.getInput(0)};
@@ -437,25 +474,44 @@ func::FuncOp PipelineLowering::emitForwardTask(int64_t s, int64_t factor) {
 }
 
 func::FuncOp PipelineLowering::emitBackwardTask(int64_t s, int64_t factor) {
-  Stage &stage = stages[s];
-  func::FuncOp backward = stage.code.at(factor).backward;
-  FunctionType type = backward.getFunctionType();
+  StageCode &code = stages[s].code.at(factor);
+  return emitBackwardCallTask(s, factor, code.backward, "backward_task",
+                              stages[s].params.size());
+}
+
+func::FuncOp PipelineLowering::emitBackwardCallTask(int64_t s, int64_t factor,
+                                                    func::FuncOp callee,
+                                                    StringRef name,
+                                                    size_t summed) {
+  StageCode &code = stages[s].code.at(factor);
   bool last = s == numStages() - 1;
-  size_t count = stage.params.size();
-  // The activation, then the target (last stage) or the output gradient.
-  SmallVector<Type> inputs = {type.getInput(0), type.getInputs().back()};
+  // The activation, then the target (last stage) or the output gradient,
+  // then the residuals of the augmented forward.
+  FunctionType forwardType = code.forward.getFunctionType();
+  SmallVector<Type> inputs = {forwardType.getInput(0),
+                              last ? forwardType.getInputs().back()
+                                   : forwardType.getResult(0)};
+  llvm::append_range(inputs, code.residualTypes());
   func::FuncOp function = createStageFunction(
-      s, sizedName("backward_task", factor),
-      builder.getFunctionType(inputs, type.getResults().drop_back(count)));
+      s, sizedName(name, factor),
+      builder.getFunctionType(inputs,
+                              callee.getResultTypes().drop_back(summed)));
   ValueRange arguments = function.getArguments();
-  SmallVector<Value> backwardArguments = forwardArguments(
+  SmallVector<Value> callArguments = forwardArguments(
       s, arguments[0], readParams(s), last ? arguments[1] : Value());
+  llvm::append_range(callArguments, arguments.drop_front(2));
   if (!last)
-    backwardArguments.push_back(arguments[1]);
-  auto call = func::CallOp::create(builder, loc, backward, backwardArguments);
-  // The parameter gradients come last; each is added into its sum.
-  for (auto [sum, gradient] : llvm::zip_equal(
-           stage.gradientSums, call.getResults().take_back(count))) {
+    callArguments.push_back(arguments[1]);
+  auto call = func::CallOp::create(builder, loc, callee, callArguments);
+  if (summed)
+    addIntoGradientSums(s, call.getResults().take_back(summed));
+  func::ReturnOp::create(builder, loc, call.getResults().drop_back(summed));
+  return function;
+}
+
+void PipelineLowering::addIntoGradientSums(int64_t s, ValueRange gradients) {
+  for (auto [sum, gradient] :
+       llvm::zip_equal(stages[s].gradientSums, gradients)) {
     Value buffer = memref::GetGlobalOp::create(builder, loc, sum.getType(),
                                                sum.getSymName());
     Value term = bufferization::ToBufferOp::create(
@@ -463,7 +519,39 @@ func::FuncOp PipelineLowering::emitBackwardTask(int64_t s, int64_t factor) {
     linalg::AddOp::create(builder, loc, ValueRange{buffer, term},
                           ValueRange{buffer});
   }
-  func::ReturnOp::create(builder, loc, call.getResults().drop_back(count));
+}
+
+func::FuncOp PipelineLowering::emitBackwardInputTask(int64_t s,
+                                                     int64_t factor) {
+  StageCode &code = stages[s].code.at(factor);
+  return emitBackwardCallTask(s, factor, code.backwardInput,
+                              "backward_input_task", /*summed=*/0);
+}
+
+func::FuncOp PipelineLowering::emitBackwardWeightTask(int64_t s,
+                                                      int64_t factor) {
+  StageCode &code = stages[s].code.at(factor);
+  bool last = s == numStages() - 1;
+  FunctionType forwardType = code.forward.getFunctionType();
+  unsigned forwardInputs = forwardType.getNumInputs();
+  // The activation, the target on the last stage, then the saved values.
+  SmallVector<Type> inputs = {forwardType.getInput(0)};
+  if (last)
+    inputs.push_back(forwardType.getInputs().back());
+  llvm::append_range(
+      inputs, code.backwardWeight.getFunctionType().getInputs().drop_front(
+                  forwardInputs));
+  func::FuncOp function =
+      createStageFunction(s, sizedName("backward_weight_task", factor),
+                          builder.getFunctionType(inputs, {}));
+  ValueRange arguments = function.getArguments();
+  SmallVector<Value> callArguments = forwardArguments(
+      s, arguments[0], readParams(s), last ? arguments[1] : Value());
+  llvm::append_range(callArguments, arguments.drop_front(last ? 2 : 1));
+  auto call =
+      func::CallOp::create(builder, loc, code.backwardWeight, callArguments);
+  addIntoGradientSums(s, call.getResults());
+  func::ReturnOp::create(builder, loc);
   return function;
 }
 
@@ -528,16 +616,10 @@ void PipelineLowering::reduceGradients(MutableArrayRef<Value> gradients) {
 }
 
 SmallVector<Value>
-PipelineLowering::emitEagerBackward(int64_t s, int64_t factor, Value input,
-                                    Value second,
+PipelineLowering::emitEagerBackward(int64_t s, func::FuncOp backward,
+                                    ArrayRef<Value> arguments,
                                     SmallVectorImpl<Value> &gradients) {
   Stage &stage = stages[s];
-  bool last = s == numStages() - 1;
-  func::FuncOp backward = stage.code.at(factor).backward;
-  SmallVector<Value> arguments =
-      forwardArguments(s, input, readParams(s), last ? second : Value());
-  if (!last)
-    arguments.push_back(second);
   SmallVector<Value> results;
   if (backward.isDeclaration() || !backward.getBody().hasOneBlock()) {
     // Nothing to open: the gradients are complete when the call returns.
@@ -664,22 +746,30 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   if (pipeline.getCheckpointAttr())
     emitCheckpoint(s, step);
 
-  FunctionType forwardType = stage.code.at(factor).forward.getFunctionType();
+  StageCode &code = stage.code.at(factor);
+  FunctionType forwardType = code.forward.getFunctionType();
   Type inputType = forwardType.getInput(0);
   Type outputType = forwardType.getResult(0);
+  // The bytes one micro-batch's stash holds: its input, its target on the
+  // last stage, and the residuals of an augmented forward.
+  int64_t stashBytes = tensorBytes(inputType);
+  if (s == last)
+    stashBytes += tensorBytes(forwardType.getInputs().back());
+  for (Type residual : code.residualTypes())
+    stashBytes += tensorBytes(residual);
 
   // What a micro-batch's forward left for its backward (the stash), and
   // the values in flight between a task and its transfer.
   struct Stashed {
     Value input, target;
+    SmallVector<Value> residuals;
   };
   std::map<int64_t, Stashed> stash;
   std::map<int64_t, Value> received, toSend;
   // The gradient sums: globals that the backward tasks add into, zeroed
   // here and read as `gradients` once the last backward is done.
   emitStageFunctions(s, factor);
-  func::FuncOp forward = stage.code.at(factor).forwardTask;
-  func::FuncOp backward = stage.code.at(factor).backwardTask;
+  func::FuncOp forward = code.forwardTask;
   // The micro-batches the program's tasks run: the step's own, or fewer of
   // a variant's larger size.
   int64_t tasks = microbatches / factor;
@@ -756,8 +846,10 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       SmallVector<Value> arguments = {entry.input};
       if (s == last)
         arguments.push_back(entry.target);
-      Value output =
-          func::CallOp::create(builder, loc, forward, arguments).getResult(0);
+      auto call = func::CallOp::create(builder, loc, forward, arguments);
+      Value output = call.getResult(0);
+      entry.residuals =
+          llvm::to_vector_of<Value>(call.getResults().drop_front());
       TaskMarkOp::create(builder, loc, TaskKind::forward,
                          builder.getI64IntegerAttr(mb));
       if (s == last)
@@ -775,23 +867,62 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       received.erase(mb);
       bool eager = eagerGradientSync && hasReplicaAxis && !dynamicSync() &&
                    int64_t(index) == lastBackward;
-      if (eager) {
-        SmallVector<Value> results = emitEagerBackward(
-            s, factor, entry.input, secondArgument, gradients);
+      // The task's arguments: the activation, the target or the output
+      // gradient, the residuals.
+      SmallVector<Value> taskArguments = {entry.input, secondArgument};
+      llvm::append_range(taskArguments, entry.residuals);
+      if (code.isSplit()) {
+        // The input gradient first, for the previous stage; the weight
+        // gradients right after it.
+        auto input = func::CallOp::create(builder, loc, code.backwardInputTask,
+                                          taskArguments);
+        unsigned inputGradients = code.backwardInput.getNumResults() -
+                                  (code.backwardWeight.getNumArguments() -
+                                   forwardType.getNumInputs());
+        if (s != 0)
+          toSend[mb] = input.getResult(0);
+        ValueRange saved = input.getResults().drop_front(inputGradients);
+        if (eager) {
+          SmallVector<Value> arguments =
+              forwardArguments(s, entry.input, readParams(s),
+                               s == last ? entry.target : Value());
+          llvm::append_range(arguments, saved);
+          emitEagerBackward(s, code.backwardWeight, arguments, gradients);
+        } else {
+          SmallVector<Value> arguments = {entry.input};
+          if (s == last)
+            arguments.push_back(entry.target);
+          llvm::append_range(arguments, saved);
+          func::CallOp::create(builder, loc, code.backwardWeightTask,
+                               arguments);
+        }
+        TaskMarkOp::create(builder, loc, TaskKind::backward,
+                           builder.getI64IntegerAttr(mb));
+        if (eager)
+          break;
+      } else if (eager) {
+        SmallVector<Value> arguments = forwardArguments(
+            s, entry.input, readParams(s), s == last ? entry.target : Value());
+        llvm::append_range(arguments, entry.residuals);
+        if (s != last)
+          arguments.push_back(secondArgument);
+        SmallVector<Value> results =
+            emitEagerBackward(s, code.backward, arguments, gradients);
         TaskMarkOp::create(builder, loc, TaskKind::backward,
                            builder.getI64IntegerAttr(mb));
         if (s != 0)
           toSend[mb] = results.front();
         break;
+      } else {
+        // The parameter gradients go into the sums; what the call returns
+        // is the input gradient, and stage 0's goes nowhere.
+        auto call = func::CallOp::create(builder, loc, code.backwardTask,
+                                         taskArguments);
+        TaskMarkOp::create(builder, loc, TaskKind::backward,
+                           builder.getI64IntegerAttr(mb));
+        if (s != 0)
+          toSend[mb] = call.getResult(0);
       }
-      // The parameter gradients go into the sums; what the call returns is
-      // the input gradient, and stage 0's goes nowhere.
-      auto call = func::CallOp::create(builder, loc, backward,
-                                       ValueRange{entry.input, secondArgument});
-      TaskMarkOp::create(builder, loc, TaskKind::backward,
-                         builder.getI64IntegerAttr(mb));
-      if (s != 0)
-        toSend[mb] = call.getResult(0);
       if (dynamicSync()) {
         ++backwards;
         if (backwards % syncEvery == 0 || int64_t(index) == lastBackward)
@@ -819,10 +950,13 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
     func::CallOp::create(builder, loc, updateFunction(s, tasks), gradients);
     func::ReturnOp::create(builder, loc, loss);
   }
-  // The most micro-batches whose forward inputs the program holds at once.
-  getHeteroDialect(builder.getContext())
-      .getPeakStashAttrHelper()
-      .setAttr(function, builder.getI64IntegerAttr(peakStash));
+  // The most micro-batches whose forward inputs (and residuals) the
+  // program holds at once, and their bytes.
+  HeteroDialect &dialect = getHeteroDialect(builder.getContext());
+  dialect.getPeakStashAttrHelper().setAttr(
+      function, builder.getI64IntegerAttr(peakStash));
+  dialect.getPeakStashBytesAttrHelper().setAttr(
+      function, builder.getI64IntegerAttr(peakStash * stashBytes));
   return function;
 }
 
@@ -971,11 +1105,13 @@ void PipelineLowering::emitReference() {
     Value target = batch.getResult(1);
     SmallVector<SmallVector<Value>> inputs(numStages());
     Value activation = batch.getResult(0);
+    SmallVector<SmallVector<Value>> residuals(numStages());
     for (int64_t s = 0; s <= last; ++s) {
       inputs[s] = forwardArguments(s, activation, params[s], target);
-      activation =
-          func::CallOp::create(builder, loc, stages[s].forward(), inputs[s])
-              .getResult(0);
+      auto call = func::CallOp::create(
+          builder, loc, stages[s].own().steppedForward(), inputs[s]);
+      activation = call.getResult(0);
+      residuals[s] = llvm::to_vector_of<Value>(call.getResults().drop_front());
     }
     next[0] = addLoss(next[0], activation);
     Value outputGradient;
@@ -986,17 +1122,38 @@ void PipelineLowering::emitReference() {
       offset += stages[s].params.size();
     }
     for (int64_t s = last; s >= 0; --s) {
+      StageCode &code = stages[s].own();
       SmallVector<Value> arguments = inputs[s];
+      llvm::append_range(arguments, residuals[s]);
       if (s != last)
         arguments.push_back(outputGradient);
-      auto call =
-          func::CallOp::create(builder, loc, stages[s].backward(), arguments);
       size_t count = stages[s].params.size();
-      for (auto [k, gradient] :
-           llvm::enumerate(call.getResults().take_back(count)))
+      ValueRange gradients;
+      Value inputGradient;
+      if (code.isSplit()) {
+        auto input =
+            func::CallOp::create(builder, loc, code.backwardInput, arguments);
+        unsigned saved = code.backwardWeight.getNumArguments() -
+                         code.forward.getNumArguments();
+        SmallVector<Value> weightArguments = inputs[s];
+        llvm::append_range(weightArguments,
+                           input.getResults().take_back(saved));
+        gradients = func::CallOp::create(builder, loc, code.backwardWeight,
+                                         weightArguments)
+                        .getResults();
+        if (input.getNumResults() > saved)
+          inputGradient = input.getResult(0);
+      } else {
+        auto call =
+            func::CallOp::create(builder, loc, code.backward, arguments);
+        gradients = call.getResults().take_back(count);
+        if (call.getNumResults() > count)
+          inputGradient = call.getResult(0);
+      }
+      for (auto [k, gradient] : llvm::enumerate(gradients))
         next[offsets[s] + k] = accumulate(next[offsets[s] + k], gradient);
       if (s != 0)
-        outputGradient = call.getResult(0);
+        outputGradient = inputGradient;
     }
     return next;
   };

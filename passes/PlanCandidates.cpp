@@ -27,8 +27,9 @@ namespace {
 /// What the pipeline's IR says about its memory: samples per micro-batch
 /// (the leading dimension of the data function's input) and per stage the
 /// bytes one micro-batch keeps stashed until its backward (the forward's
-/// input, and the target on the last stage) and the bytes the stage holds
-/// for good (parameters, their gradient sums, the optimizer's state).
+/// input, the target on the last stage, the residuals of an augmented
+/// forward) and the bytes the stage holds for good (parameters, their
+/// gradient sums, the optimizer's state).
 struct PipelineMemory {
   int64_t samplesPerMicrobatch = 0;
   std::vector<schedule::StageMemory> stages;
@@ -66,6 +67,11 @@ FailureOr<PipelineMemory> memoryFromIR(PipelineOp pipeline,
     int64_t stash = tensorBytes(forward.getArgumentTypes().front());
     if (s == stages - 1 && forward.getNumArguments() > 1)
       stash += tensorBytes(forward.getArgumentTypes().back());
+    // An augmented forward's residuals wait in the stash too.
+    if (std::optional<StringRef> augmented = stage.getAugmented())
+      if (auto function = symbols.lookup<func::FuncOp>(*augmented))
+        for (Type residual : function.getResultTypes().drop_front())
+          stash += tensorBytes(residual);
     int64_t fixed = 0;
     for (FlatSymbolRefAttr param : stage.getParamSymbols())
       if (auto global = symbols.lookup<memref::GlobalOp>(param.getValue()))

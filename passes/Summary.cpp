@@ -118,10 +118,13 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
     forwards.push_back(symbols.lookup<func::FuncOp>(stage.getForward()));
     functions.push_back(forwards.back());
     backwards.emplace_back();
-    if (std::optional<StringRef> backward = stage.getBackward()) {
+    if (std::optional<StringRef> backward = stage.getBackward())
       backwards.back() = symbols.lookup<func::FuncOp>(*backward);
-      functions.push_back(backwards.back());
-    }
+    for (FlatSymbolRefAttr name :
+         {stage.getAugmentedAttr(), stage.getBackwardAttr(),
+          stage.getBackwardInputAttr(), stage.getBackwardWeightAttr()})
+      if (name)
+        functions.push_back(symbols.lookup<func::FuncOp>(name.getValue()));
   }
   auto module = pipeline->getParentOfType<ModuleOp>();
   auto pipelineOf =
@@ -147,9 +150,24 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
                        if (isa<PrunableMatmulOp>(op))
                          layers += times;
                      });
-    os << "  stage " << s << ": forward @" << forward.getSymName()
-       << ", backward "
-       << (backward ? "@" + backward.getSymName().str() : "to derive");
+    os << "  stage " << s << ": forward @" << forward.getSymName();
+    if (backward)
+      os << ", backward @" << backward.getSymName();
+    else if (stage.getBackwardInputAttr())
+      os << ", backward_input @" << *stage.getBackwardInput()
+         << ", backward_weight @" << *stage.getBackwardWeight();
+    else
+      os << ", backward to derive";
+    if (std::optional<StringRef> augmented = stage.getAugmented()) {
+      auto function = symbols.lookup<func::FuncOp>(*augmented);
+      TypeRange residuals = function.getResultTypes().drop_front();
+      int64_t bytes = 0;
+      for (Type residual : residuals)
+        bytes += tensorBytes(residual);
+      os << ", augmented @" << *augmented << " (" << residuals.size()
+         << (residuals.size() == 1 ? " residual, " : " residuals, ")
+         << wire::formatBytes(bytes) << " per micro-batch)";
+    }
     if (std::optional<StringRef> device = stage.getDevice())
       os << ", on " << *device;
     os << "\n    " << params << " tensor inputs besides the activation ("

@@ -1426,7 +1426,10 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
     std::string prefix = "gpt_stage" + std::to_string(s);
     StageOp::create(builder, loc, builder.getI64IntegerAttr(s),
                     FlatSymbolRefAttr::get(context, prefix + "_forward"),
+                    /*augmented=*/FlatSymbolRefAttr(),
                     FlatSymbolRefAttr::get(context, prefix + "_backward"),
+                    /*backward_input=*/FlatSymbolRefAttr(),
+                    /*backward_weight=*/FlatSymbolRefAttr(),
                     builder.getArrayAttr(stageParams[s]), StringAttr());
   }
   for (int64_t size : config.microbatchSizes)
@@ -1437,7 +1440,10 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
           builder, loc, builder.getI64IntegerAttr(s),
           builder.getI64IntegerAttr(size),
           FlatSymbolRefAttr::get(context, prefix + "_forward" + suffix),
-          FlatSymbolRefAttr::get(context, prefix + "_backward" + suffix));
+          /*augmented=*/FlatSymbolRefAttr(),
+          FlatSymbolRefAttr::get(context, prefix + "_backward" + suffix),
+          /*backward_input=*/FlatSymbolRefAttr(),
+          /*backward_weight=*/FlatSymbolRefAttr());
     }
   return module;
 }

@@ -35,7 +35,7 @@ func.func @plan_table_of_dictionaries() attributes {hetero.plan_table = [1]} {
 
 // -----
 
-// expected-error @+1 {{unknown hetero attribute 'hetero.gird'; expected one of hetero.grid, hetero.pipeline, hetero.schedule, hetero.plan_table, hetero.stage, hetero.stages, hetero.peak_stash, hetero.density, hetero.shard_dim}}
+// expected-error @+1 {{unknown hetero attribute 'hetero.gird'; expected one of hetero.grid, hetero.pipeline, hetero.schedule, hetero.plan_table, hetero.stage, hetero.stages, hetero.peak_stash, hetero.peak_stash_bytes, hetero.density, hetero.shard_dim}}
 func.func @misspelt() attributes {hetero.gird = @grid} {
   return
 }
@@ -57,7 +57,7 @@ func.func @density_not_a_float() attributes {hetero.density = 1 : i64} {
 // -----
 
 // The attributes hetero-lower-pipeline states verify.
-func.func @valid() attributes {hetero.grid = @g, hetero.pipeline = @p, hetero.schedule = @s, hetero.plan_table = [{step = @a}], hetero.stage = 0 : i64, hetero.stages = 2 : i64, hetero.peak_stash = 1 : i64, hetero.density = 1.000000e-02 : f64} {
+func.func @valid() attributes {hetero.grid = @g, hetero.pipeline = @p, hetero.schedule = @s, hetero.plan_table = [{step = @a}], hetero.stage = 0 : i64, hetero.stages = 2 : i64, hetero.peak_stash = 1 : i64, hetero.peak_stash_bytes = 64 : i64, hetero.density = 1.000000e-02 : f64} {
   return
 }
 

@@ -189,6 +189,18 @@ static cl::opt<std::string> matmul(
     cl::desc("How the CPU step's f32 products run: blas (hrt_cpu_sgemm, the "
              "default when hetero is built with OpenBLAS) or loops"),
     cl::init(""), cl::cat(category));
+static cl::opt<std::string> residualsOption(
+    "residuals",
+    cl::desc("How a backward that hetero-run derives (a stage written "
+             "forward-only) gets the forward's values: recompute (it re-runs "
+             "the forward, the default) or save (the forward keeps them, "
+             "stashed per micro-batch)"),
+    cl::value_desc("recompute|save"), cl::init("recompute"), cl::cat(category));
+static cl::opt<bool> splitBackward(
+    "split-backward",
+    cl::desc("Derive a forward-only stage's backward as an input-gradient "
+             "and a weight-gradient task (hetero-derive-backward split=true)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string> blasProfile(
     "blas-profile",
     cl::desc("Time the CPU step's products in the iterations after the "
@@ -580,13 +592,17 @@ preparePipeline(ModuleOp module, const hetero::CheckpointConfig &checkpoint) {
     bool derive =
         llvm::any_of(
             pipeline.getBody().getOps<hetero::StageOp>(),
-            [](hetero::StageOp stage) { return !stage.getBackwardAttr(); }) ||
+            [](hetero::StageOp stage) { return !stage.hasBackward(); }) ||
         llvm::any_of(pipeline.getBody().getOps<hetero::StageVariantOp>(),
                      [](hetero::StageVariantOp variant) {
-                       return !variant.getBackwardAttr();
+                       return !variant.hasBackward();
                      });
-    if (derive)
-      pm.addPass(hetero::createHeteroDeriveBackward());
+    if (derive) {
+      hetero::HeteroDeriveBackwardOptions deriveOptions;
+      deriveOptions.split = splitBackward;
+      deriveOptions.residuals = residualsOption;
+      pm.addPass(hetero::createHeteroDeriveBackward(deriveOptions));
+    }
     hetero::HeteroLowerPipelineOptions options;
     options.reference = true;
     pm.addPass(hetero::createHeteroLowerPipeline(options));
@@ -874,6 +890,11 @@ int run() {
                       "with cuBLAS\n";
       return 1;
     }
+  }
+  if (residualsOption != "recompute" && residualsOption != "save") {
+    llvm::errs() << "hetero-run: unknown --residuals '" << residualsOption
+                 << "', expected recompute or save\n";
+    return 1;
   }
   if (optLevel > 3) {
     llvm::errs() << "hetero-run: -O" << optLevel

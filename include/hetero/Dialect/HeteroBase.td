@@ -46,7 +46,7 @@ def Hetero_Dialect : Dialect {
   // a step runs on (its collectives' groups are created on entry), the
   // pipeline a function belongs to and the schedule a step runs, a plan-set
   // step's table of candidates and stage count, the stage a stage program
-  // runs and its peak number of stashed activations; and the measured
+  // runs, its peak number of stashed micro-batches and their bytes; and the measured
   // non-zero fraction of a gradient that hetero-select-compression reads;
   // and the dimension of a parameter global that hetero-partition-tp stores
   // split over the tensor-parallel ranks (grid axis 2), which hetero-run
@@ -59,6 +59,7 @@ def Hetero_Dialect : Dialect {
     "::mlir::IntegerAttr":$stage,
     "::mlir::IntegerAttr":$stages,
     "::mlir::IntegerAttr":$peak_stash,
+    "::mlir::IntegerAttr":$peak_stash_bytes,
     "::mlir::FloatAttr":$density,
     "::mlir::IntegerAttr":$shard_dim
   );

@@ -137,27 +137,50 @@ def Hetero_StageOp : Hetero_Op<"stage", [HasParent<"PipelineOp">]> {
     `hetero-derive-backward` derives the backward from the forward before
     the pipeline runs.
 
+    Two optional refinements of the backward (docs/autodiff.md):
+
+    * `augmented @fa`: the forward that keeps its residuals, `(the
+      forward's inputs) -> (its output, residuals...)`. The step runs it in
+      place of the forward and stashes the residuals per micro-batch; the
+      backward then takes them after the forward's inputs and does not
+      re-compute the forward.
+    * `backward_input @bi backward_weight @bw` in place of `backward`: the
+      input gradient and the parameter gradients as two tasks.
+      `bi(inputs..., residuals..., output gradient) -> (input gradient,
+      saved...)` and `bw(inputs..., saved...) -> (parameter gradients...)`,
+      where `saved` is what the weight gradient needs of the input
+      gradient's pass.
+
     Example:
 
     ```mlir
     hetero.stage 1 forward @stage1_fwd backward @stage1_bwd params [@w1, @b1] on "v100"
+    hetero.stage 0 forward @s0 augmented @s0_augmented backward_input @s0_backward_input backward_weight @s0_backward_weight params [@w0]
     ```
   }];
   let arguments = (ins
     Hetero_I64Attr:$stage_id,
     FlatSymbolRefAttr:$forward,
+    OptionalAttr<FlatSymbolRefAttr>:$augmented,
     OptionalAttr<FlatSymbolRefAttr>:$backward,
+    OptionalAttr<FlatSymbolRefAttr>:$backward_input,
+    OptionalAttr<FlatSymbolRefAttr>:$backward_weight,
     OptionalAttr<TypedArrayAttrBase<FlatSymbolRefAttr, "parameter globals">>
         :$params,
     OptionalAttr<StrAttr>:$device
   );
   let assemblyFormat = [{
-    $stage_id `forward` $forward (`backward` $backward^)?
+    $stage_id `forward` $forward (`augmented` $augmented^)?
+    (`backward` $backward^)? (`backward_input` $backward_input^)?
+    (`backward_weight` $backward_weight^)?
     (`params` $params^)? (`on` $device^)? attr-dict
   }];
   let extraClassDeclaration = [{
     /// The parameter globals of the stage, in calling order.
     ::llvm::SmallVector<::mlir::FlatSymbolRefAttr> getParamSymbols();
+
+    /// True when the stage names its backward, whole or split.
+    bool hasBackward() { return getBackwardAttr() || getBackwardInputAttr(); }
   }];
 }
 
@@ -173,7 +196,8 @@ def Hetero_StageVariantOp : Hetero_Op<"stage_variant", [
     the activations and their gradients) has a first dimension n times the
     stage's; the last stage returns the mean loss of its larger micro-batch.
     A variant size covers every stage of the pipeline once. Like a stage's,
-    its backward may be omitted for `hetero-derive-backward` to derive.
+    its backward may be omitted for `hetero-derive-backward` to derive, and
+    it may have an `augmented` forward and a split backward as a stage does.
 
     A frontend emits variants when a larger micro-batch runs more
     efficiently than several small ones: `hetero-lower-pipeline` runs a
@@ -197,11 +221,20 @@ def Hetero_StageVariantOp : Hetero_Op<"stage_variant", [
     Hetero_I64Attr:$stage_id,
     Hetero_PositiveI64:$microbatch_size,
     FlatSymbolRefAttr:$forward,
-    OptionalAttr<FlatSymbolRefAttr>:$backward
+    OptionalAttr<FlatSymbolRefAttr>:$augmented,
+    OptionalAttr<FlatSymbolRefAttr>:$backward,
+    OptionalAttr<FlatSymbolRefAttr>:$backward_input,
+    OptionalAttr<FlatSymbolRefAttr>:$backward_weight
   );
   let assemblyFormat = [{
     $stage_id `microbatch_size` `=` $microbatch_size `forward` $forward
-    (`backward` $backward^)? attr-dict
+    (`augmented` $augmented^)? (`backward` $backward^)?
+    (`backward_input` $backward_input^)? (`backward_weight` $backward_weight^)?
+    attr-dict
+  }];
+  let extraClassDeclaration = [{
+    /// True when the variant names its backward, whole or split.
+    bool hasBackward() { return getBackwardAttr() || getBackwardInputAttr(); }
   }];
 }
 

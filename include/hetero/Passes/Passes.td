@@ -246,8 +246,8 @@ def HeteroPlanCandidates : Pass<"hetero-plan-candidates", "::mlir::ModuleOp"> {
     bytes; it stops at the first k with none (or once k reaches M: GPipe).
     Given `activation-bytes`, every stage stashes that much per sample and
     holds nothing else; without it (0) the IR says: a stage stashes its
-    forward function's input (and the last stage the target) per
-    micro-batch and holds its parameters, their gradient sums and the
+    forward function's input (and the last stage the target, and a stage
+    with an `augmented` forward its residuals) per micro-batch and holds its parameters, their gradient sums and the
     optimizer's state. Without `batch` (0) the step's batch is M micro-batches
     of the data function's leading dimension, and b a multiple of it (the
     stage functions' size). Each candidate
@@ -506,8 +506,24 @@ def HeteroDeriveBackward : Pass<"hetero-derive-backward", "::mlir::ModuleOp"> {
     cannot be differentiated is an error naming the op, the function and
     why.
 
+    `residuals=save` also creates `@<forward>_augmented(inputs...) ->
+    (output, residuals...)`, the forward that keeps what the backward reads,
+    and sets it as the stage's `augmented` forward; the backward then takes
+    the residuals after the forward's inputs and does not re-compute the
+    forward, and the step stashes them per micro-batch.
+
+    `split=true` creates, instead of `@<forward>_backward`, the pair
+    `@<forward>_backward_input(inputs..., [residuals...,] output gradient)
+    -> (input gradient, saved...)` and `@<forward>_backward_weight(inputs...,
+    saved...) -> (parameter gradients...)` (no output gradient on the last
+    stage, no input gradient for an integer input), and sets them as the
+    stage's `backward_input` and `backward_weight`. A call whose results
+    feed both is split the same way into `@<callee>_backward_input` and
+    `@<callee>_backward_weight`.
+
     ```
     hetero-opt --hetero-derive-backward --hetero-lower-pipeline model.mlir
+    hetero-opt --hetero-derive-backward="split=true residuals=save" model.mlir
     ```
   }];
   let options = [
