@@ -74,7 +74,7 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
 // first, reduced over the replicas right after the last backward, then
 // passed to the update.
 // CHECK-LABEL: func.func private @p_step_stage0(
-// CHECK-SAME:      %[[STEP:.*]]: i64, %[[REPLICA:.*]]: i64) -> f32 attributes {hetero.peak_stash = 2 : i64, hetero.pipeline = @p, hetero.stage = 0 : i64}
+// CHECK-SAME:      %[[STEP:.*]]: i64, %[[REPLICA:.*]]: i64) -> f32 attributes {hetero.peak_stash = 2 : i64, hetero.peak_stash_bytes = 64 : i64, hetero.pipeline = @p, hetero.stage = 0 : i64}
 // CHECK:         %[[ZEROED:.*]] = memref.get_global @w0_grad_sum
 // CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[ZEROED]] :
 // CHECK:         %[[BATCH0:.*]]:2 = call @data(%[[STEP]], %[[REPLICA]], %c0_i64)

@@ -30,12 +30,73 @@ using hetero::models::GptConfig;
 
 namespace {
 
-/// (stages, derived): the generator's hand-derived backward functions, or
-/// those hetero-derive-backward's differentiation derives from the stage
-/// forwards.
+/// Which backward functions are checked: the generator's hand-derived
+/// ones, those hetero-derive-backward's differentiation derives from the
+/// stage forwards, or the derived ones with saved residuals and split into
+/// their input and weight parts, composed (augmented forward, input part,
+/// weight part) into the backward's ABI.
+enum class Backward { HandWritten, Derived, SavedSplit };
+
+const char *backwardName(Backward backward) {
+  switch (backward) {
+  case Backward::HandWritten:
+    return "HandWritten";
+  case Backward::Derived:
+    return "Derived";
+  case Backward::SavedSplit:
+    return "SavedSplit";
+  }
+  return "";
+}
+
+/// (stages, backward).
 class GptGradientTest
     : public CompiledFunctionsTest,
-      public ::testing::WithParamInterface<std::tuple<int64_t, bool>> {};
+      public ::testing::WithParamInterface<std::tuple<int64_t, Backward>> {};
+
+/// `@name(inputs..., [output gradient]) -> (gradients...)`: the augmented
+/// forward, then the input part with its residuals, then the weight part
+/// with what the input part saved; the input part's gradient (when it has
+/// one) and the weight part's, as the unsplit backward returns them.
+func::FuncOp composeSavedSplit(ModuleOp module, StringRef name,
+                               func::FuncOp forward, func::FuncOp augmented,
+                               func::FuncOp backwardInput,
+                               func::FuncOp backwardWeight, bool last) {
+  OpBuilder builder(module.getBodyRegion());
+  builder.setInsertionPointToEnd(module.getBody());
+  Location loc = module.getLoc();
+  SmallVector<Type> inputs(forward.getArgumentTypes());
+  if (!last)
+    inputs.push_back(forward.getResultTypes().front());
+  unsigned saved = backwardWeight.getNumArguments() - forward.getNumArguments();
+  bool inputGradient = backwardInput.getNumResults() > saved;
+  SmallVector<Type> results;
+  if (inputGradient)
+    results.push_back(backwardInput.getResultTypes().front());
+  llvm::append_range(results, backwardWeight.getResultTypes());
+  auto composed = func::FuncOp::create(
+      builder, loc, name, builder.getFunctionType(inputs, results));
+  builder.setInsertionPointToStart(composed.addEntryBlock());
+  ValueRange arguments = composed.getArguments();
+  ValueRange forwardArguments = arguments.take_front(forward.getNumArguments());
+  auto kept = func::CallOp::create(builder, loc, augmented, forwardArguments);
+  SmallVector<Value> inputArguments(forwardArguments);
+  llvm::append_range(inputArguments, kept.getResults().drop_front());
+  if (!last)
+    inputArguments.push_back(arguments.back());
+  auto input =
+      func::CallOp::create(builder, loc, backwardInput, inputArguments);
+  SmallVector<Value> weightArguments(forwardArguments);
+  llvm::append_range(weightArguments, input.getResults().take_back(saved));
+  auto weight =
+      func::CallOp::create(builder, loc, backwardWeight, weightArguments);
+  SmallVector<Value> returned;
+  if (inputGradient)
+    returned.push_back(input.getResult(0));
+  llvm::append_range(returned, weight.getResults());
+  func::ReturnOp::create(builder, loc, returned);
+  return composed;
+}
 
 TEST_P(GptGradientTest, EveryBackwardMatchesFiniteDifferencesOfItsForward) {
   GptConfig config;
@@ -45,7 +106,7 @@ TEST_P(GptGradientTest, EveryBackwardMatchesFiniteDifferencesOfItsForward) {
   config.seq = 4;
   config.batch = 2;
   config.stages = std::get<0>(GetParam());
-  bool derived = std::get<1>(GetParam());
+  Backward mode = std::get<1>(GetParam());
   // One head on one stage, two on two: the head split covers both.
   config.heads = config.stages;
   ASSERT_TRUE(hetero::models::validate(config).empty());
@@ -61,20 +122,36 @@ TEST_P(GptGradientTest, EveryBackwardMatchesFiniteDifferencesOfItsForward) {
       op.erase();
   std::vector<func::FuncOp> forwards, backwards;
   hetero::Differentiator differentiator(*module);
+  hetero::BackwardSplitter splitter(*module, differentiator.symbolTable());
   for (int64_t s = 0; s < config.stages; ++s) {
     std::string prefix = "gpt_stage" + std::to_string(s);
     forwards.push_back(module->lookupSymbol<func::FuncOp>(prefix + "_forward"));
-    if (derived) {
-      // The stage ABI: the input's gradient when it is floating-point
-      // (not stage 0's token ids), then every parameter's.
-      FunctionType type = forwards.back().getFunctionType();
-      hetero::GradientRequest request;
-      request.loss = s + 1 == config.stages;
-      size_t params = hetero::models::stageParameters(config, s).size();
-      for (unsigned i = 0; i < type.getNumInputs(); ++i)
-        request.wrt.push_back(i == 0 ? s > 0 : i <= params);
+    bool last = s + 1 == config.stages;
+    // The stage ABI: the input's gradient when it is floating-point (not
+    // stage 0's token ids), then every parameter's.
+    FunctionType type = forwards.back().getFunctionType();
+    hetero::GradientRequest request;
+    request.loss = last;
+    size_t params = hetero::models::stageParameters(config, s).size();
+    for (unsigned i = 0; i < type.getNumInputs(); ++i)
+      request.wrt.push_back(i == 0 ? s > 0 : i <= params);
+    if (mode == Backward::Derived) {
       backwards.push_back(differentiator.derive(
           forwards.back(), prefix + "_derived_backward", request));
+    } else if (mode == Backward::SavedSplit) {
+      auto parts = differentiator.deriveAugmented(
+          forwards.back(), prefix + "_derived_backward",
+          prefix + "_derived_augmented", request);
+      ASSERT_TRUE(parts);
+      SmallVector<bool> first(parts->reverse.getNumResults(), false);
+      first[0] = s > 0;
+      auto split = splitter.split(
+          parts->reverse, first, prefix + "_derived_backward_input",
+          prefix + "_derived_backward_weight", type.getNumInputs());
+      ASSERT_TRUE(succeeded(split));
+      backwards.push_back(composeSavedSplit(
+          *module, prefix + "_composed_backward", forwards.back(),
+          parts->augmented, split->first, split->second, last));
     } else {
       backwards.push_back(
           module->lookupSymbol<func::FuncOp>(prefix + "_backward"));
@@ -171,10 +248,13 @@ TEST_P(GptGradientTest, EveryBackwardMatchesFiniteDifferencesOfItsForward) {
 
 INSTANTIATE_TEST_SUITE_P(
     Stages, GptGradientTest,
-    ::testing::Combine(::testing::Values(1, 2), ::testing::Bool()),
-    [](const ::testing::TestParamInfo<std::tuple<int64_t, bool>> &info) {
+    ::testing::Combine(::testing::Values(1, 2),
+                       ::testing::Values(Backward::HandWritten,
+                                         Backward::Derived,
+                                         Backward::SavedSplit)),
+    [](const ::testing::TestParamInfo<std::tuple<int64_t, Backward>> &info) {
       return std::to_string(std::get<0>(info.param)) + "Stages" +
-             (std::get<1>(info.param) ? "Derived" : "HandWritten");
+             backwardName(std::get<1>(info.param));
     });
 
 } // namespace
