@@ -1093,8 +1093,8 @@ LogicalResult FunctionDerivation::adjointCall(func::CallOp call) {
   return success();
 }
 
-Differentiator::Differentiator(ModuleOp module)
-    : module(module), symbols(module) {}
+Differentiator::Differentiator(ModuleOp module, bool rematerialize)
+    : module(module), symbols(module), rematerialize(rematerialize) {}
 
 func::FuncOp Differentiator::derive(func::FuncOp forward, StringRef name,
                                     const GradientRequest &request) {
@@ -1114,24 +1114,51 @@ func::FuncOp Differentiator::derive(func::FuncOp forward, StringRef name,
   return derived;
 }
 
-/// Primal ops that the reverse part re-computes instead of taking their
-/// values as residuals: they compute nothing (views, fills, copies,
-/// transposes, broadcasts), so a re-computation costs less than a stashed
-/// copy would hold.
-static bool isCheapToRecompute(Operation *op) {
+/// What the reverse part re-computes of a primal op instead of taking its
+/// value as a residual.
+enum class Recompute {
+  /// Never: a product, a reduction, a call. Its value is a residual.
+  No,
+  /// From the arguments alone: it computes nothing (a view, a fill, a
+  /// copy, a transpose or a broadcast of them).
+  FromArguments,
+  /// From any values: an element-wise map, one pass over its operands,
+  /// which the CPU and GPU pipelines fuse into the adjoints that read it.
+  /// Its operands become residuals where they are not re-computed
+  /// themselves: a product's or a reduction's output, the normalised and
+  /// activated values around them re-done (as in the rematerialising
+  /// partitioners of compilers for eager frameworks).
+  FromOperands,
+};
+
+static Recompute recomputation(Operation *op) {
   if (op->hasTrait<OpTrait::ConstantLike>() ||
       isa<tensor::EmptyOp, linalg::FillOp, tensor::ExpandShapeOp,
           tensor::CollapseShapeOp, tensor::CastOp, tensor::ExtractSliceOp>(op))
-    return true;
-  // A generic whose body yields one of its inputs: a copy, a transpose or
-  // a broadcast.
+    return Recompute::FromArguments;
   auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || generic.getNumResults() != 1)
-    return false;
+  if (!generic || generic.getNumResults() != 1 ||
+      generic.getNumReductionLoops() != 0 ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isProjectedPermutation(); }))
+    return Recompute::No;
+  // A body that yields one of its inputs: a copy, a transpose or a
+  // broadcast.
   Block &body = generic.getRegion().front();
   auto argument = dyn_cast<BlockArgument>(body.getTerminator()->getOperand(0));
-  return body.getOperations().size() == 1 && argument &&
-         argument.getArgNumber() < generic.getNumDpsInputs();
+  if (body.getOperations().size() == 1 && argument &&
+      argument.getArgNumber() < generic.getNumDpsInputs())
+    return Recompute::FromArguments;
+  return Recompute::FromOperands;
+}
+
+/// The values `op` and the ops nested in it read.
+static SmallVector<Value> nestedOperands(Operation *op) {
+  SmallVector<Value> values;
+  op->walk([&](Operation *nested) {
+    llvm::append_range(values, nested->getOperands());
+  });
+  return values;
 }
 
 std::optional<Differentiator::AugmentedDerivative>
@@ -1145,8 +1172,8 @@ Differentiator::deriveAugmented(func::FuncOp forward, StringRef name,
     return std::nullopt;
 
   // The re-computation moves into the augmented forward; what the chain
-  // rule reads of it becomes its residuals, except what costs nothing to
-  // re-compute from the arguments.
+  // rule reads of it becomes its residuals, except what the reverse part
+  // re-computes.
   Block &entry = reverse.front();
   llvm::SetVector<Operation *> primalOps;
   if (derivation.lastPrimal)
@@ -1156,22 +1183,40 @@ Differentiator::deriveAugmented(func::FuncOp forward, StringRef name,
         break;
     }
   DenseSet<Operation *> recomputed;
-  for (Operation *op : primalOps)
-    if (isCheapToRecompute(op) &&
-        llvm::all_of(op->getOperands(), [&](Value operand) {
-          Operation *def = operand.getDefiningOp();
-          return !def || recomputed.contains(def);
-        }))
+  for (Operation *op : primalOps) {
+    Recompute how = recomputation(op);
+    if ((how == Recompute::FromOperands && rematerialize) ||
+        (how == Recompute::FromArguments &&
+         llvm::all_of(op->getOperands(), [&](Value operand) {
+           Operation *def = operand.getDefiningOp();
+           return !def || recomputed.contains(def);
+         })))
       recomputed.insert(op);
+  }
+  // The residuals: the primal values the chain rule reads, directly or
+  // through the re-computed ops it needs, that are not re-computed.
   llvm::SetVector<Value> residuals;
+  DenseSet<Operation *> needed;
+  SmallVector<Value> worklist;
+  auto read = [&](Operation *op) {
+    SmallVector<Value> operands = nestedOperands(op);
+    worklist.append(operands.rbegin(), operands.rend());
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      Operation *def = value.getDefiningOp();
+      if (!def || !primalOps.contains(def))
+        continue;
+      if (!recomputed.contains(def)) {
+        residuals.insert(value);
+      } else if (needed.insert(def).second) {
+        SmallVector<Value> more = nestedOperands(def);
+        worklist.append(more.rbegin(), more.rend());
+      }
+    }
+  };
   for (Operation &op : entry)
     if (!primalOps.contains(&op))
-      op.walk([&](Operation *nested) {
-        for (Value operand : nested->getOperands())
-          if (Operation *def = operand.getDefiningOp();
-              def && primalOps.contains(def) && !recomputed.contains(def))
-            residuals.insert(operand);
-      });
+      read(&op);
 
   FunctionType forwardType = forward.getFunctionType();
   SmallVector<Type> augmentedResults(forwardType.getResults());

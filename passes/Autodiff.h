@@ -62,7 +62,11 @@ struct GradientRequest {
 /// reused.
 class Differentiator {
 public:
-  explicit Differentiator(mlir::ModuleOp module);
+  /// With `rematerialize`, augmented derivatives keep fewer residuals: the
+  /// reverse part re-computes element-wise maps from them (for residuals
+  /// that wait in the step's stash). Without, only what computes nothing
+  /// (for residuals that live within one backward).
+  explicit Differentiator(mlir::ModuleOp module, bool rematerialize = false);
 
   /// Creates `name`, the derivative of `forward` for `request`: it takes
   /// the forward's arguments, then (unless request.loss) the gradients of
@@ -73,11 +77,13 @@ public:
 
   /// A derivative in two parts, so that the chain rule does not re-compute
   /// the forward: `augmented(arguments) -> (results..., residuals...)`
-  /// computes the results and keeps what the reverse part reads (what is
-  /// cheap to re-compute from the arguments, views, fills, copies,
-  /// transposes and broadcasts, is not kept); `reverse(arguments...,
-  /// residuals..., result gradients...) -> gradients` applies the chain
-  /// rule from them.
+  /// computes the results and keeps what the reverse part reads;
+  /// `reverse(arguments..., residuals..., result gradients...) ->
+  /// gradients` applies the chain rule from them. The reverse part
+  /// re-computes what is cheap instead of keeping it: views, fills, copies,
+  /// transposes and broadcasts of the arguments, and, when the
+  /// Differentiator rematerializes, element-wise maps (from residuals), so
+  /// that the residuals are the outputs of products, reductions and calls.
   struct AugmentedDerivative {
     mlir::func::FuncOp augmented, reverse;
   };
@@ -105,6 +111,7 @@ private:
 
   mlir::ModuleOp module;
   mlir::SymbolTable symbols;
+  bool rematerialize;
   llvm::DenseMap<mlir::Operation *, AugmentedDerivative> callees;
   friend class FunctionDerivation;
 };

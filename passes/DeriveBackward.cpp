@@ -122,7 +122,9 @@ void HeteroDeriveBackwardPass::runOnOperation() {
                        << residuals << "', expected recompute or save";
     return signalPassFailure();
   }
-  Differentiator differentiator(module);
+  // Saved residuals wait in the stash: keep few, re-compute element-wise
+  // maps from them. Re-computed ones live within one backward.
+  Differentiator differentiator(module, /*rematerialize=*/residuals == "save");
   BackwardSplitter splitter(module, differentiator.symbolTable());
   SymbolTable symbols(module);
   // A forward shared by several stages or variants is derived once.

@@ -121,7 +121,7 @@ TEST_P(GptGradientTest, EveryBackwardMatchesFiniteDifferencesOfItsForward) {
           cast<func::FuncOp>(op).getSymName() == "gpt_generate")))
       op.erase();
   std::vector<func::FuncOp> forwards, backwards;
-  hetero::Differentiator differentiator(*module);
+  hetero::Differentiator differentiator(*module, mode == Backward::SavedSplit);
   hetero::BackwardSplitter splitter(*module, differentiator.symbolTable());
   for (int64_t s = 0; s < config.stages; ++s) {
     std::string prefix = "gpt_stage" + std::to_string(s);
