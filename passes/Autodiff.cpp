@@ -57,6 +57,16 @@ bool dependsOn(Value value, Value root) {
   return false;
 }
 
+/// The values `op` and the ops nested in it read (a linalg body reads
+/// values from around its op too).
+static SmallVector<Value> nestedOperands(Operation *op) {
+  SmallVector<Value> values;
+  op->walk([&](Operation *nested) {
+    llvm::append_range(values, nested->getOperands());
+  });
+  return values;
+}
+
 /// `expr` at the loop indices `point`.
 int64_t evaluate(AffineExpr expr, ArrayRef<int64_t> point) {
   if (auto dim = dyn_cast<AffineDimExpr>(expr))
@@ -481,7 +491,7 @@ void FunctionDerivation::analyseActivity(Block &block) {
     if (index < request.wrt.size() && request.wrt[index])
       varied.insert(argument);
   for (Operation &op : block.without_terminator())
-    if (llvm::any_of(op.getOperands(),
+    if (llvm::any_of(nestedOperands(&op),
                      [&](Value v) { return varied.contains(v); }))
       for (Value result : op.getResults())
         if (isDifferentiable(result.getType()))
@@ -493,7 +503,7 @@ void FunctionDerivation::analyseActivity(Block &block) {
   for (Operation &op : llvm::reverse(block.without_terminator()))
     if (llvm::any_of(op.getResults(),
                      [&](Value v) { return useful.contains(v); }))
-      for (Value operand : op.getOperands())
+      for (Value operand : nestedOperands(&op))
         if (isDifferentiable(operand.getType()))
           useful.insert(operand);
   for (Value value : varied)
@@ -1150,15 +1160,6 @@ static Recompute recomputation(Operation *op) {
       argument.getArgNumber() < generic.getNumDpsInputs())
     return Recompute::FromArguments;
   return Recompute::FromOperands;
-}
-
-/// The values `op` and the ops nested in it read.
-static SmallVector<Value> nestedOperands(Operation *op) {
-  SmallVector<Value> values;
-  op->walk([&](Operation *nested) {
-    llvm::append_range(values, nested->getOperands());
-  });
-  return values;
 }
 
 std::optional<Differentiator::AugmentedDerivative>

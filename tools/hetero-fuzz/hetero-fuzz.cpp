@@ -94,6 +94,11 @@ const char *const kPipelines[] = {
     "hetero-resize,hetero-lower-to-cpu",
     "hetero-derive-backward",
     "hetero-derive-backward,hetero-lower-pipeline,hetero-lower-to-cpu",
+    "hetero-derive-backward{split=true residuals=save}",
+    "hetero-derive-backward{split=true},"
+    "hetero-lower-pipeline{eager-gradient-sync=true},hetero-lower-to-cpu",
+    "hetero-derive-backward{residuals=save},"
+    "hetero-plan-candidates{memory-cap=1048576},hetero-lower-pipeline",
     "func.func(hetero-fuse-elementwise{fold-transposes=true})",
 };
 constexpr size_t kNumPipelines = sizeof(kPipelines) / sizeof(kPipelines[0]);
