@@ -10,11 +10,14 @@
 #   save-split  residuals=save split=true: an input task and a weight task
 # trained by hetero-run's reference step on one rank (rounds interleaved).
 #
-# Prints the median step time after the first WARM iterations of each, its
-# ratio to the hand-derived one, the last loss of each (the same model and
-# batches: they must agree), and, for the demo's pipeline (2 stages x 2
-# replicas, 2F2B), each stage's peak stash: micro-batches in flight and
-# their bytes (hetero.peak_stash, hetero.peak_stash_bytes).
+# and by the pipelined step of 2 stages on 2 ranks (1F1B, 4 micro-batches),
+# where a split backward's weight task follows its input gradient's send.
+#
+# Prints, for each, the median step time after the first WARM iterations,
+# its ratio to the hand-derived one and the last loss (the same model and
+# batches: they must agree), and each stage's peak stash under 2F2B:
+# micro-batches in flight and their bytes (hetero.peak_stash,
+# hetero.peak_stash_bytes).
 #
 # usage: bench/derived-backward.sh [build dir]
 #   LAYERS=4  HIDDEN=160  HEADS=4  SEQ=32  BATCH=2  ITERATIONS=40  WARM=5  ROUNDS=3
@@ -37,7 +40,7 @@ MODEL=(gpt --vocab 80 --layers "$LAYERS" --hidden "$HIDDEN" --heads "$HEADS"
        --seq "$SEQ" --batch "$BATCH")
 "$BUILD/bin/hetero-gen" "${MODEL[@]}" --stages 1 --microbatches 2 \
   -o "$WORK/hand.mlir"
-"$BUILD/bin/hetero-gen" "${MODEL[@]}" --stages 2 --microbatches 4 --dp 2 \
+"$BUILD/bin/hetero-gen" "${MODEL[@]}" --stages 2 --microbatches 4 \
   -o "$WORK/pipeline-hand.mlir"
 for model in "" pipeline-; do
   sed -e 's/ backward @gpt_stage\([0-9]*\)_backward//' \
@@ -58,6 +61,11 @@ for kind in $KINDS; do
 done
 
 interleaved_runs 1 "$KINDS" --entry gpt_step_reference \
+  --iterations "$ITERATIONS" --corpus "$CORPUS"
+for kind in $KINDS; do
+  cp "$WORK/pipeline-$kind.mlir" "$WORK/ranks-$kind.mlir"
+done
+interleaved_runs 2 "$(printf 'ranks-%s ' $KINDS)" \
   --iterations "$ITERATIONS" --corpus "$CORPUS"
 
 "$PYTHON" - "$WORK" "$WARM" "$ROUNDS" "$ROOT/bench" $KINDS <<'PY'
@@ -84,11 +92,17 @@ def stashes(kind):
             found.append((int(m.group(1)), int(m.group(2)), int(m.group(3))))
     return sorted(found)
 
-hand = median_ms(work, "hand", warm, rounds)
+for prefix, title in (("", "reference step, 1 rank"),
+                      ("ranks-", "pipelined step, 2 stages on 2 ranks, 1F1B")):
+    print(title)
+    hand = median_ms(work, prefix + "hand", warm, rounds)
+    for kind in kinds:
+        ms = median_ms(work, prefix + kind, warm, rounds)
+        print(f"  {kind:10s} step {ms:7.2f} ms  ratio to hand {ms / hand:.3f}  "
+              f"last loss {last_loss(prefix + kind):.6f}")
+print("peak stash, 2 stages, 2F2B")
 for kind in kinds:
-    ms = median_ms(work, kind, warm, rounds)
-    stash = "; ".join(f"stage {s}: {n} micro-batches, {b / 2**20:.2f} MiB"
+    stash = "; ".join(f"stage {s}: {n} micro-batches, {b / 2**20:.3f} MiB"
                       for s, n, b in stashes(kind))
-    print(f"{kind:10s} step {ms:7.2f} ms  ratio to hand {ms / hand:.3f}  "
-          f"last loss {last_loss(kind):.6f}  peak stash {stash}")
+    print(f"  {kind:10s} {stash}")
 PY

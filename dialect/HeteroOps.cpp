@@ -415,11 +415,14 @@ verifyStageFunctions(Operation *owner, StringRef what,
     for (auto [index, type] : llvm::enumerate(types.drop_front(skip))) {
       auto tensor = dyn_cast<RankedTensorType>(type);
       std::string slotRole = (role + " " + Twine(index)).str();
-      if (!tensor || !tensor.hasStaticShape())
+      if (!tensor || !tensor.hasStaticShape() ||
+          !tensor.getElementType().isIntOrFloat())
         return owner->emitOpError()
                << name << " " << where << " '" << function.getSymName() << "' "
                << slotRole << " (result " << skip + index << ") has type "
-               << type << ", expected a tensor of static shape";
+               << type
+               << ", expected a tensor of static shape with integer or "
+                  "floating-point elements";
       slots.push_back({type, slotRole});
     }
     return success();

@@ -1142,6 +1142,13 @@ enum class Recompute {
 };
 
 static Recompute recomputation(Operation *op) {
+  // A scalar op (a loss's division by its count, an element read out of a
+  // tensor): the residual would be a scalar, not a tensor to stash.
+  if (op->getNumRegions() == 0 && op->getNumResults() == 1 &&
+      op->getResult(0).getType().isIntOrIndexOrFloat() &&
+      (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+       isa<tensor::ExtractOp>(op)))
+    return Recompute::FromOperands;
   if (op->hasTrait<OpTrait::ConstantLike>() ||
       isa<tensor::EmptyOp, linalg::FillOp, tensor::ExpandShapeOp,
           tensor::CollapseShapeOp, tensor::CastOp, tensor::ExtractSliceOp>(op))

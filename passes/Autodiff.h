@@ -38,6 +38,7 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <map>
 #include <optional>
@@ -164,7 +165,8 @@ private:
   mlir::ModuleOp module;
   mlir::SymbolTable &symbols;
   std::map<std::pair<mlir::Operation *, std::vector<bool>>, Parts> callees;
-  llvm::SmallVector<mlir::func::FuncOp> splitCallees;
+  /// The callees split, each once however many ways.
+  llvm::SetVector<mlir::Operation *> splitCallees;
 };
 
 } // namespace hetero

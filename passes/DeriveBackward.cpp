@@ -30,6 +30,27 @@ struct DerivedStage {
   FlatSymbolRefAttr augmented, backward, backwardInput, backwardWeight;
 };
 
+/// What the step keeps from one task for another (residuals, saved
+/// values) must be tensors whose bytes are known; `option` is what to
+/// derive with instead.
+LogicalResult checkHandedOver(func::FuncOp function, TypeRange types,
+                              StringRef what, StringRef option) {
+  for (Type type : types) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (tensor && tensor.hasStaticShape() &&
+        tensor.getElementType().isIntOrFloat())
+      continue;
+    return function.emitError()
+           << "hetero-derive-backward: '@" << function.getSymName()
+           << "' would hand a " << what << " of type " << type
+           << " to the next task, but the step hands over only tensors of "
+              "static shape with integer or floating-point elements; derive "
+              "with "
+           << option;
+  }
+  return success();
+}
+
 struct HeteroDeriveBackwardPass
     : public hetero::impl::HeteroDeriveBackwardBase<HeteroDeriveBackwardPass> {
   using Base::Base;
@@ -87,6 +108,11 @@ std::optional<DerivedStage> HeteroDeriveBackwardPass::deriveStage(
     if (!parts)
       return std::nullopt;
     backward = parts->reverse;
+    if (failed(checkHandedOver(
+            parts->augmented,
+            parts->augmented.getResultTypes().drop_front(type.getNumResults()),
+            "residual", "residuals=recompute")))
+      return std::nullopt;
     derived.augmented =
         FlatSymbolRefAttr::get(parts->augmented.getSymNameAttr());
   } else {
@@ -106,7 +132,11 @@ std::optional<DerivedStage> HeteroDeriveBackwardPass::deriveStage(
   FailureOr<BackwardSplitter::Parts> parts =
       splitter.split(backward, first, base + "_backward_input",
                      base + "_backward_weight", type.getNumInputs());
-  if (failed(parts))
+  if (failed(parts) ||
+      failed(checkHandedOver(
+          parts->first,
+          parts->first.getResultTypes().drop_front(inputGradient ? 1 : 0),
+          "saved value", "split=false")))
     return std::nullopt;
   splitter.eraseIfUnused(backward);
   derived.backwardInput = FlatSymbolRefAttr::get(parts->first.getSymNameAttr());

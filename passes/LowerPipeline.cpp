@@ -60,6 +60,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <functional>
+#include <limits>
 #include <map>
 
 namespace hetero {
@@ -803,6 +805,9 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       zeroGradientSums(s);
   };
 
+  // The weight task of a split backward whose input gradient the program
+  // sends next: emitted right after that send.
+  std::function<void()> pendingWeight;
   auto peerAttr = [&](int64_t peer) { return builder.getI64IntegerAttr(peer); };
   auto tagAttr = [&](int64_t tag) { return builder.getI64IntegerAttr(tag); };
   for (auto [index, action] : llvm::enumerate(program)) {
@@ -827,6 +832,12 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
                      peerAttr(action.peer),
                      tagAttr(activation ? mb : microbatches + mb));
       toSend.erase(mb);
+      // A split backward's weight task, once its input gradient is sent.
+      if (pendingWeight) {
+        std::function<void()> weight = std::move(pendingWeight);
+        pendingWeight = nullptr;
+        weight();
+      }
       if (syncDueAfterSendOf == std::optional<int64_t>(mb))
         syncIfDue();
       break;
@@ -871,9 +882,25 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       // gradient, the residuals.
       SmallVector<Value> taskArguments = {entry.input, secondArgument};
       llvm::append_range(taskArguments, entry.residuals);
+      // After a backward's parameter gradients are in their sums: count it
+      // for a dynamic sync, or reduce the sums after the last one, so that
+      // the reduction overlaps with what the stage still does.
+      auto afterBackward = [&, index = int64_t(index), mb] {
+        if (dynamicSync()) {
+          ++backwards;
+          if (backwards % syncEvery == 0 || index == lastBackward)
+            syncDueAfterSendOf = mb;
+          return;
+        }
+        if (index == lastBackward && !lateGradientSync) {
+          readSums();
+          reduceGradients(gradients);
+        }
+      };
       if (code.isSplit()) {
         // The input gradient first, for the previous stage; the weight
-        // gradients right after it.
+        // gradients after its send, when the program sends it next, so
+        // that the previous stage does not wait for them.
         auto input = func::CallOp::create(builder, loc, code.backwardInputTask,
                                           taskArguments);
         unsigned inputGradients = code.backwardInput.getNumResults() -
@@ -881,26 +908,38 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
                                    forwardType.getNumInputs());
         if (s != 0)
           toSend[mb] = input.getResult(0);
-        ValueRange saved = input.getResults().drop_front(inputGradients);
-        if (eager) {
-          SmallVector<Value> arguments =
-              forwardArguments(s, entry.input, readParams(s),
-                               s == last ? entry.target : Value());
-          llvm::append_range(arguments, saved);
-          emitEagerBackward(s, code.backwardWeight, arguments, gradients);
-        } else {
-          SmallVector<Value> arguments = {entry.input};
-          if (s == last)
-            arguments.push_back(entry.target);
-          llvm::append_range(arguments, saved);
-          func::CallOp::create(builder, loc, code.backwardWeightTask,
-                               arguments);
-        }
-        TaskMarkOp::create(builder, loc, TaskKind::backward,
-                           builder.getI64IntegerAttr(mb));
-        if (eager)
-          break;
-      } else if (eager) {
+        SmallVector<Value> saved = llvm::to_vector_of<Value>(
+            input.getResults().drop_front(inputGradients));
+        auto weight = [&, entry, saved, eager, afterBackward, mb] {
+          SmallVector<Value> arguments;
+          if (eager) {
+            arguments = forwardArguments(s, entry.input, readParams(s),
+                                         s == last ? entry.target : Value());
+            llvm::append_range(arguments, saved);
+            emitEagerBackward(s, code.backwardWeight, arguments, gradients);
+          } else {
+            arguments = {entry.input};
+            if (s == last)
+              arguments.push_back(entry.target);
+            llvm::append_range(arguments, saved);
+            func::CallOp::create(builder, loc, code.backwardWeightTask,
+                                 arguments);
+          }
+          TaskMarkOp::create(builder, loc, TaskKind::backward,
+                             builder.getI64IntegerAttr(mb));
+          if (!eager)
+            afterBackward();
+        };
+        bool sendsNext = index + 1 < program.size() &&
+                         program[index + 1].kind == Action::SendGradient &&
+                         program[index + 1].microbatch == mb;
+        if (sendsNext)
+          pendingWeight = weight;
+        else
+          weight();
+        break;
+      }
+      if (eager) {
         SmallVector<Value> arguments = forwardArguments(
             s, entry.input, readParams(s), s == last ? entry.target : Value());
         llvm::append_range(arguments, entry.residuals);
@@ -913,28 +952,16 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
         if (s != 0)
           toSend[mb] = results.front();
         break;
-      } else {
-        // The parameter gradients go into the sums; what the call returns
-        // is the input gradient, and stage 0's goes nowhere.
-        auto call = func::CallOp::create(builder, loc, code.backwardTask,
-                                         taskArguments);
-        TaskMarkOp::create(builder, loc, TaskKind::backward,
-                           builder.getI64IntegerAttr(mb));
-        if (s != 0)
-          toSend[mb] = call.getResult(0);
       }
-      if (dynamicSync()) {
-        ++backwards;
-        if (backwards % syncEvery == 0 || int64_t(index) == lastBackward)
-          syncDueAfterSendOf = mb;
-        break;
-      }
-      // The gradients are complete: reduce them over the replicas now, so
-      // that the reduction overlaps with what the stage still does.
-      if (int64_t(index) == lastBackward && !lateGradientSync) {
-        readSums();
-        reduceGradients(gradients);
-      }
+      // The parameter gradients go into the sums; what the call returns is
+      // the input gradient, and stage 0's goes nowhere.
+      auto call =
+          func::CallOp::create(builder, loc, code.backwardTask, taskArguments);
+      TaskMarkOp::create(builder, loc, TaskKind::backward,
+                         builder.getI64IntegerAttr(mb));
+      if (s != 0)
+        toSend[mb] = call.getResult(0);
+      afterBackward();
       break;
     }
     }
@@ -955,8 +982,11 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   HeteroDialect &dialect = getHeteroDialect(builder.getContext());
   dialect.getPeakStashAttrHelper().setAttr(
       function, builder.getI64IntegerAttr(peakStash));
+  int64_t peakBytes;
+  if (llvm::MulOverflow(peakStash, stashBytes, peakBytes))
+    peakBytes = std::numeric_limits<int64_t>::max();
   dialect.getPeakStashBytesAttrHelper().setAttr(
-      function, builder.getI64IntegerAttr(peakStash * stashBytes));
+      function, builder.getI64IntegerAttr(peakBytes));
   return function;
 }
 

@@ -20,14 +20,36 @@
 
 #include "Autodiff.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace hetero;
+
+/// True for what the second part re-creates instead of taking from the
+/// first: constants, empty tensors of static shape and fills of them with
+/// constants.
+static bool isRecreatable(Operation *op) {
+  if (!op)
+    return false;
+  if (op->hasTrait<OpTrait::ConstantLike>())
+    return true;
+  if (auto empty = dyn_cast<tensor::EmptyOp>(op))
+    return empty.getDynamicSizes().empty();
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.hasPureTensorSemantics() &&
+           llvm::all_of(fill->getOperands(), [](Value operand) {
+             return isRecreatable(operand.getDefiningOp());
+           });
+  return false;
+}
 
 /// The values `op` reads: its operands, and what the ops of its regions
 /// read from around it.
@@ -82,7 +104,7 @@ BackwardSplitter::split(func::FuncOp function, ArrayRef<bool> firstResults,
         !llvm::all_of(mask, [](bool wanted) { return wanted; })) {
       FailureOr<Parts> parts = splitCallee(callee, mask);
       if (failed(parts)) {
-        first.erase();
+        symbols.erase(first);
         return failure();
       }
       builder.setInsertionPoint(call);
@@ -150,7 +172,14 @@ BackwardSplitter::split(func::FuncOp function, ArrayRef<bool> firstResults,
     for (unsigned index = 0; index < *fixedArguments; ++index)
       parts.secondArguments.push_back(index);
   llvm::SetVector<Value> saved;
-  SmallVector<Operation *> constants;
+  // Constants, empty tensors and constant fills are re-created in the
+  // second part rather than handed over: operands first.
+  llvm::SetVector<Operation *> constants;
+  std::function<void(Operation *)> recreate = [&](Operation *op) {
+    for (Value operand : op->getOperands())
+      recreate(operand.getDefiningOp());
+    constants.insert(op);
+  };
   SmallVector<unsigned> readArguments;
   for (Value value : outside) {
     if (auto argument = dyn_cast<BlockArgument>(value)) {
@@ -162,8 +191,8 @@ BackwardSplitter::split(func::FuncOp function, ArrayRef<bool> firstResults,
       continue;
     }
     Operation *def = value.getDefiningOp();
-    if (def->hasTrait<OpTrait::ConstantLike>())
-      constants.push_back(def);
+    if (isRecreatable(def))
+      recreate(def);
     else
       saved.insert(value);
   }
@@ -239,7 +268,7 @@ BackwardSplitter::splitCallee(func::FuncOp callee,
   if (failed(parts))
     return failure();
   callees[key] = *parts;
-  splitCallees.push_back(callee);
+  splitCallees.insert(callee);
   return parts;
 }
 
@@ -253,10 +282,10 @@ void BackwardSplitter::eraseUnusedParts() {
   bool erased = true;
   while (erased) {
     erased = false;
-    for (func::FuncOp &callee : splitCallees)
-      if (callee && SymbolTable::symbolKnownUseEmpty(callee, module)) {
+    for (Operation *callee : llvm::to_vector(splitCallees))
+      if (SymbolTable::symbolKnownUseEmpty(callee, module)) {
+        splitCallees.remove(callee);
         symbols.erase(callee);
-        callee = nullptr;
         erased = true;
       }
   }

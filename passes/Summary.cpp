@@ -160,7 +160,9 @@ void HeteroSummaryPass::summarizePipeline(PipelineOp pipeline,
       os << ", backward to derive";
     if (std::optional<StringRef> augmented = stage.getAugmented()) {
       auto function = symbols.lookup<func::FuncOp>(*augmented);
-      TypeRange residuals = function.getResultTypes().drop_front();
+      // A pipeline that is not executable has no checked signatures.
+      TypeRange residuals = function.getResultTypes().drop_front(
+          std::min<size_t>(1, function.getNumResults()));
       int64_t bytes = 0;
       for (Type residual : residuals)
         bytes += tensorBytes(residual);

@@ -117,7 +117,25 @@ func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -
 func.func private @s0_aug(tensor<4x8xf32>, tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<?x16xf32>)
 func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<?x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
 hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
-  // expected-error @+1 {{'hetero.stage' op stage 0 augmented forward function 's0_aug' residual 0 (result 1) has type 'tensor<?x16xf32>', expected a tensor of static shape}}
+  // expected-error @+1 {{'hetero.stage' op stage 0 augmented forward function 's0_aug' residual 0 (result 1) has type 'tensor<?x16xf32>', expected a tensor of static shape with integer or floating-point elements}}
+  hetero.stage 0 forward @s0_fwd augmented @s0_aug backward @s0_bwd params [@w0]
+  hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
+}
+
+// -----
+
+// Residuals of index elements have no size in bytes.
+shard.grid @grid(shape = 2x2)
+memref.global "private" @w0 : memref<8x16xf32> = dense<0.0>
+memref.global "private" @w1 : memref<16x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<4x8xf32>, tensor<4x4xf32>)
+func.func private @s0_fwd(tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func private @s1_fwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -> (tensor<4x16xf32>, tensor<16x4xf32>)
+func.func private @s0_aug(tensor<4x8xf32>, tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4xindex>)
+func.func private @s0_bwd(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4xindex>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x16xf32>)
+hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
+  // expected-error @+1 {{'hetero.stage' op stage 0 augmented forward function 's0_aug' residual 0 (result 1) has type 'tensor<4xindex>', expected a tensor of static shape with integer or floating-point elements}}
   hetero.stage 0 forward @s0_fwd augmented @s0_aug backward @s0_bwd params [@w0]
   hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
 }
@@ -207,7 +225,7 @@ func.func private @s1_bwd(tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>) -
 func.func private @s0_bi(tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<*xf32>)
 func.func private @s0_bw(tensor<4x8xf32>, tensor<8x16xf32>, tensor<*xf32>) -> tensor<8x16xf32>
 hetero.pipeline @mlp stages = 2 microbatches = 4 on @grid data @data optimizer #hetero.sgd<lr = 5.0e-02> {
-  // expected-error @+1 {{'hetero.stage' op stage 0 backward_input function 's0_bi' saved value 0 (result 1) has type 'tensor<*xf32>', expected a tensor of static shape}}
+  // expected-error @+1 {{'hetero.stage' op stage 0 backward_input function 's0_bi' saved value 0 (result 1) has type 'tensor<*xf32>', expected a tensor of static shape with integer or floating-point elements}}
   hetero.stage 0 forward @s0_fwd backward_input @s0_bi backward_weight @s0_bw params [@w0]
   hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w1]
 }
