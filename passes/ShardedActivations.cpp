@@ -128,10 +128,14 @@ struct Segment {
 };
 
 /// A flat tensor a private function builds and returns (result `result`)
-/// for the private functions its callers pass it to (`readers`).
+/// for the private functions its callers pass it to (`readers`); or, when
+/// `direct`, one value it returns as it is (a residual of a derived
+/// forward), which the readers take as their argument: one segment, whose
+/// unpacked values are the readers' arguments.
 struct Tape {
   func::FuncOp producer;
   unsigned result = 0;
+  bool direct = false;
   tensor::EmptyOp empty;
   SmallVector<Segment> segments;
   llvm::SetVector<std::pair<func::FuncOp, unsigned>> readers;
@@ -194,6 +198,8 @@ public:
         maybeDead.push_back(slice);
       }
     }
+    for (Tape &tape : tapes)
+      retypeDirect(tape);
     return eraseDead(maybeDead);
   }
 
@@ -332,6 +338,16 @@ private:
   /// The segment of a tape that `user`, a use of `value`, writes `value`
   /// into, if it is one that can hold a window.
   Segment *segmentWriting(Value value, Operation *user) {
+    if (auto ret = dyn_cast<func::ReturnOp>(user)) {
+      auto producer = ret->getParentOfType<func::FuncOp>();
+      auto position = llvm::find(ret.getOperands(), value);
+      Tape *tape =
+          tapeOf(producer,
+                 unsigned(std::distance(ret.getOperands().begin(), position)));
+      return tape && tape->direct && tape->segments.front().value == value
+                 ? &tape->segments.front()
+                 : nullptr;
+    }
     auto write = dyn_cast<tensor::InsertSliceOp>(user);
     if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(user);
         collapse && collapse.getResultType().getRank() == 1 &&
@@ -388,6 +404,8 @@ private:
     tape.result = result;
     auto ret = cast<func::ReturnOp>(producer.getBody().front().getTerminator());
     Value chain = ret.getOperand(result);
+    if (!chain.getDefiningOp<tensor::InsertSliceOp>())
+      return analyzeDirect(tape, ret);
     while (auto write = chain.getDefiningOp<tensor::InsertSliceOp>()) {
       auto segment =
           flatSegment(write.getStaticOffsets(), write.getStaticSizes(),
@@ -419,34 +437,9 @@ private:
       if (spans[i - 1].first + spans[i - 1].second > spans[i].first)
         return std::nullopt;
 
-    // Every call passes the tape only to private functions, as an argument
-    // that only this tape ever fills.
-    auto calls = callsOf(producer);
-    if (!calls)
+    if (failed(findReaders(tape)))
       return std::nullopt;
-    tape.calls = *calls;
-    for (func::CallOp call : tape.calls)
-      for (OpOperand &use : call.getResult(result).getUses()) {
-        auto reader = dyn_cast<func::CallOp>(use.getOwner());
-        auto callee = reader ? symbols.lookupNearestSymbolFrom<func::FuncOp>(
-                                   reader, reader.getCalleeAttr())
-                             : func::FuncOp();
-        if (!callee || !callee.isPrivate() || !callee.getBody().hasOneBlock())
-          return std::nullopt;
-        tape.readers.insert({callee, use.getOperandNumber()});
-      }
     for (auto [reader, argument] : tape.readers) {
-      auto readerCalls = callsOf(reader);
-      if (!readerCalls)
-        return std::nullopt;
-      for (func::CallOp call : *readerCalls) {
-        auto fill = dyn_cast<OpResult>(call.getOperand(argument));
-        auto filler =
-            fill ? dyn_cast<func::CallOp>(fill.getOwner()) : func::CallOp();
-        if (!filler || filler.getCallee() != producer.getName() ||
-            fill.getResultNumber() != result)
-          return std::nullopt;
-      }
       for (Operation *user : reader.getArgument(argument).getUsers()) {
         auto read = dyn_cast<tensor::ExtractSliceOp>(user);
         std::optional<std::pair<int64_t, int64_t>> span;
@@ -481,6 +474,58 @@ private:
         }
         segment.unpacked.push_back(unpacked);
       }
+    return tape;
+  }
+
+  /// Sets `tape.calls` and `tape.readers`: every call of the producer
+  /// passes the result only to private functions, as an argument that only
+  /// this result ever fills.
+  LogicalResult findReaders(Tape &tape) {
+    auto calls = callsOf(tape.producer);
+    if (!calls)
+      return failure();
+    tape.calls = *calls;
+    for (func::CallOp call : tape.calls)
+      for (OpOperand &use : call.getResult(tape.result).getUses()) {
+        auto reader = dyn_cast<func::CallOp>(use.getOwner());
+        auto callee = reader ? symbols.lookupNearestSymbolFrom<func::FuncOp>(
+                                   reader, reader.getCalleeAttr())
+                             : func::FuncOp();
+        if (!callee || !callee.isPrivate() || !callee.getBody().hasOneBlock())
+          return failure();
+        tape.readers.insert({callee, use.getOperandNumber()});
+      }
+    for (auto [reader, argument] : tape.readers) {
+      auto readerCalls = callsOf(reader);
+      if (!readerCalls)
+        return failure();
+      for (func::CallOp call : *readerCalls) {
+        auto fill = dyn_cast<OpResult>(call.getOperand(argument));
+        auto filler =
+            fill ? dyn_cast<func::CallOp>(fill.getOwner()) : func::CallOp();
+        if (!filler || filler.getCallee() != tape.producer.getName() ||
+            fill.getResultNumber() != tape.result)
+          return failure();
+      }
+    }
+    return success();
+  }
+
+  /// A value the producer computes and returns once, as it is: a direct
+  /// tape whose readers take it as their argument.
+  std::optional<Tape> analyzeDirect(Tape &tape, func::ReturnOp ret) {
+    Value value = ret.getOperand(tape.result);
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!value.getDefiningOp() || !type || !type.hasStaticShape() ||
+        llvm::count(ret.getOperands(), value) != 1 || failed(findReaders(tape)))
+      return std::nullopt;
+    tape.direct = true;
+    Segment segment;
+    segment.value = value;
+    segment.size = type.getNumElements();
+    for (auto [reader, argument] : tape.readers)
+      segment.unpacked.push_back(reader.getArgument(argument));
+    tape.segments.push_back(segment);
     return tape;
   }
 
@@ -551,6 +596,18 @@ private:
   void relayoutReaders(Tape &tape, SmallVectorImpl<Operation *> &maybeDead) {
     for (Segment &segment : tape.segments)
       segment.sharded = segment.unpackable && dimOf(segment.value) != kGlobal;
+    if (tape.direct) {
+      // The readers' arguments are their own windows; retypeDirect gives
+      // them the window's type once the rewrite no longer reads their old
+      // one.
+      Segment &segment = tape.segments.front();
+      if (!segment.sharded)
+        return;
+      tape.newType = windowType(segment.value, dimOf(segment.value));
+      for (Value argument : segment.unpacked)
+        locals[argument] = argument;
+      return;
+    }
     if (llvm::none_of(tape.segments,
                       [](const Segment &segment) { return segment.sharded; }))
       return;
@@ -614,6 +671,22 @@ private:
     if (!tape.newType)
       return;
     RankedTensorType newType = tape.newType;
+    auto ret =
+        cast<func::ReturnOp>(tape.producer.getBody().front().getTerminator());
+    auto retype = [&] {
+      SmallVector<Type> results(tape.producer.getFunctionType().getResults());
+      results[tape.result] = newType;
+      tape.producer.setType(FunctionType::get(
+          tape.producer.getContext(),
+          tape.producer.getFunctionType().getInputs(), results));
+      for (func::CallOp call : tape.calls)
+        call.getResult(tape.result).setType(newType);
+    };
+    if (tape.direct) {
+      ret.setOperand(tape.result, localOf(tape.segments.front().value));
+      retype();
+      return;
+    }
     ArrayRef<int64_t> offsets = tape.newOffsets, sizes = tape.newSizes;
     OpBuilder builder(tape.empty);
     Value chain =
@@ -635,17 +708,22 @@ private:
           ArrayRef<OpFoldResult>{builder.getIndexAttr(sizes[index])},
           ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
     }
-    auto ret =
-        cast<func::ReturnOp>(tape.producer.getBody().front().getTerminator());
     maybeDead.push_back(ret.getOperand(tape.result).getDefiningOp());
     ret.setOperand(tape.result, chain);
-    SmallVector<Type> results(tape.producer.getFunctionType().getResults());
-    results[tape.result] = newType;
-    tape.producer.setType(FunctionType::get(
-        tape.producer.getContext(), tape.producer.getFunctionType().getInputs(),
-        results));
-    for (func::CallOp call : tape.calls)
-      call.getResult(tape.result).setType(newType);
+    retype();
+  }
+
+  /// Gives the readers' arguments of a kept direct tape the window's type.
+  static void retypeDirect(Tape &tape) {
+    if (!tape.direct || !tape.newType)
+      return;
+    for (auto [reader, argument] : tape.readers) {
+      reader.getArgument(argument).setType(tape.newType);
+      SmallVector<Type> inputs(reader.getFunctionType().getInputs());
+      inputs[argument] = tape.newType;
+      reader.setType(FunctionType::get(reader.getContext(), inputs,
+                                       reader.getFunctionType().getResults()));
+    }
   }
 
   static SmallVector<ReassociationIndices> allDims(int64_t rank) {

@@ -406,3 +406,51 @@ func.func @rank_dropping(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %w2: tensor
   %r:2 = call @reads(%t, %w2) : (tensor<65xf32>, tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<f32>)
   return %r#0, %r#1 : tensor<4x8xf32>, tensor<f32>
 }
+
+// -----
+
+// A residual returned as it is: @forward returns the relu of its col
+// product (as a derived forward's augmented part does), which @step passes
+// on to @backward's row product. The relu stays the rank's window across
+// the calls: @forward returns 4 x 8, @backward takes 4 x 8, no all-gather.
+// A second result that @step also returns keeps its whole value.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+shard.grid @g(shape = 1x1x2)
+
+// CHECK-LABEL: func.func private @forward(
+// CHECK-SAME:    -> (tensor<4x8xf32>, tensor<4x16xf32>)
+// CHECK:         %[[UP:.*]] = hetero.prunable_matmul col
+// CHECK:         %[[ACT:.*]] = linalg.generic {{.*}} ins(%[[UP]] : tensor<4x8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK:         %[[G:.*]] = hetero.all_gather
+// CHECK:         return %[[ACT]], %{{.*}} : tensor<4x8xf32>, tensor<4x16xf32>
+func.func private @forward(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %w3: tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %up = hetero.prunable_matmul col %x, %w1 layer "up" tp = 2 : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%up : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %z = arith.constant 0.0 : f32
+    %m = arith.maximumf %in, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %side = hetero.prunable_matmul col %x, %w3 layer "side" tp = 2 : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  return %act, %side : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// CHECK-LABEL: func.func private @backward(
+// CHECK-SAME:    %[[ACT:[a-z0-9]+]]: tensor<4x8xf32>
+// CHECK-NOT:     tensor.extract_slice %[[ACT]]
+// CHECK:         hetero.prunable_matmul row %[[ACT]], %{{.*}} layer "down" tp = 1 : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+func.func private @backward(%act: tensor<4x16xf32>, %w2: tensor<16x8xf32>) -> tensor<4x8xf32> {
+  %down = hetero.prunable_matmul row %act, %w2 layer "down" tp = 2 : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+  return %down : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @step(
+// CHECK:         %[[R:.*]]:2 = call @forward(%{{.*}}) : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> (tensor<4x8xf32>, tensor<4x16xf32>)
+// CHECK:         call @backward(%[[R]]#0, %{{.*}}) : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+func.func @step(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %w2: tensor<16x8xf32>, %w3: tensor<8x16xf32>) -> (tensor<4x8xf32>, tensor<4x16xf32>) {
+  %r:2 = call @forward(%x, %w1, %w3) : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>)
+  %down = call @backward(%r#0, %w2) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  return %down, %r#1 : tensor<4x8xf32>, tensor<4x16xf32>
+}
