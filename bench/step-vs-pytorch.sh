@@ -9,6 +9,10 @@
 #   reference  hetero-run --entry gpt_step_reference on 1 rank: the
 #              single-process step (every replica's micro-batches in turn
 #              through every stage and back, one optimizer update)
+#   saved      the reference step of the same forwards with their stage
+#              backwards derived by hetero-derive-backward with saved
+#              residuals (hetero-run --residuals save: no forward is
+#              re-computed)
 #   ranks      hetero-run's step on 4 MPI ranks: 2 pipeline stages x 2
 #              data-parallel replicas, 1F1B (hetero-lower-pipeline's
 #              default schedule)
@@ -47,9 +51,10 @@
 #
 # FLOPs (the report's comment gives the formula) are the model's: forward
 # matmuls 2 M N K, backward twice the forward, the same count for both
-# sides. hetero's backward recomputes its stage's forward (no activations
-# are kept between a stage's forward and backward), so it executes about 4
-# forwards' worth a step; the report shows that rate too.
+# sides. hetero's hand-derived backward recomputes its stage's forward (no
+# activations are kept between a stage's forward and backward), so it
+# executes about 4 forwards' worth a step; the report shows that rate too.
+# With saved residuals it executes 3, as PyTorch does.
 #
 # PyTorch is Debian's python3-torch with libopenblas0-pthread; the script
 # installs them with apt-get when they are missing (nothing else needs
@@ -107,6 +112,10 @@ run() {
       "${LAUNCH[@]}" -np 1 "$BUILD/bin/hetero-run" "$dir/gpt.mlir" \
         --entry gpt_step_reference --corpus "$CORPUS" \
         --iterations "$steps" "${save[@]}" ;;
+    saved)
+      "${LAUNCH[@]}" -np 1 "$BUILD/bin/hetero-run" "$dir/gpt-forward.mlir" \
+        --residuals save --entry gpt_step_reference --corpus "$CORPUS" \
+        --iterations "$steps" "${save[@]}" ;;
     ranks)
       "${LAUNCH[@]}" -np 4 "$BUILD/bin/hetero-run" "$dir/gpt.mlir" \
         --corpus "$CORPUS" --iterations "$steps" "${save[@]}" ;;
@@ -138,6 +147,9 @@ for size in "${sizes[@]}"; do
     --hidden "$hidden" --heads "$heads" --seq "$seq" --batch "$batch" \
     --stages 2 --microbatches "$microbatches" --dp 2 --optimizer adam \
     --lr "$LR" -o "$dir/gpt.mlir"
+  # The same forwards without their hand-derived backwards.
+  sed -e 's/ backward @gpt_stage\([0-9]*\)_backward//' "$dir/gpt.mlir" \
+    > "$dir/gpt-forward.mlir"
   # The module's initial parameters, for PyTorch.
   "${LAUNCH[@]}" -np 1 "$BUILD/bin/hetero-run" "$dir/gpt.mlir" \
     --entry gpt_step_reference --corpus "$CORPUS" --iterations 0 \
@@ -145,7 +157,7 @@ for size in "${sizes[@]}"; do
   echo "$size: $layers layers, hidden $hidden, $heads heads, sequence $seq;" \
     "$((2 * microbatches * batch)) sequences a step; $steps steps x $ROUNDS rounds"
   for round in $(seq "$ROUNDS"); do
-    for kind in reference ranks pytorch; do run "$kind" "$round"; done
+    for kind in reference saved ranks pytorch; do run "$kind" "$round"; done
   done
 done
 
@@ -159,6 +171,7 @@ from step_times import median_ms
 VOCAB, REPLICAS, TOLERANCE = 80, 2, 1e-4
 KINDS = [("pytorch", "pytorch (1 process)", 1),
          ("reference", "hetero reference step (1 rank)", 1),
+         ("saved", "hetero reference, saved residuals", 1),
          ("ranks", "hetero 2 stages x 2 replicas (4 ranks)", 4)]
 
 
@@ -214,7 +227,9 @@ for size in sys.argv[4].split(","):
         model = 3 * forward / ms * 1e3 / 1e9
         line = (f"   {label:40s} {rate:10.0f} tokens/s  ({ms:9.1f} ms a step)  "
                 f"{model:7.2f} GFLOP/s")
-        if kind != "pytorch":
+        if kind == "saved":
+            line += f"  step time / pytorch's {ms / base:.3f}"
+        elif kind != "pytorch":
             line += f" ({4 * forward / ms * 1e3 / 1e9:.2f} executed"
             line += f", {model / ranks:.2f} a rank)" if ranks > 1 else ")"
             line += f"  step time / pytorch's {ms / base:.3f}"
@@ -251,6 +266,6 @@ for size in sys.argv[4].split(","):
               f"{kind} {diff:.1e} ({diff / lr:.3f} x lr)" for kind, diff in
               ((k, parameter_difference(f"{d}/trained-{k}",
                                         f"{d}/trained-pytorch"))
-               for k in ("reference", "ranks"))))
+               for k in ("reference", "saved", "ranks"))))
 sys.exit(0 if ok else 1)
 PY
