@@ -413,10 +413,8 @@ verifyStageFunctions(Operation *owner, StringRef what,
                         StringRef role, StringRef where,
                         SmallVectorImpl<Slot> &slots) -> LogicalResult {
     for (auto [index, type] : llvm::enumerate(types.drop_front(skip))) {
-      auto tensor = dyn_cast<RankedTensorType>(type);
       std::string slotRole = (role + " " + Twine(index)).str();
-      if (!tensor || !tensor.hasStaticShape() ||
-          !tensor.getElementType().isIntOrFloat())
+      if (!isStashable(type))
         return owner->emitOpError()
                << name << " " << where << " '" << function.getSymName() << "' "
                << slotRole << " (result " << skip + index << ") has type "

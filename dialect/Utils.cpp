@@ -49,6 +49,12 @@ int64_t hetero::tensorBytes(Type type) {
   return bytes;
 }
 
+bool hetero::isStashable(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() &&
+         tensor.getElementType().isIntOrFloat();
+}
+
 int64_t hetero::wireBytes(Type type, CompressAttr compress) {
   int64_t bytes = tensorBytes(type);
   if (!compress || bytes == 0)

@@ -7,6 +7,7 @@
 #include "Autodiff.h"
 
 #include "hetero/Dialect/Hetero.h"
+#include "hetero/Dialect/Utils.h"
 #include "hetero/Passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -36,9 +37,7 @@ struct DerivedStage {
 LogicalResult checkHandedOver(func::FuncOp function, TypeRange types,
                               StringRef what, StringRef option) {
   for (Type type : types) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (tensor && tensor.hasStaticShape() &&
-        tensor.getElementType().isIntOrFloat())
+    if (isStashable(type))
       continue;
     return function.emitError()
            << "hetero-derive-backward: '@" << function.getSymName()
@@ -58,8 +57,8 @@ struct HeteroDeriveBackwardPass
   void runOnOperation() override;
 
 private:
-  /// Derives the functions of a stage whose forward is `forward`; null
-  /// members after a diagnostic.
+  /// Derives the functions of a stage whose forward is `forward`;
+  /// std::nullopt after a diagnostic.
   std::optional<DerivedStage> deriveStage(Differentiator &differentiator,
                                           BackwardSplitter &splitter,
                                           func::FuncOp forward, bool last,

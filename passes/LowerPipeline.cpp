@@ -92,6 +92,11 @@ struct StageCode {
   /// The forward the step runs: the augmented one when there is one.
   func::FuncOp steppedForward() { return augmented ? augmented : forward; }
   bool isSplit() { return bool(backwardInput); }
+  /// The values a split backward's input part hands to its weight part:
+  /// its last results, the weight part's arguments after the forward's.
+  unsigned savedCount() {
+    return backwardWeight.getNumArguments() - forward.getNumArguments();
+  }
   /// The residuals the forward keeps for the backward.
   TypeRange residualTypes() {
     return augmented ? augmented.getResultTypes().drop_front() : TypeRange();
@@ -903,9 +908,8 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
         // that the previous stage does not wait for them.
         auto input = func::CallOp::create(builder, loc, code.backwardInputTask,
                                           taskArguments);
-        unsigned inputGradients = code.backwardInput.getNumResults() -
-                                  (code.backwardWeight.getNumArguments() -
-                                   forwardType.getNumInputs());
+        unsigned inputGradients =
+            code.backwardInput.getNumResults() - code.savedCount();
         if (s != 0)
           toSend[mb] = input.getResult(0);
         SmallVector<Value> saved = llvm::to_vector_of<Value>(
@@ -1163,8 +1167,7 @@ void PipelineLowering::emitReference() {
       if (code.isSplit()) {
         auto input =
             func::CallOp::create(builder, loc, code.backwardInput, arguments);
-        unsigned saved = code.backwardWeight.getNumArguments() -
-                         code.forward.getNumArguments();
+        unsigned saved = code.savedCount();
         SmallVector<Value> weightArguments = inputs[s];
         llvm::append_range(weightArguments,
                            input.getResults().take_back(saved));

@@ -31,6 +31,12 @@ std::optional<int64_t> gridGroupSize(llvm::ArrayRef<int64_t> shape,
 /// round up to whole bytes); 0 for other types.
 int64_t tensorBytes(mlir::Type type);
 
+/// Whether the step can keep a value of `type` from one task for another
+/// (a residual, a value a split backward's input part saves): a tensor of
+/// static shape with integer or floating-point elements, whose bytes are
+/// known.
+bool isStashable(mlir::Type type);
+
 /// Bytes a tensor of `type` occupies on the wire under `compress` (null or
 /// `none`: its bytes).
 int64_t wireBytes(mlir::Type type, CompressAttr compress);
