@@ -28,6 +28,13 @@ func.func @peak_stash_is_i64() attributes {hetero.peak_stash = 3 : i32} {
 
 // -----
 
+// expected-error @+1 {{'hetero.peak_stash_bytes' expects a non-negative i64 integer, got -64 : i64}}
+func.func @peak_stash_bytes_not_negative() attributes {hetero.peak_stash_bytes = -64 : i64} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'hetero.plan_table' expects an array of dictionaries (one per plan), got [1]}}
 func.func @plan_table_of_dictionaries() attributes {hetero.plan_table = [1]} {
   return
