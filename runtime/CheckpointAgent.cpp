@@ -11,8 +11,11 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -34,17 +37,61 @@ std::string systemError(const std::string &what) {
   return what + ": " + std::strerror(errno);
 }
 
+/// The absolute form of `path`, without resolving links (the socket need
+/// not exist yet).
+std::string absolutePath(const std::string &path) {
+  if (!path.empty() && path[0] == '/')
+    return path;
+  char directory[4096];
+  if (!getcwd(directory, sizeof(directory)))
+    return path;
+  return std::string(directory) + "/" + path;
+}
+
+/// The address an agent listens on for `path`: the socket file itself
+/// when the path fits in sun_path (107 characters), otherwise a name in
+/// Linux's abstract namespace made from a hash of the absolute path, so
+/// that a run directory of any depth works. `length` is the address's
+/// length for bind and connect. Returns false when the abstract name is
+/// used (there is no file to unlink).
 bool socketAddress(const std::string &path, sockaddr_un &address,
-                   std::string &error) {
+                   socklen_t &length, std::string &error) {
   std::memset(&address, 0, sizeof(address));
   address.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof(address.sun_path)) {
-    error = "the agent socket path '" + path + "' must have 1 to " +
-            std::to_string(sizeof(address.sun_path) - 1) + " characters";
+  constexpr size_t kPathOffset = offsetof(sockaddr_un, sun_path);
+  if (path.empty()) {
+    error = "the agent socket path is empty";
     return false;
   }
-  std::memcpy(address.sun_path, path.c_str(), path.size());
+  if (path.size() < sizeof(address.sun_path)) {
+    std::memcpy(address.sun_path, path.c_str(), path.size());
+    length = socklen_t(kPathOffset + path.size() + 1);
+    return true;
+  }
+  uint64_t hash = 1469598103934665603ull; // FNV-1a
+  for (unsigned char c : absolutePath(path))
+    hash = (hash ^ c) * 1099511628211ull;
+  char name[64];
+  int size = std::snprintf(name, sizeof(name), "hetero-agent-%u-%016llx",
+                           unsigned(getuid()), (unsigned long long)hash);
+  // A leading NUL byte selects the abstract namespace.
+  std::memcpy(address.sun_path + 1, name, size_t(size));
+  length = socklen_t(kPathOffset + 1 + size_t(size));
   return true;
+}
+
+bool isAbstract(const sockaddr_un &address) {
+  return address.sun_path[0] == '\0';
+}
+
+/// Whether the peer on `socket` runs as this process's user: an abstract
+/// socket has no file permissions, so the agent checks its clients.
+bool sameUser(int socket) {
+  ucred credentials{};
+  socklen_t size = sizeof(credentials);
+  return getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &size) ==
+             0 &&
+         credentials.uid == getuid();
 }
 
 /// Sends `text`, with `fd` attached when it is >= 0.
@@ -155,14 +202,16 @@ bool serve(const std::string &socketPath, std::string &error) {
     return false;
   }
   sockaddr_un address;
-  if (!socketAddress(socketPath, address, error))
+  socklen_t length = 0;
+  if (!socketAddress(socketPath, address, length, error))
     return false;
+  bool abstract = isAbstract(address);
   std::signal(SIGPIPE, SIG_IGN);
-  unlink(socketPath.c_str());
+  if (!abstract)
+    unlink(socketPath.c_str());
   int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listener < 0 ||
-      bind(listener, reinterpret_cast<sockaddr *>(&address), sizeof(address)) !=
-          0 ||
+      bind(listener, reinterpret_cast<sockaddr *>(&address), length) != 0 ||
       listen(listener, 64) != 0) {
     error = systemError("cannot listen on " + socketPath);
     return false;
@@ -184,7 +233,9 @@ bool serve(const std::string &socketPath, std::string &error) {
       int fd = watched[i].fd;
       if (fd == listener) {
         int client = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-        if (client >= 0)
+        if (client >= 0 && !sameUser(client))
+          close(client);
+        else if (client >= 0)
           watched.push_back({client, POLLIN, 0});
         continue;
       }
@@ -208,7 +259,8 @@ bool serve(const std::string &socketPath, std::string &error) {
   }
   for (pollfd &entry : watched)
     close(entry.fd);
-  unlink(socketPath.c_str());
+  if (!abstract)
+    unlink(socketPath.c_str());
   return !running;
 }
 
@@ -253,6 +305,14 @@ bool spawn(const std::string &agentPath, const std::string &socketPath,
   }
   error = "the checkpoint agent '" + agentPath + "' did not answer on " +
           socketPath + " within 5 s";
+  // Its own reason, when it gave one, is the last line of its log.
+  std::ifstream log(logPath);
+  std::string line, last;
+  while (std::getline(log, line))
+    if (!line.empty())
+      last = line;
+  if (!last.empty())
+    error += " (its log " + logPath + " says: " + last + ")";
   return false;
 }
 
@@ -261,15 +321,15 @@ Client::~Client() { close(socket); }
 std::unique_ptr<Client> Client::connect(const std::string &socketPath,
                                         std::string &error) {
   sockaddr_un address;
-  if (!socketAddress(socketPath, address, error))
+  socklen_t length = 0;
+  if (!socketAddress(socketPath, address, length, error))
     return nullptr;
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     error = systemError("socket");
     return nullptr;
   }
-  if (::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) !=
-      0) {
+  if (::connect(fd, reinterpret_cast<sockaddr *>(&address), length) != 0) {
     error = systemError("no checkpoint agent answers on " + socketPath);
     close(fd);
     return nullptr;
