@@ -921,9 +921,12 @@ LogicalResult FunctionDerivation::adjointGeneric(linalg::GenericOp op) {
         llvm::is_contained(iterators, utils::IteratorType::reduction);
     std::string why;
     Operation *failedOp = nullptr;
+    // Without reduction loops each element is written once: the adjoint
+    // is element-wise and does not read its initial value.
+    Value init = reduces ? zeros(valueType) : empty(valueType);
     auto generic = linalg::GenericOp::create(
-        builder, loc, TypeRange{valueType}, ins, ValueRange{zeros(valueType)},
-        maps, iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+        builder, loc, TypeRange{valueType}, ins, ValueRange{init}, maps,
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
           IRMapping bodyMap;
           for (unsigned k = 0; k < numInputs; ++k)
             bodyMap.map(body.getArgument(k), args[k]);
@@ -972,8 +975,6 @@ LogicalResult FunctionDerivation::adjointGeneric(linalg::GenericOp op) {
                 b, l, equal, contribution,
                 tangents.constant(dyArg.getType(), 0.0));
           }
-          // Without reduction loops each element is written once: the
-          // adjoint is element-wise and does not read its zeros.
           linalg::YieldOp::create(
               b, l,
               reduces ? Value(arith::AddFOp::create(b, l, acc, contribution))
@@ -981,6 +982,16 @@ LogicalResult FunctionDerivation::adjointGeneric(linalg::GenericOp op) {
         });
     if (failedOp)
       return fail(failedOp, "in the body of a linalg op: " + Twine(why));
+    // An operand whose element is the result's (an addend, a copy) has the
+    // result's adjoint as its own: no copy.
+    if (!reduces && map == outMap && valueType == dy.getType() &&
+        generic.getBody()->getTerminator()->getOperand(0) ==
+            generic.getBody()->getArgument(dyIndex)) {
+      generic.erase();
+      init.getDefiningOp()->erase();
+      accumulate(value, dy);
+      continue;
+    }
     accumulate(value, generic.getResult(0));
   }
   return success();
