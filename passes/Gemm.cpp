@@ -84,8 +84,7 @@ static linalg::FillOp zeroFillOf(linalg::LinalgOp op) {
   return fill;
 }
 
-std::optional<hetero::Gemm> hetero::matchGemm(linalg::LinalgOp op,
-                                              GemmSupport support) {
+std::optional<hetero::Gemm> hetero::matchGemm(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !llvm::all_of(op->getOperands(), isF32Buffer))
     return std::nullopt;
@@ -95,8 +94,6 @@ std::optional<hetero::Gemm> hetero::matchGemm(linalg::LinalgOp op,
       linalg::inferContractionDims(op);
   if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
       dims->k.size() != 1 || dims->batch.size() > 1)
-    return std::nullopt;
-  if (!dims->batch.empty() && !support.batches)
     return std::nullopt;
   std::optional<unsigned> batch;
   if (!dims->batch.empty())
@@ -133,8 +130,6 @@ std::optional<hetero::Gemm> hetero::matchGemm(linalg::LinalgOp op,
   std::optional<GemmOperand> b = operandOf(rhs, maps[1], k, n, batch);
   std::optional<GemmOperand> c = operandOf(out, maps[2], m, n, batch);
   if (!a || !b || !c || c->transposed)
-    return std::nullopt;
-  if (!support.transposes && (a->transposed || b->transposed))
     return std::nullopt;
   Gemm gemm;
   gemm.op = op;
@@ -199,13 +194,59 @@ Value hetero::buildGemmExtent(OpBuilder &b, Location loc, const Gemm &gemm,
   llvm_unreachable("every loop of a GEMM is read by an operand");
 }
 
-LogicalResult hetero::replaceGemmsWithCalls(ModuleOp module,
-                                            ArrayRef<Gemm> gemms,
-                                            StringRef callee, FunctionType type,
-                                            StringRef pass,
-                                            GemmCallArguments arguments) {
+/// The call's arguments in the runtime's GEMM ABI (hetero-rt/blas.h):
+/// (batch, transpose_a, transpose_b, m, n, k, a, lda, stride_a, b, ldb,
+/// stride_b, beta, c, ldc, stride_c).
+static SmallVector<Value> buildGemmCallArguments(OpBuilder &b, Location loc,
+                                                 const hetero::Gemm &gemm,
+                                                 Value beta) {
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), value);
+  };
+  Value batch = gemm.batch ? hetero::buildGemmExtent(b, loc, gemm, *gemm.batch)
+                           : constant(1);
+  Value m = hetero::buildGemmExtent(b, loc, gemm, gemm.m);
+  Value n = hetero::buildGemmExtent(b, loc, gemm, gemm.n);
+  Value k = hetero::buildGemmExtent(b, loc, gemm, gemm.k);
+  hetero::GemmArguments lhs = hetero::buildGemmArguments(b, loc, gemm.a);
+  hetero::GemmArguments rhs = hetero::buildGemmArguments(b, loc, gemm.b);
+  hetero::GemmArguments out = hetero::buildGemmArguments(b, loc, gemm.c);
+  return {batch,
+          constant(gemm.a.transposed),
+          constant(gemm.b.transposed),
+          m,
+          n,
+          k,
+          lhs.address,
+          lhs.leading,
+          lhs.batchStride,
+          rhs.address,
+          rhs.leading,
+          rhs.batchStride,
+          beta,
+          out.address,
+          out.leading,
+          out.batchStride};
+}
+
+LogicalResult hetero::replaceGemmsWithCalls(ModuleOp module, StringRef callee,
+                                            StringRef pass) {
+  SmallVector<Gemm> gemms;
+  module.walk([&](linalg::LinalgOp op) {
+    if (std::optional<Gemm> gemm = matchGemm(op))
+      gemms.push_back(*gemm);
+  });
   if (gemms.empty())
     return success();
+  MLIRContext *context = module.getContext();
+  Type i64 = IntegerType::get(context, 64);
+  Type pointer = LLVM::LLVMPointerType::get(context);
+  Type f32 = Float32Type::get(context);
+  auto type =
+      FunctionType::get(context,
+                        {i64, i64, i64, i64, i64, i64, pointer, i64, i64,
+                         pointer, i64, i64, f32, pointer, i64, i64},
+                        {});
   func::FuncOp function = declareRuntimeFunction(module, callee, type, pass);
   if (!function)
     return failure();
@@ -217,7 +258,8 @@ LogicalResult hetero::replaceGemmsWithCalls(ModuleOp module,
     // C fewer (and, on a GPU, one launch fewer).
     Value beta = arith::ConstantOp::create(
         b, loc, b.getF32FloatAttr(gemm.zeroFill ? 0.0f : 1.0f));
-    func::CallOp::create(b, loc, function, arguments(b, loc, gemm, beta));
+    func::CallOp::create(b, loc, function,
+                         buildGemmCallArguments(b, loc, gemm, beta));
     op->erase();
     if (linalg::FillOp fill = gemm.zeroFill)
       fill.erase();

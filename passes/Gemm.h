@@ -58,15 +58,8 @@ struct Gemm {
   mlir::linalg::FillOp zeroFill;
 };
 
-/// What a GEMM call can take.
-struct GemmSupport {
-  bool transposes = true;
-  bool batches = true;
-};
-
-/// `op` as a GEMM when it is one that `support` allows; nullopt otherwise.
-std::optional<Gemm> matchGemm(mlir::linalg::LinalgOp op,
-                              GemmSupport support = {});
+/// `op` as a GEMM when it is one; nullopt otherwise.
+std::optional<Gemm> matchGemm(mlir::linalg::LinalgOp op);
 
 /// The i64 and pointer values that pass one operand to a GEMM call.
 struct GemmArguments {
@@ -83,19 +76,14 @@ GemmArguments buildGemmArguments(mlir::OpBuilder &builder, mlir::Location loc,
 mlir::Value buildGemmExtent(mlir::OpBuilder &builder, mlir::Location loc,
                             const Gemm &gemm, unsigned loop);
 
-/// The arguments of one GEMM call, built before the product; `beta` is the
-/// f32 0 (after a zero fill of C) or 1.
-using GemmCallArguments = llvm::function_ref<llvm::SmallVector<mlir::Value>(
-    mlir::OpBuilder &, mlir::Location, const Gemm &, mlir::Value beta)>;
-
-/// Replaces each of `gemms` (and the zero fill before it, if any) with a
-/// call of the runtime function `callee` of type `type`, declared in
-/// `module` once; failure (reported as `pass`'s) when a symbol of that name
-/// stands in the way.
-mlir::LogicalResult
-replaceGemmsWithCalls(mlir::ModuleOp module, llvm::ArrayRef<Gemm> gemms,
-                      llvm::StringRef callee, mlir::FunctionType type,
-                      llvm::StringRef pass, GemmCallArguments arguments);
+/// Replaces every GEMM of `module` (and the zero fill before it, if any)
+/// with a call of the runtime function `callee` in the runtime's GEMM ABI
+/// (hrt_cpu_sgemm's, hetero-rt/blas.h, which hrt_cuda_sgemm shares),
+/// declared in `module` once; failure (reported as `pass`'s) when a symbol
+/// of that name stands in the way.
+mlir::LogicalResult replaceGemmsWithCalls(mlir::ModuleOp module,
+                                          llvm::StringRef callee,
+                                          llvm::StringRef pass);
 
 } // namespace hetero
 

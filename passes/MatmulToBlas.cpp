@@ -38,56 +38,8 @@ constexpr StringLiteral kSgemm = "hrt_cpu_sgemm";
 struct MatmulToBlasPass
     : hetero::impl::HeteroMatmulToBlasBase<MatmulToBlasPass> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SmallVector<hetero::Gemm> gemms;
-    module.walk([&](linalg::LinalgOp op) {
-      if (std::optional<hetero::Gemm> gemm = hetero::matchGemm(op))
-        gemms.push_back(*gemm);
-    });
-    MLIRContext *context = &getContext();
-    Type i64 = IntegerType::get(context, 64);
-    Type pointer = LLVM::LLVMPointerType::get(context);
-    Type f32 = Float32Type::get(context);
-    // (batch, transpose_a, transpose_b, m, n, k, a, lda, stride_a, b, ldb,
-    //  stride_b, beta, c, ldc, stride_c)
-    FunctionType sgemmType =
-        FunctionType::get(context,
-                          {i64, i64, i64, i64, i64, i64, pointer, i64, i64,
-                           pointer, i64, i64, f32, pointer, i64, i64},
-                          {});
-    auto arguments = [&](OpBuilder &b, Location loc, const hetero::Gemm &gemm,
-                         Value beta) -> SmallVector<Value> {
-      auto constant = [&](int64_t value) -> Value {
-        return arith::ConstantIntOp::create(b, loc, i64, value);
-      };
-      Value batch = gemm.batch
-                        ? hetero::buildGemmExtent(b, loc, gemm, *gemm.batch)
-                        : constant(1);
-      Value m = hetero::buildGemmExtent(b, loc, gemm, gemm.m);
-      Value n = hetero::buildGemmExtent(b, loc, gemm, gemm.n);
-      Value k = hetero::buildGemmExtent(b, loc, gemm, gemm.k);
-      hetero::GemmArguments lhs = hetero::buildGemmArguments(b, loc, gemm.a);
-      hetero::GemmArguments rhs = hetero::buildGemmArguments(b, loc, gemm.b);
-      hetero::GemmArguments out = hetero::buildGemmArguments(b, loc, gemm.c);
-      return {batch,
-              constant(gemm.a.transposed),
-              constant(gemm.b.transposed),
-              m,
-              n,
-              k,
-              lhs.address,
-              lhs.leading,
-              lhs.batchStride,
-              rhs.address,
-              rhs.leading,
-              rhs.batchStride,
-              beta,
-              out.address,
-              out.leading,
-              out.batchStride};
-    };
-    if (failed(hetero::replaceGemmsWithCalls(module, gemms, kSgemm, sgemmType,
-                                             getArgument(), arguments)))
+    if (failed(hetero::replaceGemmsWithCalls(getOperation(), kSgemm,
+                                             getArgument())))
       signalPassFailure();
   }
 };

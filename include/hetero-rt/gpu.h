@@ -26,16 +26,20 @@ int hrt_cuda_device(void);
 /* This thread's stream (a CUstream, also usable as a cudaStream_t). */
 void *hrt_cuda_stream(void);
 
-/* C = A B + beta C for row-major f32 matrices on the device: A is m x k
- * with rows `lda` elements apart, B is k x n (rows `ldb` apart), C is m x n
- * (rows `ldc` apart). cuBLAS in full f32 precision (no TF32), on this
+/* hrt_cpu_sgemm's product (hetero-rt/blas.h) on device buffers: for every
+ * b in [0, batch), C_b = op(A_b) op(B_b) + beta C_b on row-major f32
+ * matrices, op() transposing where transpose_a or transpose_b is non-zero,
+ * matrix b at a + b stride_a (0: one matrix for every b), rows lda, ldb,
+ * ldc elements apart. cuBLAS in full f32 precision (no TF32), on this
  * thread's stream, queued: later work on the stream, and copies the host
- * reads, see C written. A failure prints the cuBLAS
- * status with the shapes and ends the process: compiled code has no error
- * path. */
-void hrt_cuda_sgemm(int64_t m, int64_t n, int64_t k, const float *a,
-                    int64_t lda, const float *b, int64_t ldb, float beta,
-                    float *c, int64_t ldc);
+ * reads, see C written. A failure prints the cuBLAS status (or the
+ * argument that is wrong) with the shapes and ends the process: compiled
+ * code has no error path. */
+void hrt_cuda_sgemm(int64_t batch, int64_t transpose_a, int64_t transpose_b,
+                    int64_t m, int64_t n, int64_t k, const float *a,
+                    int64_t lda, int64_t stride_a, const float *b, int64_t ldb,
+                    int64_t stride_b, float beta, float *c, int64_t ldc,
+                    int64_t stride_c);
 
 /* The device copy of the host buffer `host` of `bytes` bytes (a global of
  * the program: a parameter, optimizer state, a constant): made and filled

@@ -31,6 +31,7 @@
  * NEGATIVE: hrt_cpu_sgemm: m -4 of a -4 x 5 x 6 product is negative
  */
 
+#include "Inputs/gemm-check.h"
 #include "hetero-rt/blas.h"
 
 #include <math.h>
@@ -38,88 +39,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned long long state = 88172645463325252ull;
-static float uniform(void) {
-  state ^= state << 13;
-  state ^= state >> 7;
-  state ^= state << 17;
-  return (float)((state >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
-}
-
-/* Element (i, p) of op(X) for X stored with leading dimension ld. */
-static double at(const float *x, int transposed, long long ld, long long i,
-                 long long p) {
-  return transposed ? x[p * ld + i] : x[i * ld + p];
-}
-
-/* The largest |hrt - reference| / (1 + |reference|) over a batch. */
-static double check(int ta, int tb, long long batch, long long m, long long n,
-                    long long k, float beta) {
-  long long lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 5, ldc = n + 2;
-  long long sa = (ta ? k : m) * lda + 7, sb = (tb ? n : k) * ldb + 1,
-            sc = m * ldc + 4;
-  float *a = malloc(sizeof(float) * batch * sa);
-  float *b = malloc(sizeof(float) * batch * sb);
-  float *c = malloc(sizeof(float) * batch * sc);
-  double *expected = malloc(sizeof(double) * batch * sc);
-  for (long long i = 0; i < batch * sa; ++i)
-    a[i] = uniform();
-  for (long long i = 0; i < batch * sb; ++i)
-    b[i] = uniform();
-  for (long long i = 0; i < batch * sc; ++i)
-    c[i] = uniform();
-  for (long long x = 0; x < batch; ++x)
-    for (long long i = 0; i < m; ++i)
-      for (long long j = 0; j < n; ++j) {
-        double sum = beta * (double)c[x * sc + i * ldc + j];
-        for (long long p = 0; p < k; ++p)
-          sum += at(a + x * sa, ta, lda, i, p) * at(b + x * sb, tb, ldb, p, j);
-        expected[x * sc + i * ldc + j] = sum;
-      }
-  hrt_cpu_sgemm(batch, ta, tb, m, n, k, a, lda, sa, b, ldb, sb, beta, c, ldc,
-                sc);
-  double worst = 0;
-  for (long long x = 0; x < batch; ++x)
-    for (long long i = 0; i < m; ++i)
-      for (long long j = 0; j < n; ++j) {
-        double e = expected[x * sc + i * ldc + j];
-        double error = fabs(c[x * sc + i * ldc + j] - e) / (1 + fabs(e));
-        if (!(error <= worst))
-          worst = isnan(error) ? INFINITY : error;
-      }
-  free(a);
-  free(b);
-  free(c);
-  free(expected);
-  return worst;
-}
-
 int main(int argc, char **argv) {
-  float a[64], b[64], c[64];
-  if (argc > 1 && strcmp(argv[1], "short-leading") == 0) {
-    hrt_cpu_sgemm(1, 0, 0, 4, 5, 6, a, 6, 0, b, 5, 0, 1.0f, c, 3, 0);
+  float a[64] = {0}, b[64] = {0}, c[64] = {0};
+  if (argc > 1 && runRefusal(hrt_cpu_sgemm, argv[1]))
     return 0;
-  }
-  if (argc > 1 && strcmp(argv[1], "negative") == 0) {
-    hrt_cpu_sgemm(1, 0, 0, -4, 5, 6, a, 6, 0, b, 5, 0, 1.0f, c, 5, 0);
-    return 0;
-  }
   printf("library: %s\n", hrt_blas_library());
   printf("threads: %d\n", hrt_blas_threads());
   const char *names[] = {"nn", "nt", "tn", "tt"};
   for (int t = 0; t < 4; ++t) {
-    int ta = t >> 1, tb = t & 1;
-    double worst = 0;
-    /* Odd shapes, a batch, both betas. */
-    long long shapes[][4] = {{1, 17, 9, 13}, {3, 33, 65, 31}, {2, 1, 7, 5},
-                             {4, 20, 1, 64}, {1, 70, 50, 129}};
-    for (int s = 0; s < 5; ++s)
-      for (int beta = 0; beta < 2; ++beta) {
-        double error = check(ta, tb, shapes[s][0], shapes[s][1], shapes[s][2],
-                             shapes[s][3], (float)beta);
-        if (!(error <= worst))
-          worst = error;
-      }
+    double worst = checkShapes(hrt_cpu_sgemm, t >> 1, t & 1);
     printf("transposes %s: max error %.3g %s\n", names[t], worst,
            worst < 1e-5 ? "ok" : "WRONG");
   }

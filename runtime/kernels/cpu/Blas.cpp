@@ -109,24 +109,20 @@ static void sgemm(int64_t batch, int64_t transposeA, int64_t transposeB,
                   int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                   int64_t strideA, const float *b, int64_t ldb, int64_t strideB,
                   float beta, float *c, int64_t ldc, int64_t strideC) {
-  const int64_t sizes[] = {batch, m, n, k};
-  const char *names[] = {"batch", "m", "n", "k"};
-  for (int index = 0; index < 4; ++index)
-    if (sizes[index] < 0)
-      failProduct(names[index], sizes[index], m, n, k, "is negative");
+  int64_t negative = 0;
+  if (const char *name = hetero::rt::negativeGemmSize(batch, m, n, k, negative))
+    failProduct(name, negative, m, n, k, "is negative");
   if (batch == 0 || m == 0 || n == 0)
     return;
   // Stored shapes: A is m x k (k x m transposed), B is k x n (n x k).
-  using hetero::rt::leadingDimension;
-  lda = transposeA ? leadingDimension(lda, k, m) : leadingDimension(lda, m, k);
-  ldb = transposeB ? leadingDimension(ldb, n, k) : leadingDimension(ldb, k, n);
-  ldc = leadingDimension(ldc, m, n);
-  if (lda < std::max<int64_t>(transposeA ? m : k, 1))
-    failProduct("lda", lda, m, n, k, "is too small");
-  if (ldb < std::max<int64_t>(transposeB ? k : n, 1))
-    failProduct("ldb", ldb, m, n, k, "is too small");
-  if (ldc < n)
-    failProduct("ldc", ldc, m, n, k, "is too small");
+  hetero::rt::GemmLeadingDimensions leading = hetero::rt::gemmLeadingDimensions(
+      transposeA, transposeB, m, n, k, lda, ldb, ldc);
+  if (leading.tooSmall)
+    failProduct(leading.tooSmall, leading.tooSmallValue, m, n, k,
+                "is too small");
+  lda = leading.a;
+  ldb = leading.b;
+  ldc = leading.c;
 #ifdef HETERO_HAVE_OPENBLAS
   std::call_once(threadsApplied,
                  [] { openblas_set_num_threads(blasThreads.load()); });

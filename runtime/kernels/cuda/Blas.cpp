@@ -4,10 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// hetero-matmul-to-cublas turns the f32 linalg.matmul of a GPU step into a
-// call of hrt_cuda_sgemm. cuBLAS is column-major: a row-major C = A B is the
-// column-major C^T = B^T A^T, so the product is taken with the operands
-// swapped and no transposes. Each thread has one handle, on its stream.
+// hetero-matmul-to-cublas turns the f32 products of a GPU step (matmuls,
+// batched and transposed products, contractions written as linalg.generic)
+// into calls of hrt_cuda_sgemm, in hrt_cpu_sgemm's ABI. cuBLAS is
+// column-major: a row-major C = op(A) op(B) is the column-major C^T =
+// op(B)^T op(A)^T, so the product is taken with the operands swapped; a
+// batch is one strided batched call. Each thread has one handle, on its
+// stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,41 +53,67 @@ cublasHandle_t threadHandle() {
   return handle;
 }
 
+/// Ends the process: `what` (an argument) of value `value` of the m x n x k
+/// product is wrong, as `problem` says.
+[[noreturn]] void failProduct(const char *what, int64_t value, int64_t m,
+                              int64_t n, int64_t k, const char *problem) {
+  char message[256];
+  std::snprintf(message, sizeof message,
+                "hrt_cuda_sgemm: %s %lld of a %lld x %lld x %lld product %s",
+                what, (long long)value, (long long)m, (long long)n,
+                (long long)k, problem);
+  hetero::rt::cuda::fail(message);
+}
+
 /// `value` as cuBLAS's int; a failure naming what overflowed otherwise.
 int asBlasInt(int64_t value, const char *what, int64_t m, int64_t n,
               int64_t k) {
-  if (value < 0 || value > INT32_MAX) {
-    char message[256];
-    std::snprintf(message, sizeof message,
-                  "hrt_cuda_sgemm: %s %lld of a %lld x %lld x %lld product is "
-                  "outside cuBLAS's int range",
-                  what, (long long)value, (long long)m, (long long)n,
-                  (long long)k);
-    hetero::rt::cuda::fail(message);
-  }
+  if (value < 0 || value > INT32_MAX)
+    failProduct(what, value, m, n, k, "is outside cuBLAS's int range");
   return int(value);
 }
 
 } // namespace
 
-HRT_CUDA_EXPORT void hrt_cuda_sgemm(int64_t m, int64_t n, int64_t k,
-                                    const float *a, int64_t lda, const float *b,
-                                    int64_t ldb, float beta, float *c,
-                                    int64_t ldc) {
-  if (m == 0 || n == 0)
+HRT_CUDA_EXPORT void hrt_cuda_sgemm(int64_t batch, int64_t transposeA,
+                                    int64_t transposeB, int64_t m, int64_t n,
+                                    int64_t k, const float *a, int64_t lda,
+                                    int64_t strideA, const float *b,
+                                    int64_t ldb, int64_t strideB, float beta,
+                                    float *c, int64_t ldc, int64_t strideC) {
+  int64_t negative = 0;
+  if (const char *name = hetero::rt::negativeGemmSize(batch, m, n, k, negative))
+    failProduct(name, negative, m, n, k, "is negative");
+  if (batch == 0 || m == 0 || n == 0)
     return;
-  lda = hetero::rt::leadingDimension(lda, m, k);
-  ldb = hetero::rt::leadingDimension(ldb, k, n);
-  ldc = hetero::rt::leadingDimension(ldc, m, n);
+  hetero::rt::GemmLeadingDimensions leading = hetero::rt::gemmLeadingDimensions(
+      transposeA, transposeB, m, n, k, lda, ldb, ldc);
+  if (leading.tooSmall)
+    failProduct(leading.tooSmall, leading.tooSmallValue, m, n, k,
+                "is too small");
+  // Column-major C^T = op(B)^T op(A)^T: B first. A row-major matrix stored
+  // transposed is its column-major self, so a transposed operand is
+  // CUBLAS_OP_T.
+  cublasOperation_t opA = transposeA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = transposeB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int mInt = asBlasInt(m, "m", m, n, k), nInt = asBlasInt(n, "n", m, n, k),
+      kInt = asBlasInt(k, "k", m, n, k);
+  int ldaInt = asBlasInt(leading.a, "lda", m, n, k),
+      ldbInt = asBlasInt(leading.b, "ldb", m, n, k),
+      ldcInt = asBlasInt(leading.c, "ldc", m, n, k);
   const float one = 1.0f;
   cublasHandle_t handle = threadHandle();
-  checkBlas(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N,
-                        asBlasInt(n, "n", m, n, k), asBlasInt(m, "m", m, n, k),
-                        asBlasInt(k, "k", m, n, k), &one, b,
-                        asBlasInt(ldb, "ldb", m, n, k), a,
-                        asBlasInt(lda, "lda", m, n, k), &beta, c,
-                        asBlasInt(ldc, "ldc", m, n, k)),
-            "cublasSgemm", m, n, k);
+  if (batch == 1) {
+    checkBlas(cublasSgemm(handle, opB, opA, nInt, mInt, kInt, &one, b, ldbInt,
+                          a, ldaInt, &beta, c, ldcInt),
+              "cublasSgemm", m, n, k);
+    return;
+  }
+  checkBlas(cublasSgemmStridedBatched(handle, opB, opA, nInt, mInt, kInt, &one,
+                                      b, ldbInt, strideB, a, ldaInt, strideA,
+                                      &beta, c, ldcInt, strideC,
+                                      asBlasInt(batch, "batch", m, n, k)),
+            "cublasSgemmStridedBatched", m, n, k);
   // Queued: alpha and beta are read now (host pointer mode), and whatever
   // reads C waits for the stream.
 }
