@@ -8,7 +8,11 @@
 // alone, one thread per block, with its first dimension on x. This pass
 // tiles each outermost parallel loop into blocks of threads first and maps
 // the innermost (contiguous) dimension to x, so that a warp reads and
-// writes consecutive elements.
+// writes consecutive elements. A parallel loop under a sequential one
+// inside a kernel (the columns of a contraction whose reduction loop is
+// not innermost, C[i, j] += A[i, k] B[k, j] as loops i, k, j) becomes
+// nested sequential loops: each thread runs them, and the conversion to
+// kernels takes only parallel loops nested directly in parallel loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +23,7 @@
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <optional>
@@ -96,6 +101,22 @@ struct GpuMapLoopsPass : hetero::impl::HeteroGpuMapLoopsBase<GpuMapLoopsPass> {
           << "hetero-gpu-map-loops: threads-per-block is " << threads
           << ", expected a power of two from 32 to 1024";
       return signalPassFailure();
+    }
+    SmallVector<scf::ParallelOp> underSequential;
+    getOperation().walk([&](scf::ParallelOp loop) {
+      if (loop->getParentOfType<scf::ParallelOp>() &&
+          !isa<scf::ParallelOp>(loop->getParentOp()) &&
+          loop.getNumReductions() == 0)
+        underSequential.push_back(loop);
+    });
+    IRRewriter rewriter(&getContext());
+    for (scf::ParallelOp loop : underSequential) {
+      rewriter.setInsertionPoint(loop);
+      if (failed(scf::parallelForToNestedFors(rewriter, loop))) {
+        loop.emitError("hetero-gpu-map-loops: cannot run this parallel loop "
+                       "sequentially within its kernel's threads");
+        return signalPassFailure();
+      }
     }
     SmallVector<scf::ParallelOp> outermost;
     getOperation().walk([&](scf::ParallelOp loop) {

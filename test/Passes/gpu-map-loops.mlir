@@ -125,3 +125,40 @@ func.func @sum(%in: memref<64xf32>) -> f32 {
   }
   return %s : f32
 }
+
+// -----
+
+// A parallel loop under a sequential one inside the nest (a contraction
+// whose reduction loop is not innermost, as linalg's parallel loops give
+// C[i, j] += A[i, k] B[k, j] over loops i, k, j) runs as sequential loops
+// in each thread: the conversion to kernels takes only parallel loops
+// nested directly in parallel loops, and would leave the whole nest on the
+// host.
+// CHECK-LABEL: func.func @middle_reduction
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK: scf.for
+// CHECK-NEXT: scf.for
+// CHECK-NOT: scf.parallel
+// CHECK: mapping = [#gpu.loop_dim_map<processor = thread_x, {{.*}}>]
+// CHECK: mapping = [#gpu.loop_dim_map<processor = block_x, {{.*}}>]
+func.func @middle_reduction(%a: memref<16x8xf32>, %b: memref<8x32xf32>, %c: memref<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  scf.parallel (%i) = (%c0) to (%c16) step (%c1) {
+    scf.for %k = %c0 to %c8 step %c1 {
+      scf.parallel (%j) = (%c0) to (%c32) step (%c1) {
+        %x = memref.load %a[%i, %k] : memref<16x8xf32>
+        %y = memref.load %b[%k, %j] : memref<8x32xf32>
+        %z = memref.load %c[%i, %j] : memref<16x32xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        memref.store %s, %c[%i, %j] : memref<16x32xf32>
+      }
+    }
+  }
+  return
+}
