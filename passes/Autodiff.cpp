@@ -67,6 +67,30 @@ static SmallVector<Value> nestedOperands(Operation *op) {
   return values;
 }
 
+/// The loop order (new position -> loop) that puts a generic's parallel
+/// loops first, keeping their order and the reductions', when a reduction
+/// comes between parallel loops; empty when the order stays (a reduction
+/// only after, or only before, the parallel loops: a column sum's outer
+/// reduction keeps its contiguous inner loop).
+static SmallVector<int64_t>
+parallelLoopsFirst(ArrayRef<utils::IteratorType> iterators) {
+  auto isParallel = [](utils::IteratorType type) {
+    return type == utils::IteratorType::parallel;
+  };
+  const auto *firstReduction = llvm::find_if_not(iterators, isParallel);
+  if (firstReduction == iterators.begin() ||
+      std::none_of(firstReduction, iterators.end(), isParallel))
+    return {};
+  SmallVector<int64_t> order;
+  for (unsigned loop = 0; loop < iterators.size(); ++loop)
+    if (isParallel(iterators[loop]))
+      order.push_back(loop);
+  for (unsigned loop = 0; loop < iterators.size(); ++loop)
+    if (!isParallel(iterators[loop]))
+      order.push_back(loop);
+  return order;
+}
+
 /// `expr` at the loop indices `point`.
 int64_t evaluate(AffineExpr expr, ArrayRef<int64_t> point) {
   if (auto dim = dyn_cast<AffineDimExpr>(expr))
@@ -708,6 +732,13 @@ LogicalResult FunctionDerivation::adjoint(Operation *op) {
   }
   if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
     auto type = cast<RankedTensorType>(extract.getTensor().getType());
+    // A tensor of one element (a loss's 0-d sum) is its element's adjoint
+    // alone: no zeros to write it into.
+    if (type.hasStaticShape() && type.getNumElements() == 1) {
+      accumulate(extract.getTensor(),
+                 tensor::FromElementsOp::create(builder, loc, type, dy));
+      return success();
+    }
     SmallVector<Value> indices;
     for (Value index : extract.getIndices())
       indices.push_back(primal(index));
@@ -915,6 +946,18 @@ LogicalResult FunctionDerivation::adjointGeneric(linalg::GenericOp op) {
       iterators.push_back(injective && map.isFunctionOfDim(dim)
                               ? utils::IteratorType::parallel
                               : utils::IteratorType::reduction);
+    // A reduction between parallel loops (dA = dC B^T over the product's
+    // loops m, n, k is parallel, reduction, parallel) moves after them, as
+    // in a product's own loops: the parallel loops then form one nest, a
+    // GPU kernel's threads take them all, and the reduction is innermost.
+    SmallVector<int64_t> loopOrder = parallelLoopsFirst(iterators);
+    if (!loopOrder.empty()) {
+      AffineMap toOld = AffineMap::getPermutationMap(
+          invertPermutationVector(loopOrder), builder.getContext());
+      for (AffineMap &indexing : maps)
+        indexing = indexing.compose(toOld);
+      applyPermutationToVector(iterators, loopOrder);
+    }
     BlockArgument seed =
         isInit ? outArg : body.getArgument(operand.getOperandNumber());
     bool reduces =
@@ -982,6 +1025,13 @@ LogicalResult FunctionDerivation::adjointGeneric(linalg::GenericOp op) {
         });
     if (failedOp)
       return fail(failedOp, "in the body of a linalg op: " + Twine(why));
+    // The body's loop indices name the reordered loops.
+    if (!loopOrder.empty()) {
+      SmallVector<int64_t> newPosition = invertPermutationVector(loopOrder);
+      generic.getBody()->walk([&](linalg::IndexOp index) {
+        index.setDim(newPosition[index.getDim()]);
+      });
+    }
     // An operand whose element is the result's (an addend, a copy) has the
     // result's adjoint as its own: no copy.
     if (!reduces && map == outMap && valueType == dy.getType() &&
