@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compile time of hetero-gen's GPT as it grows: the whole compile of the
-# training step (hetero-kfkb-schedule, hetero-lower-pipeline and
-# hetero-lower-to-cpu, from the generated module to the LLVM dialect), on
+# training step (hetero-derive-backward, hetero-kfkb-schedule,
+# hetero-lower-pipeline and hetero-lower-to-cpu, from the generated
+# forward-only module to the LLVM dialect), on
 # 8 stages and 64 micro-batches at 8, 24, 48 and 96 layers, then on 96
 # layers at 64, 128 and 256 micro-batches.
 #
@@ -26,7 +27,7 @@ fastest() {
   local best="" start end seconds
   for run in 1 2 3; do
     start="$(date +%s.%N)"
-    "$OPT" "$WORK/model.mlir" --hetero-kfkb-schedule=group-size=2 \
+    "$OPT" "$WORK/model.mlir" --hetero-derive-backward --hetero-kfkb-schedule=group-size=2 \
       --hetero-lower-pipeline --hetero-lower-to-cpu --emit-bytecode \
       -o /dev/null
     end="$(date +%s.%N)"
@@ -40,12 +41,12 @@ fastest() {
 
 # Operations of the module after hetero-lower-pipeline.
 operations() {
-  "$OPT" "$WORK/model.mlir" --hetero-kfkb-schedule=group-size=2 \
+  "$OPT" "$WORK/model.mlir" --hetero-derive-backward --hetero-kfkb-schedule=group-size=2 \
     --hetero-lower-pipeline --print-op-stats -o /dev/null 2>&1 |
     awk -F, '/ , / {sum += $2} END {print sum}'
 }
 
-echo "compile of the GPT step: kfkb-schedule (k = 2), lower-pipeline, lower-to-cpu"
+echo "compile of the GPT step: derive-backward, kfkb-schedule (k = 2), lower-pipeline, lower-to-cpu"
 printf "%-7s %-7s %-7s %10s %10s %12s %8s\n" layers stages micro ops seconds us_per_op ratio
 base=""
 row() {

@@ -64,7 +64,7 @@ run() { # <name> <module>
 "$BIN/hetero-gen" gpt --layers "$LAYERS" --hidden "$HIDDEN" --heads 2 \
   --seq "$SEQ" --batch "$BATCH" --stages 2 --microbatches 4 --dp 2 \
   -o "$WORK/gpt.mlir"
-"$BIN/hetero-opt" "$WORK/gpt.mlir" --hetero-kfkb-schedule=group-size=1 \
+"$BIN/hetero-opt" "$WORK/gpt.mlir" --hetero-derive-backward --hetero-kfkb-schedule=group-size=1 \
   --hetero-lower-pipeline=eager-gradient-sync -o "$WORK/per-tensor.mlir"
 echo "model: $LAYERS layers of hidden $HIDDEN, $BATCH x $SEQ tokens a micro-batch, 4 micro-batches, 1F1B, $ITERATIONS iterations"
 

@@ -30,7 +30,7 @@ LAUNCH+=(-np 4)
 # activations.
 "$BUILD/bin/hetero-gen" gpt --layers 4 --hidden 64 --heads 2 --seq 32 \
   --batch 2 --stages 2 --microbatches 8 --dp 2 --lr 0.01 -o "$WORK/gpt.mlir"
-"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-kfkb-schedule=group-size=1 \
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-derive-backward --hetero-kfkb-schedule=group-size=1 \
   -o "$WORK/1f1b.mlir"
 "$BUILD/bin/hetero-opt" "$WORK/1f1b.mlir" \
   --hetero-lower-pipeline=late-gradient-sync -o "$WORK/late.mlir"

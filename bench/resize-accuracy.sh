@@ -40,17 +40,17 @@ LAUNCH+=(-np 2)
 
 "$BUILD/bin/hetero-gen" gpt --layers 2 --hidden 64 --heads 4 --seq 32 \
   --batch 4 --stages 1 --microbatches 2 --tp 2 -o "$WORK/gpt.mlir"
-"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-derive-backward --hetero-lower-pipeline \
   --hetero-partition-tp=migration=true --hetero-resize -o "$WORK/zero.mlir"
 # ZERO-Pri: the forward weights shown to the runtime.
-"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-derive-backward --hetero-lower-pipeline \
   --hetero-partition-tp --hetero-resize=priority=true -o "$WORK/pri.mlir"
 # Average and same imputation: the linears' gradient products.
 for impute in average same; do
   "$BUILD/bin/hetero-gen" gpt --layers 2 --hidden 64 --heads 4 --seq 32 \
     --batch 4 --stages 1 --microbatches 2 --tp 2 --impute "$impute" \
     -o "$WORK/gpt-$impute.mlir"
-  "$BUILD/bin/hetero-opt" "$WORK/gpt-$impute.mlir" --hetero-lower-pipeline \
+  "$BUILD/bin/hetero-opt" "$WORK/gpt-$impute.mlir" --hetero-derive-backward --hetero-lower-pipeline \
     --hetero-partition-tp --hetero-resize -o "$WORK/$impute.mlir"
 done
 

@@ -46,13 +46,13 @@ trap 'rm -rf "$WORK"' EXIT
 "$BUILD/bin/hetero-gen" gpt --layers 2 --hidden 128 --heads 4 --seq 32 \
   --batch 4 --stages 1 --microbatches 2 --tp 2 --optimizer sgd --lr 0.05 \
   -o "$WORK/gpt.mlir"
-"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-derive-backward --hetero-lower-pipeline \
   --hetero-partition-tp --hetero-resize -o "$WORK/resized.mlir"
-"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-derive-backward --hetero-lower-pipeline \
   --hetero-partition-tp=migration=true --hetero-resize -o "$WORK/migrated.mlir"
-"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-derive-backward --hetero-lower-pipeline \
   --hetero-partition-tp --hetero-resize=priority=true -o "$WORK/priority.mlir"
-"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-derive-backward --hetero-lower-pipeline \
   --hetero-partition-tp=migration=true --hetero-resize=priority=true \
   -o "$WORK/migrated-priority.mlir"
 

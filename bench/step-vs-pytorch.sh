@@ -8,11 +8,11 @@
 # trained with Adam (lr LR) on the GPL-3 text for STEPS steps, three ways:
 #   reference  hetero-run --entry gpt_step_reference on 1 rank: the
 #              single-process step (every replica's micro-batches in turn
-#              through every stage and back, one optimizer update)
-#   saved      the reference step of the same forwards with their stage
-#              backwards derived by hetero-derive-backward with saved
-#              residuals (hetero-run --residuals save: no forward is
-#              re-computed)
+#              through every stage and back, one optimizer update), the
+#              stage backwards derived by hetero-derive-backward with
+#              re-computed residuals (hetero-run's default)
+#   saved      the same reference step with saved residuals (hetero-run
+#              --residuals save: no forward is re-computed)
 #   ranks      hetero-run's step on 4 MPI ranks: 2 pipeline stages x 2
 #              data-parallel replicas, 1F1B (hetero-lower-pipeline's
 #              default schedule)
@@ -51,7 +51,7 @@
 #
 # FLOPs (the report's comment gives the formula) are the model's: forward
 # matmuls 2 M N K, backward twice the forward, the same count for both
-# sides. hetero's hand-derived backward recomputes its stage's forward (no
+# sides. hetero's default backward recomputes its stage's forward (no
 # activations are kept between a stage's forward and backward), so it
 # executes about 4 forwards' worth a step; the report shows that rate too.
 # With saved residuals it executes 3, as PyTorch does.
@@ -113,7 +113,7 @@ run() {
         --entry gpt_step_reference --corpus "$CORPUS" \
         --iterations "$steps" "${save[@]}" ;;
     saved)
-      "${LAUNCH[@]}" -np 1 "$BUILD/bin/hetero-run" "$dir/gpt-forward.mlir" \
+      "${LAUNCH[@]}" -np 1 "$BUILD/bin/hetero-run" "$dir/gpt.mlir" \
         --residuals save --entry gpt_step_reference --corpus "$CORPUS" \
         --iterations "$steps" "${save[@]}" ;;
     ranks)
@@ -147,9 +147,6 @@ for size in "${sizes[@]}"; do
     --hidden "$hidden" --heads "$heads" --seq "$seq" --batch "$batch" \
     --stages 2 --microbatches "$microbatches" --dp 2 --optimizer adam \
     --lr "$LR" -o "$dir/gpt.mlir"
-  # The same forwards without their hand-derived backwards.
-  sed -e 's/ backward @gpt_stage\([0-9]*\)_backward//' "$dir/gpt.mlir" \
-    > "$dir/gpt-forward.mlir"
   # The module's initial parameters, for PyTorch.
   "${LAUNCH[@]}" -np 1 "$BUILD/bin/hetero-run" "$dir/gpt.mlir" \
     --entry gpt_step_reference --corpus "$CORPUS" --iterations 0 \

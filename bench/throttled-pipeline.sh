@@ -51,7 +51,7 @@ TCP_LO=(--mca btl tcp,self --mca btl_tcp_if_include lo
 "$BUILD/bin/hetero-gen" gpt --layers 2 --hidden 64 --heads 2 --seq 32 \
   --batch 1 --microbatch-sizes 2,4,8 --stages 2 --microbatches 16 \
   --tp 1 --dp 1 --lr 0.01 -o "$WORK/gpt.mlir"
-"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" \
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-derive-backward \
   --hetero-plan-candidates=memory-cap="$MEMORY_CAP" -o "$WORK/adaptive.mlir"
 # The plans, in the set's order: gpt_k<k>_b<b>.
 PLANS="$(sed -n 's/.*hetero.plan_set @gpt_plans for @gpt \[\(.*\)\] default.*/\1/p' \

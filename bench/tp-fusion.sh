@@ -31,9 +31,9 @@ trap 'rm -rf "$WORK"' EXIT
 "$BUILD/bin/hetero-gen" gpt --layers "$LAYERS" --hidden "$HIDDEN" --heads 4 \
   --seq "$SEQ" --batch "$BATCH" --stages 1 --microbatches 2 --tp "$TP" \
   --optimizer adam -o "$WORK/gpt.mlir"
-"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-derive-backward --hetero-lower-pipeline \
   --hetero-partition-tp -o "$WORK/fused.mlir"
-"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-derive-backward --hetero-lower-pipeline \
   --hetero-partition-tp=sharded-activations=false -o "$WORK/gathered.mlir"
 
 interleaved_runs "$TP" "fused gathered" --iterations "$ITERATIONS"

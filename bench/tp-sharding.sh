@@ -39,9 +39,9 @@ trap 'rm -rf "$WORK"' EXIT
 "$BUILD/bin/hetero-gen" gpt --layers "$LAYERS" --hidden "$HIDDEN" --heads 4 \
   --seq 32 --batch 4 --stages 1 --microbatches 2 --tp "$TP" \
   --optimizer adam -o "$WORK/gpt.mlir"
-"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-derive-backward --hetero-lower-pipeline \
   "${SHARDED[@]}" -o "$WORK/sharded.mlir"
-"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-lower-pipeline \
+"$BUILD/bin/hetero-opt" "$WORK/gpt.mlir" --hetero-derive-backward --hetero-lower-pipeline \
   "${REPLICATED[@]}" -o "$WORK/replicated.mlir"
 
 interleaved_runs "$TP" "sharded replicated" --iterations "$ITERATIONS" \

@@ -32,8 +32,13 @@ echo "$(wc -l < "$OUT/gpt.mlir") lines of verified hetero IR"
 "$BIN/hetero-opt" "$OUT/gpt.mlir" --hetero-summary -o /dev/null
 
 echo
+echo "== hetero-derive-backward: every stage's backward, differentiated from its forward"
+"$BIN/hetero-opt" "$OUT/gpt.mlir" --hetero-derive-backward -o "$OUT/derived.mlir"
+grep -E "^ *hetero.stage " "$OUT/derived.mlir" | sed -e 's/ params .*//'
+
+echo
 echo "== hetero-kfkb-schedule: the 2F2B program of every stage"
-"$BIN/hetero-opt" "$OUT/gpt.mlir" --hetero-kfkb-schedule=group-size=2 \
+"$BIN/hetero-opt" "$OUT/derived.mlir" --hetero-kfkb-schedule=group-size=2 \
   --hetero-print-schedule -o "$OUT/scheduled.mlir"
 
 echo
@@ -94,7 +99,8 @@ echo
 echo "== timeline of the last step: $OUT/timeline.json (chrome://tracing), $OUT/timeline.svg"
 echo
 printf '%s\n' "hetero-gen emitted a 4-layer, 160-wide transformer language model over
-80 characters as plain MLIR in the stage ABI; hetero-kfkb-schedule chose
+80 characters as plain MLIR in the stage ABI, forward only;
+hetero-derive-backward differentiated its stages; hetero-kfkb-schedule chose
 its 2F2B schedule and hetero-lower-pipeline turned that schedule into the
 per-rank training step, which hetero-run compiled and ran on 4 MPI ranks
 (2 pipeline stages x 2 data-parallel replicas) for $STEPS Adam steps on

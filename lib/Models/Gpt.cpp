@@ -10,19 +10,16 @@
 //   h = x + attn(ln1(x)) W_o,   out = h + gelu(ln2(h) W_1) W_2
 // with causal multi-head self-attention; the last stage adds a final layer
 // norm, the output projection to the vocabulary and the mean softmax
-// cross-entropy against the next tokens. The backward function of a stage
-// recomputes its forward pass and applies the chain rule through every op
-// in reverse. The four linears of a block are hetero.prunable_matmul in
-// Megatron's split (qkv and mlp_up by columns, attn_out and mlp_down by
-// rows).
+// cross-entropy against the next tokens. The four linears of a block are
+// hetero.prunable_matmul in Megatron's split (qkv and mlp_up by columns,
+// attn_out and mlp_down by rows).
 //
-// All blocks have the same shapes, so their code exists once:
-// @gpt_block_forward returns a block's output and its tape (the residuals
-// its backward reads, packed into one flat tensor), @gpt_block_backward
-// applies the chain rule from the tape, and the stage functions call both
-// once per layer. The module's size, and with it the time to compile it,
-// does not grow with the number of layers beyond one call per layer; the
-// tape keeps the buffers a stage holds at once to two per layer.
+// The model is the forward pass only, as a frontend emits it: the stages
+// have no backward functions, and hetero-derive-backward differentiates
+// them. All blocks have the same shapes, so their code exists once, in
+// @gpt_block_forward, which the stage functions call once per layer: the
+// module's size, and with it the time to compile it and to differentiate
+// it, does not grow with the number of layers beyond one call per layer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,7 +39,6 @@
 
 #include <cmath>
 #include <limits>
-#include <numeric>
 #include <random>
 
 using namespace mlir;
@@ -66,48 +62,9 @@ enum BlockParam : int64_t {
 /// Layer-norm epsilon, as in GPT-2.
 constexpr double kLayerNormEpsilon = 1e-5;
 
-/// What the backward of attention needs, per (sequence, head) pair: the
-/// queries, keys and values [B * A, S, d] and the attention weights
-/// [B * A, S, S].
-struct AttentionValues {
-  Value q, k, v, probs;
-};
-
-/// What the backward of a layer norm needs: the normalised input and the
-/// reciprocal standard deviation of every row.
-struct NormValues {
-  Value normalized, rstd;
-};
-
-/// The values of one transformer block that its backward needs.
-struct LayerValues {
-  Value a, context, c, up, act;
-  NormValues ln1, ln2;
-  AttentionValues attention;
-
-  /// The residuals in the order @gpt_block_forward packs them into the
-  /// block's tape and @gpt_block_backward unpacks them.
-  SmallVector<Value *> residuals() {
-    return {&a,
-            &context,
-            &c,
-            &up,
-            &act,
-            &ln1.normalized,
-            &ln1.rstd,
-            &ln2.normalized,
-            &ln2.rstd,
-            &attention.q,
-            &attention.k,
-            &attention.v,
-            &attention.probs};
-  }
-};
-
-/// The functions every transformer block of the model calls: all blocks
-/// have the same shapes, so one copy of their code serves every layer.
+/// The function every transformer block of the model calls: all blocks
+/// have the same shapes, so one copy of its code serves every layer.
 constexpr llvm::StringLiteral kBlockForward = "gpt_block_forward";
-constexpr llvm::StringLiteral kBlockBackward = "gpt_block_backward";
 
 using Body = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
@@ -130,16 +87,12 @@ public:
   }
 
   func::FuncOp buildForward();
-  func::FuncOp buildBackward();
   /// The last stage's forward up to the next-token logits [T, V].
   func::FuncOp buildLogits();
-  /// @gpt_block_forward(block, x, 8 block parameters) -> (out, tape): one
+  /// @gpt_block_forward(block, x, 8 block parameters) -> out: one
   /// transformer block (its index in the model first: the block of its
-  /// prunable linears), returning what its backward reads.
+  /// prunable linears).
   func::FuncOp buildBlockForward();
-  /// @gpt_block_backward(block, tape, 8 block parameters, dout) ->
-  /// (dx, 8 parameter gradients): the chain rule through one block.
-  func::FuncOp buildBlockBackward();
 
 private:
   bool isFirst() const { return stage == 0; }
@@ -173,10 +126,8 @@ private:
   Value param(BlockParam which) const { return params[which]; }
 
   /// Starts function `name` with the stage's inputs (with the target on the
-  /// last stage unless `withTarget` is false, plus the output gradient for
-  /// a backward) and binds them.
-  func::FuncOp begin(StringRef name, bool backward, TypeRange results,
-                     bool withTarget = true);
+  /// last stage unless `withTarget` is false) and binds them.
+  func::FuncOp begin(StringRef name, TypeRange results, bool withTarget = true);
   /// Starts private function `name` of `inputs` (results set once the body
   /// is built) and binds the constants.
   func::FuncOp beginFunction(StringRef name, TypeRange inputs);
@@ -203,7 +154,6 @@ private:
     return builder.getAffineDimExpr(position);
   }
   Value matmul(Value lhs, Value rhs);
-  Value transpose(Value value);
   /// One of the three products of a tensor-parallel linear `key` whose
   /// weight is sharded by `mode`.
   Value prunable(PruneMode mode, Value x, Value weight, StringRef key,
@@ -211,7 +161,6 @@ private:
   Value add(Value a, Value b);
   Value slice(Value source, int64_t row, int64_t column, int64_t rows,
               int64_t cols);
-  Value insert(Value part, Value into, int64_t row, int64_t column);
   /// A linalg.generic over `inputs` (with `maps`, then the output's map)
   /// into `init`; `body` takes the input elements and the output's.
   Value generic(ValueRange inputs, ArrayRef<AffineMap> maps, Value init,
@@ -224,13 +173,9 @@ private:
   /// Reduces every row of a matrix, with a value per row, into a vector
   /// that starts at 0: body(element, row value, accumulator).
   Value rowReduceWith(Value matrix, Value rows, Body body);
-  /// Sums every column of the 2-D inputs' `body` into a vector.
-  Value columnSum(ValueRange inputs, Body body);
   /// tensor (op) a value per row (the tensor without its last dimension),
   /// element-wise: body(element, row value).
   Value withRows(Value matrix, Value rows, Body body);
-  /// Like withRows with a second tensor: body(a, b, row value).
-  Value withRows2(Value a, Value b, Value rows, Body body);
   /// A contraction over the dims of `iterators` marked reduction, in the
   /// style of a batched matmul: result(out) += lhs(lhsMap) * rhs(rhsMap).
   Value contract(Value lhs, Value rhs, AffineMap lhsMap, AffineMap rhsMap,
@@ -247,36 +192,21 @@ private:
   Value softmax(Value logits);
 
   Value embed(Value ids);
-  void embedBackward(Value ids, Value dx, Value &dwte, Value &dwpe);
-  Value layerNorm(Value x, Value gain, Value bias, NormValues &values);
-  Value layerNormBackward(const NormValues &values, Value gain, Value dy,
-                          Value &dgain, Value &dbias);
+  Value layerNorm(Value x, Value gain, Value bias);
   Value gelu(Value x);
-  Value geluBackward(Value x, Value dy);
-  void attention(Value qkv, LayerValues &layer);
-  Value attentionBackward(const LayerValues &values, Value dcontext);
-  /// One block inside @gpt_block_forward; `values` receives what the
-  /// backward reads.
-  Value layerForward(Value x, LayerValues &values);
-  /// The chain rule through layerForward inside @gpt_block_backward.
-  Value layerBackward(const LayerValues &values, Value dout,
-                      SmallVectorImpl<Value> &grads);
+  /// Causal multi-head self-attention of the [T, 3H] queries, keys and
+  /// values: the [T, H] context.
+  Value attention(Value qkv);
+  /// One block inside @gpt_block_forward.
+  Value layerForward(Value x);
   /// The final layer norm and the output projection.
-  Value logits(Value x, NormValues &norm, Value &normalized);
+  Value logits(Value x);
   Value loss(Value logits);
-  Value lossBackward(Value logits);
   /// The stage's blocks from its input, one call of @gpt_block_forward per
-  /// layer; `tapes` receives their tapes.
-  Value blocks(Value x, SmallVectorImpl<Value> &tapes);
-  /// `values` flattened and concatenated into one 1-D tensor.
-  Value pack(ArrayRef<Value> values);
-  /// The tensors of `types` that pack() put into `tape`, in order.
-  SmallVector<Value> unpack(Value tape, ArrayRef<RankedTensorType> types);
-  /// The block functions of this micro-batch size.
+  /// layer.
+  Value blocks(Value x);
+  /// The block function of this micro-batch size.
   std::string blockForwardName() const { return kBlockForward.str() + suffix; }
-  std::string blockBackwardName() const {
-    return kBlockBackward.str() + suffix;
-  }
   /// The parameters of layer `layer` among the stage function's.
   ValueRange layerParams(int64_t layer) const {
     return ValueRange(params).slice(firstBlockParam(layer), kBlockParams);
@@ -291,10 +221,8 @@ private:
   int64_t firstLayer = 0, numLayers = 0;
   Type f32, i32;
   SmallVector<Type> paramTypes;
-  /// The residual types of a block, set by buildBlockForward.
-  SmallVector<RankedTensorType> residualTypes;
   // Bound by begin(): the function's arguments and constants.
-  Value x, target, outputGradient;
+  Value x, target;
   SmallVector<Value> params;
   /// Inside a block function: its block index, the `block` of its
   /// prunable linears.
@@ -302,15 +230,13 @@ private:
   Value zero, one, negativeInfinity, attentionScale;
 };
 
-func::FuncOp StageBuilder::begin(StringRef name, bool backward,
-                                 TypeRange results, bool withTarget) {
+func::FuncOp StageBuilder::begin(StringRef name, TypeRange results,
+                                 bool withTarget) {
   SmallVector<Type> inputs = {input()};
   inputs.append(paramTypes.begin(), paramTypes.end());
   bool hasTarget = isLast() && withTarget;
   if (hasTarget)
     inputs.push_back(tokenBatch());
-  else if (backward)
-    inputs.push_back(activation());
   builder.setInsertionPointToEnd(module.getBody());
   auto function = func::FuncOp::create(
       builder, loc, name, builder.getFunctionType(inputs, results));
@@ -320,8 +246,6 @@ func::FuncOp StageBuilder::begin(StringRef name, bool backward,
   params.assign(entry->getArguments().begin() + 1,
                 entry->getArguments().begin() + 1 + paramTypes.size());
   target = hasTarget ? entry->getArgument(1 + paramTypes.size()) : Value();
-  outputGradient =
-      (backward && !isLast()) ? entry->getArguments().back() : Value();
   bindConstants();
   return function;
 }
@@ -352,13 +276,6 @@ Value StageBuilder::matmul(Value lhs, Value rhs) {
       .getResult(0);
 }
 
-Value StageBuilder::transpose(Value value) {
-  RankedTensorType type = matrix(colsOf(value), rowsOf(value));
-  return linalg::TransposeOp::create(builder, loc, value, empty(type),
-                                     ArrayRef<int64_t>{1, 0})
-      .getResult()[0];
-}
-
 Value StageBuilder::prunable(PruneMode mode, Value input, Value weight,
                              StringRef key, MatmulProduct product) {
   return PrunableMatmulOp::create(
@@ -385,17 +302,6 @@ Value StageBuilder::slice(Value source, int64_t row, int64_t column,
   SmallVector<OpFoldResult> strides(2, builder.getIndexAttr(1));
   return tensor::ExtractSliceOp::create(builder, loc, matrix(rows, cols),
                                         source, offsets, sizes, strides);
-}
-
-Value StageBuilder::insert(Value part, Value into, int64_t row,
-                           int64_t column) {
-  SmallVector<OpFoldResult> offsets = {builder.getIndexAttr(row),
-                                       builder.getIndexAttr(column)};
-  SmallVector<OpFoldResult> sizes = {builder.getIndexAttr(rowsOf(part)),
-                                     builder.getIndexAttr(colsOf(part))};
-  SmallVector<OpFoldResult> strides(2, builder.getIndexAttr(1));
-  return tensor::InsertSliceOp::create(builder, loc, part, into, offsets, sizes,
-                                       strides);
 }
 
 Value StageBuilder::generic(ValueRange inputs, ArrayRef<AffineMap> maps,
@@ -452,18 +358,6 @@ Value StageBuilder::rowReduceWith(Value matrixValue, Value rows, Body body) {
       {utils::IteratorType::parallel, utils::IteratorType::reduction}, body);
 }
 
-Value StageBuilder::columnSum(ValueRange inputs, Body body) {
-  SmallVector<AffineMap> maps(inputs.size(), builder.getMultiDimIdentityMap(2));
-  maps.push_back(map(2, {dim(1)}));
-  return generic(
-      inputs, maps, filled(vector(colsOf(inputs.front())), zero),
-      {utils::IteratorType::reduction, utils::IteratorType::parallel},
-      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value term = body(b, l, a.drop_back());
-        return arith::AddFOp::create(b, l, term, a.back());
-      });
-}
-
 Value StageBuilder::withRows(Value matrixValue, Value rows, Body body) {
   unsigned rank = cast<RankedTensorType>(matrixValue.getType()).getRank();
   AffineMap identity = builder.getMultiDimIdentityMap(rank);
@@ -472,16 +366,6 @@ Value StageBuilder::withRows(Value matrixValue, Value rows, Body body) {
   return generic({matrixValue, rows},
                  {identity, rowsMap(builder, rank), identity},
                  empty(matrixValue.getType()), parallel, body);
-}
-
-Value StageBuilder::withRows2(Value a, Value b, Value rows, Body body) {
-  unsigned rank = cast<RankedTensorType>(a.getType()).getRank();
-  AffineMap identity = builder.getMultiDimIdentityMap(rank);
-  SmallVector<utils::IteratorType> parallel(rank,
-                                            utils::IteratorType::parallel);
-  return generic({a, b, rows},
-                 {identity, identity, rowsMap(builder, rank), identity},
-                 empty(a.getType()), parallel, body);
 }
 
 Value StageBuilder::contract(Value lhs, Value rhs, AffineMap lhsMap,
@@ -584,29 +468,8 @@ Value StageBuilder::embed(Value ids) {
                  });
 }
 
-/// dwte = onehot^T dx; dwpe[p] = sum over the sequences b of dx[b S + p].
-void StageBuilder::embedBackward(Value ids, Value dx, Value &dwte,
-                                 Value &dwpe) {
-  dwte = matmul(transpose(oneHot(flattenIds(builder, loc, ids), config.vocab)),
-                dx);
-  // dx as [B, S, H]; dims (p, j, b).
-  auto sequences =
-      RankedTensorType::get({config.batch, config.seq, config.hidden}, f32);
-  Value bySequence = tensor::ExpandShapeOp::create(
-      builder, loc, sequences, dx, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-  dwpe = generic({bySequence},
-                 {map(3, {dim(2), dim(0), dim(1)}), map(3, {dim(0), dim(1)})},
-                 filled(matrix(config.seq, config.hidden), zero),
-                 {utils::IteratorType::parallel, utils::IteratorType::parallel,
-                  utils::IteratorType::reduction},
-                 [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                   return arith::AddFOp::create(b, l, a[0], a[1]);
-                 });
-}
-
 /// y = (x - mean) * rstd * gain + bias per row, rstd = 1 / sqrt(var + eps).
-Value StageBuilder::layerNorm(Value input, Value gain, Value bias,
-                              NormValues &values) {
+Value StageBuilder::layerNorm(Value input, Value gain, Value bias) {
   Value width = constant(double(config.hidden));
   Value epsilon = constant(kLayerNormEpsilon);
   auto sum = [](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -623,19 +486,19 @@ Value StageBuilder::layerNorm(Value input, Value gain, Value bias,
         Value square = arith::MulFOp::create(b, l, a[0], a[0]);
         return Value(arith::AddFOp::create(b, l, square, a[1]));
       });
-  values.rstd = elementwise(
+  Value rstd = elementwise(
       {squares}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
         Value variance = arith::DivFOp::create(b, l, a[0], width);
         Value shifted = arith::AddFOp::create(b, l, variance, epsilon);
         return math::RsqrtOp::create(b, l, shifted);
       });
-  values.normalized = withRows(
-      centered, values.rstd, [](OpBuilder &b, Location l, ValueRange a) {
+  Value normalized =
+      withRows(centered, rstd, [](OpBuilder &b, Location l, ValueRange a) {
         return Value(arith::MulFOp::create(b, l, a[0], a[1]));
       });
   AffineMap identity = builder.getMultiDimIdentityMap(2);
   AffineMap columns = map(2, {dim(1)});
-  return generic({values.normalized, gain, bias},
+  return generic({normalized, gain, bias},
                  {identity, columns, columns, identity}, empty(input.getType()),
                  {utils::IteratorType::parallel, utils::IteratorType::parallel},
                  [](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -644,59 +507,18 @@ Value StageBuilder::layerNorm(Value input, Value gain, Value bias,
                  });
 }
 
-/// dgain = colsum(dy xhat), dbias = colsum(dy), and with g = dy gain:
-/// dx = rstd (g - mean(g) - xhat mean(g xhat)) per row.
-Value StageBuilder::layerNormBackward(const NormValues &values, Value gain,
-                                      Value dy, Value &dgain, Value &dbias) {
-  Value width = constant(double(config.hidden));
-  dgain = columnSum({dy, values.normalized},
-                    [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                      return arith::MulFOp::create(b, l, a[0], a[1]);
-                    });
-  dbias = columnSum(
-      {dy}, [](OpBuilder &, Location, ValueRange a) -> Value { return a[0]; });
-  AffineMap identity = builder.getMultiDimIdentityMap(2);
-  Value scaled = generic(
-      {dy, gain}, {identity, map(2, {dim(1)}), identity}, empty(dy.getType()),
-      {utils::IteratorType::parallel, utils::IteratorType::parallel},
-      [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        return arith::MulFOp::create(b, l, a[0], a[1]);
-      });
-  Value sums = rowReduce({scaled}, zero,
-                         [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                           return arith::AddFOp::create(b, l, a[0], a[1]);
-                         });
-  Value projections =
-      rowReduce({scaled, values.normalized}, zero,
-                [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                  Value product = arith::MulFOp::create(b, l, a[0], a[1]);
-                  return arith::AddFOp::create(b, l, product, a[2]);
-                });
-  Value centered = withRows(
-      scaled, sums, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        return arith::SubFOp::create(b, l, a[0],
-                                     arith::DivFOp::create(b, l, a[1], width));
-      });
-  Value corrected =
-      withRows2(centered, values.normalized, projections,
-                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                  Value mean = arith::DivFOp::create(b, l, a[2], width);
-                  return arith::SubFOp::create(
-                      b, l, a[0], arith::MulFOp::create(b, l, a[1], mean));
-                });
-  return withRows(corrected, values.rstd,
-                  [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                    return arith::MulFOp::create(b, l, a[0], a[1]);
-                  });
-}
-
 /// GELU, tanh form: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3),
-/// with tanh(u) = 1 - 2 / (exp(2u) + 1) (exact at both infinities).
+/// with tanh(u) = 1 - 2 / (exp(2u) + 1) (exact at both infinities). u is
+/// capped at 10, where tanh rounds to 1 in f32 already: the values do not
+/// change, and exp(2u) stays finite, so that the derivative (0 past the
+/// cap) does not become inf / inf in a large activation.
 static Value tanhOf(OpBuilder &b, Location l, Value u) {
   Type type = u.getType();
   Value one = arith::ConstantOp::create(b, l, b.getFloatAttr(type, 1.0));
   Value two = arith::ConstantOp::create(b, l, b.getFloatAttr(type, 2.0));
-  Value e = math::ExpOp::create(b, l, arith::MulFOp::create(b, l, u, two));
+  Value cap = arith::ConstantOp::create(b, l, b.getFloatAttr(type, 10.0));
+  Value capped = arith::MinimumFOp::create(b, l, u, cap);
+  Value e = math::ExpOp::create(b, l, arith::MulFOp::create(b, l, capped, two));
   Value ratio =
       arith::DivFOp::create(b, l, two, arith::AddFOp::create(b, l, e, one));
   return arith::SubFOp::create(b, l, one, ratio);
@@ -727,50 +549,21 @@ Value StageBuilder::gelu(Value input) {
       });
 }
 
-/// d gelu / dx = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 0.044715 x^2).
-Value StageBuilder::geluBackward(Value input, Value dy) {
-  return elementwise(
-      {input, dy}, [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Type type = a[0].getType();
-        auto c = [&](double value) -> Value {
-          return arith::ConstantOp::create(b, l, b.getFloatAttr(type, value));
-        };
-        Value xv = a[0];
-        Value t = tanhOf(b, l, geluArgument(b, l, xv));
-        Value left = arith::MulFOp::create(
-            b, l, c(0.5), arith::AddFOp::create(b, l, c(1.0), t));
-        Value sech2 = arith::SubFOp::create(b, l, c(1.0),
-                                            arith::MulFOp::create(b, l, t, t));
-        Value square = arith::MulFOp::create(b, l, xv, xv);
-        Value slope = arith::MulFOp::create(
-            b, l, c(std::sqrt(2.0 / M_PI)),
-            arith::AddFOp::create(
-                b, l, c(1.0),
-                arith::MulFOp::create(b, l, square, c(3.0 * 0.044715))));
-        Value right =
-            arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, c(0.5), xv),
-                                  arith::MulFOp::create(b, l, sech2, slope));
-        Value derivative = arith::AddFOp::create(b, l, left, right);
-        return arith::MulFOp::create(b, l, derivative, a[1]);
-      });
-}
-
 /// Multi-head causal self-attention over the B sequences of the
 /// micro-batch, all (sequence, head) pairs at once: softmax(q k^T / sqrt(d)
 /// + mask) v.
-void StageBuilder::attention(Value qkv, LayerValues &layer) {
+Value StageBuilder::attention(Value qkv) {
   int64_t hidden = config.hidden, pairs = config.batch * config.heads;
   int64_t seq = config.seq, headDim = hidden / config.heads;
-  AttentionValues &values = layer.attention;
-  values.q = splitHeads(qkv, 0);
-  values.k = splitHeads(qkv, hidden);
-  values.v = splitHeads(qkv, 2 * hidden);
+  Value q = splitHeads(qkv, 0);
+  Value k = splitHeads(qkv, hidden);
+  Value v = splitHeads(qkv, 2 * hidden);
   using utils::IteratorType;
   IteratorType par = IteratorType::parallel, red = IteratorType::reduction;
   // Dims (p, i, j, e): scores(p, i, j) = sum_e q(p, i, e) k(p, j, e).
   Value scores = contract(
-      values.q, values.k, map(4, {dim(0), dim(1), dim(3)}),
-      map(4, {dim(0), dim(2), dim(3)}), map(4, {dim(0), dim(1), dim(2)}),
+      q, k, map(4, {dim(0), dim(1), dim(3)}), map(4, {dim(0), dim(2), dim(3)}),
+      map(4, {dim(0), dim(1), dim(2)}),
       RankedTensorType::get({pairs, seq, seq}, f32), {par, par, par, red});
   // Scale by 1/sqrt(d) and mask future positions.
   Value scale = attentionScale, masked = negativeInfinity;
@@ -783,117 +576,25 @@ void StageBuilder::attention(Value qkv, LayerValues &layer) {
         Value scaled = arith::MulFOp::create(nb, l, a[0], scale);
         return arith::SelectOp::create(nb, l, future, masked, scaled);
       });
-  values.probs = softmax(maskedScores);
+  Value probs = softmax(maskedScores);
   // Dims (p, i, e, j): out(p, i, e) = sum_j probs(p, i, j) v(p, j, e).
   Value heads = contract(
-      values.probs, values.v, map(4, {dim(0), dim(1), dim(3)}),
+      probs, v, map(4, {dim(0), dim(1), dim(3)}),
       map(4, {dim(0), dim(3), dim(2)}), map(4, {dim(0), dim(1), dim(2)}),
       RankedTensorType::get({pairs, seq, headDim}, f32), {par, par, par, red});
-  layer.context = mergeHeads(heads);
+  return mergeHeads(heads);
 }
 
-/// The chain rule through attention(): the gradient of qkv.
-Value StageBuilder::attentionBackward(const LayerValues &layer,
-                                      Value dcontext) {
-  const AttentionValues &values = layer.attention;
-  int64_t hidden = config.hidden, pairs = config.batch * config.heads;
-  int64_t seq = config.seq, headDim = hidden / config.heads;
-  using utils::IteratorType;
-  IteratorType par = IteratorType::parallel, red = IteratorType::reduction;
-  auto scoresType = RankedTensorType::get({pairs, seq, seq}, f32);
-  auto headsType = RankedTensorType::get({pairs, seq, headDim}, f32);
-  Value dheads = splitHeads(dcontext, 0);
-  // out = probs v. Dims (p, i, j, e): dprobs(p, i, j) = sum_e dout v.
-  Value dprobs = contract(dheads, values.v, map(4, {dim(0), dim(1), dim(3)}),
-                          map(4, {dim(0), dim(2), dim(3)}),
-                          map(4, {dim(0), dim(1), dim(2)}), scoresType,
-                          {par, par, par, red});
-  // Dims (p, j, e, i): dv(p, j, e) = sum_i probs(p, i, j) dout(p, i, e).
-  Value dv = contract(values.probs, dheads, map(4, {dim(0), dim(3), dim(1)}),
-                      map(4, {dim(0), dim(3), dim(2)}),
-                      map(4, {dim(0), dim(1), dim(2)}), headsType,
-                      {par, par, par, red});
-  // Softmax: dlogits = probs * (dprobs - sum_j dprobs * probs).
-  Value rowSums =
-      rowReduce({dprobs, values.probs}, zero,
-                [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                  return arith::AddFOp::create(
-                      b, l, arith::MulFOp::create(b, l, a[0], a[1]), a[2]);
-                });
-  // Masked positions have probability 0, so their gradient vanishes; the
-  // scale of the scores applies to the rest.
-  Value scale = attentionScale;
-  Value dscores =
-      withRows2(dprobs, values.probs, rowSums,
-                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                  Value difference = arith::SubFOp::create(b, l, a[0], a[2]);
-                  Value dlogits = arith::MulFOp::create(b, l, a[1], difference);
-                  return arith::MulFOp::create(b, l, dlogits, scale);
-                });
-  // scores = q k^T. Dims (p, i, e, j): dq(p, i, e) = sum_j ds(p, i, j)
-  // k(p, j, e); dims (p, j, e, i): dk(p, j, e) = sum_i ds(p, i, j) q(p, i, e).
-  Value dq = contract(dscores, values.k, map(4, {dim(0), dim(1), dim(3)}),
-                      map(4, {dim(0), dim(3), dim(2)}),
-                      map(4, {dim(0), dim(1), dim(2)}), headsType,
-                      {par, par, par, red});
-  Value dk = contract(dscores, values.q, map(4, {dim(0), dim(3), dim(1)}),
-                      map(4, {dim(0), dim(3), dim(2)}),
-                      map(4, {dim(0), dim(1), dim(2)}), headsType,
-                      {par, par, par, red});
-  Value dqkv = filled(matrix(tokens, 3 * hidden), zero);
-  dqkv = insert(mergeHeads(dq), dqkv, 0, 0);
-  dqkv = insert(mergeHeads(dk), dqkv, 0, hidden);
-  return insert(mergeHeads(dv), dqkv, 0, 2 * hidden);
-}
-
-Value StageBuilder::layerForward(Value input, LayerValues &values) {
-  values.a = layerNorm(input, param(Ln1Gain), param(Ln1Bias), values.ln1);
-  Value qkv = prunable(PruneMode::col, values.a, param(Wqkv), "block.qkv");
-  attention(qkv, values);
+Value StageBuilder::layerForward(Value input) {
+  Value a = layerNorm(input, param(Ln1Gain), param(Ln1Bias));
+  Value qkv = prunable(PruneMode::col, a, param(Wqkv), "block.qkv");
   Value projected =
-      prunable(PruneMode::row, values.context, param(Wo), "block.attn_out");
+      prunable(PruneMode::row, attention(qkv), param(Wo), "block.attn_out");
   Value h = add(input, projected);
-  values.c = layerNorm(h, param(Ln2Gain), param(Ln2Bias), values.ln2);
-  values.up = prunable(PruneMode::col, values.c, param(W1), "block.mlp_up");
-  values.act = gelu(values.up);
-  Value down =
-      prunable(PruneMode::row, values.act, param(W2), "block.mlp_down");
+  Value c = layerNorm(h, param(Ln2Gain), param(Ln2Bias));
+  Value up = prunable(PruneMode::col, c, param(W1), "block.mlp_up");
+  Value down = prunable(PruneMode::row, gelu(up), param(W2), "block.mlp_down");
   return add(h, down);
-}
-
-/// The chain rule through layerForward. Sets the gradients of the block's
-/// parameters in `grads` (indexed by BlockParam) and returns the gradient
-/// of the block's input. Each linear's weight and input gradients are its
-/// grad_weight and grad_input products, under the layer's key and mode.
-Value StageBuilder::layerBackward(const LayerValues &values, Value dout,
-                                  SmallVectorImpl<Value> &grads) {
-  // out = h + gelu(up) W_2, up = ln2(h) W_1.
-  auto gradWeight = [&](PruneMode mode, Value input, Value grad,
-                        StringRef key) {
-    return prunable(mode, transpose(input), grad, key,
-                    MatmulProduct::grad_weight);
-  };
-  auto gradInput = [&](PruneMode mode, Value grad, BlockParam weight,
-                       StringRef key) {
-    return prunable(mode, grad, transpose(param(weight)), key,
-                    MatmulProduct::grad_input);
-  };
-  grads[W2] = gradWeight(PruneMode::row, values.act, dout, "block.mlp_down");
-  Value dact = gradInput(PruneMode::row, dout, W2, "block.mlp_down");
-  Value dup = geluBackward(values.up, dact);
-  grads[W1] = gradWeight(PruneMode::col, values.c, dup, "block.mlp_up");
-  Value dc = gradInput(PruneMode::col, dup, W1, "block.mlp_up");
-  Value dh = add(dout, layerNormBackward(values.ln2, param(Ln2Gain), dc,
-                                         grads[Ln2Gain], grads[Ln2Bias]));
-  // h = x + context W_o.
-  grads[Wo] = gradWeight(PruneMode::row, values.context, dh, "block.attn_out");
-  Value dcontext = gradInput(PruneMode::row, dh, Wo, "block.attn_out");
-  Value dqkv = attentionBackward(values, dcontext);
-  // qkv = ln1(x) W_qkv.
-  grads[Wqkv] = gradWeight(PruneMode::col, values.a, dqkv, "block.qkv");
-  Value da = gradInput(PruneMode::col, dqkv, Wqkv, "block.qkv");
-  return add(dh, layerNormBackward(values.ln1, param(Ln1Gain), da,
-                                   grads[Ln1Gain], grads[Ln1Bias]));
 }
 
 func::FuncOp StageBuilder::buildBlockForward() {
@@ -904,53 +605,17 @@ func::FuncOp StageBuilder::buildBlockForward() {
   Block &entry = function.getBody().front();
   blockIndex = entry.getArgument(0);
   params.assign(entry.getArguments().begin() + 2, entry.getArguments().end());
-  LayerValues values;
-  Value output = layerForward(entry.getArgument(1), values);
+  Value output = layerForward(entry.getArgument(1));
   blockIndex = Value();
-  SmallVector<Value> residuals;
-  for (Value *residual : values.residuals()) {
-    residuals.push_back(*residual);
-    residualTypes.push_back(cast<RankedTensorType>(residual->getType()));
-  }
-  SmallVector<Value> results = {output, pack(residuals)};
-  func::ReturnOp::create(builder, loc, results);
-  function.setType(
-      builder.getFunctionType(inputs, ValueRange(results).getTypes()));
+  func::ReturnOp::create(builder, loc, output);
+  function.setType(builder.getFunctionType(inputs, {output.getType()}));
   return function;
 }
 
-func::FuncOp StageBuilder::buildBlockBackward() {
-  auto forward = module.lookupSymbol<func::FuncOp>(blockForwardName());
-  FunctionType forwardType = forward.getFunctionType();
-  // The block index, the tape, the parameters, the output's gradient.
-  SmallVector<Type> inputs = {builder.getIndexType(), forwardType.getResult(1)};
-  inputs.append(forwardType.getInputs().drop_front(2).begin(),
-                forwardType.getInputs().drop_front(2).end());
-  inputs.push_back(activation());
-  func::FuncOp function = beginFunction(blockBackwardName(), inputs);
-  Block &entry = function.getBody().front();
-  blockIndex = entry.getArgument(0);
-  LayerValues values;
-  for (auto [residual, value] : llvm::zip_equal(
-           values.residuals(), unpack(entry.getArgument(1), residualTypes)))
-    *residual = value;
-  params.assign(entry.getArguments().begin() + 2,
-                entry.getArguments().end() - 1);
-  SmallVector<Value> grads(kBlockParams);
-  SmallVector<Value> results = {
-      layerBackward(values, entry.getArguments().back(), grads)};
-  blockIndex = Value();
-  results.append(grads);
-  func::ReturnOp::create(builder, loc, results);
-  function.setType(
-      builder.getFunctionType(inputs, ValueRange(results).getTypes()));
-  return function;
-}
-
-Value StageBuilder::logits(Value input, NormValues &norm, Value &normalized) {
+Value StageBuilder::logits(Value input) {
   size_t count = params.size();
-  normalized = layerNorm(input, params[count - 3], params[count - 2], norm);
-  return matmul(normalized, params[count - 1]);
+  return matmul(layerNorm(input, params[count - 3], params[count - 2]),
+                params[count - 1]);
 }
 
 /// The mean over the tokens of log sum exp(logits) - logits[target].
@@ -999,82 +664,14 @@ Value StageBuilder::loss(Value logitsValue) {
   return tensor::FromElementsOp::create(builder, loc, scalar, ValueRange{mean});
 }
 
-/// d loss / d logits = (softmax(logits) - onehot(target)) / T.
-Value StageBuilder::lossBackward(Value logitsValue) {
-  Value probs = softmax(logitsValue);
-  Value expected = oneHot(flattenIds(builder, loc, target), config.vocab);
-  Value count = constant(double(tokens));
-  return elementwise(
-      {probs, expected}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value difference = arith::SubFOp::create(b, l, a[0], a[1]);
-        return arith::DivFOp::create(b, l, difference, count);
-      });
-}
-
-/// The reassociation that folds all `rank` dims of a tensor into one.
-static SmallVector<ReassociationIndices> allDims(int64_t rank) {
-  ReassociationIndices dims(rank);
-  std::iota(dims.begin(), dims.end(), 0);
-  return {dims};
-}
-
-Value StageBuilder::pack(ArrayRef<Value> values) {
-  int64_t total = 0;
-  for (Value value : values)
-    total += cast<RankedTensorType>(value.getType()).getNumElements();
-  Value tape = empty(vector(total));
-  int64_t offset = 0;
-  for (Value value : values) {
-    auto type = cast<RankedTensorType>(value.getType());
-    Value flat = type.getRank() == 1
-                     ? value
-                     : tensor::CollapseShapeOp::create(builder, loc, value,
-                                                       allDims(type.getRank()))
-                           .getResult();
-    int64_t size = type.getNumElements();
-    tape = tensor::InsertSliceOp::create(
-        builder, loc, flat, tape,
-        ArrayRef<OpFoldResult>{builder.getIndexAttr(offset)},
-        ArrayRef<OpFoldResult>{builder.getIndexAttr(size)},
-        ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
-    offset += size;
-  }
-  return tape;
-}
-
-SmallVector<Value> StageBuilder::unpack(Value tape,
-                                        ArrayRef<RankedTensorType> types) {
-  SmallVector<Value> values;
-  int64_t offset = 0;
-  for (RankedTensorType type : types) {
-    int64_t size = type.getNumElements();
-    Value flat = tensor::ExtractSliceOp::create(
-        builder, loc, vector(size), tape,
-        ArrayRef<OpFoldResult>{builder.getIndexAttr(offset)},
-        ArrayRef<OpFoldResult>{builder.getIndexAttr(size)},
-        ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
-    offset += size;
-    if (type.getRank() == 1) {
-      values.push_back(flat);
-      continue;
-    }
-    values.push_back(tensor::ExpandShapeOp::create(builder, loc, type, flat,
-                                                   allDims(type.getRank())));
-  }
-  return values;
-}
-
-Value StageBuilder::blocks(Value input, SmallVectorImpl<Value> &tapes) {
-  tapes.clear();
+Value StageBuilder::blocks(Value input) {
   Value value = isFirst() ? embed(input) : input;
   auto block = module.lookupSymbol<func::FuncOp>(blockForwardName());
   for (int64_t l = 0; l < numLayers; ++l) {
     SmallVector<Value> arguments = {
         arith::ConstantIndexOp::create(builder, loc, firstLayer + l), value};
     llvm::append_range(arguments, layerParams(firstLayer + l));
-    auto call = func::CallOp::create(builder, loc, block, arguments);
-    value = call.getResult(0);
-    tapes.push_back(call.getResult(1));
+    value = func::CallOp::create(builder, loc, block, arguments).getResult(0);
   }
   return value;
 }
@@ -1082,16 +679,11 @@ Value StageBuilder::blocks(Value input, SmallVectorImpl<Value> &tapes) {
 func::FuncOp StageBuilder::buildForward() {
   Type result =
       isLast() ? Type(RankedTensorType::get({}, f32)) : Type(activation());
-  func::FuncOp function =
-      begin(("gpt_stage" + std::to_string(stage) + "_forward" + suffix),
-            /*backward=*/false, {result});
-  SmallVector<Value> tapes;
-  Value value = blocks(x, tapes);
-  if (isLast()) {
-    NormValues norm;
-    Value normalized;
-    value = loss(logits(value, norm, normalized));
-  }
+  func::FuncOp function = begin(
+      ("gpt_stage" + std::to_string(stage) + "_forward" + suffix), {result});
+  Value value = blocks(x);
+  if (isLast())
+    value = loss(logits(value));
   func::ReturnOp::create(builder, loc, value);
   return function;
 }
@@ -1099,59 +691,8 @@ func::FuncOp StageBuilder::buildForward() {
 func::FuncOp StageBuilder::buildLogits() {
   func::FuncOp function =
       begin(("gpt_stage" + std::to_string(stage) + "_logits"),
-            /*backward=*/false, {matrix(tokens, config.vocab)},
-            /*withTarget=*/false);
-  SmallVector<Value> tapes;
-  NormValues norm;
-  Value normalized;
-  Value value = logits(blocks(x, tapes), norm, normalized);
-  func::ReturnOp::create(builder, loc, value);
-  return function;
-}
-
-func::FuncOp StageBuilder::buildBackward() {
-  SmallVector<Type> results;
-  if (!isFirst())
-    results.push_back(activation());
-  results.append(paramTypes.begin(), paramTypes.end());
-  func::FuncOp function =
-      begin(("gpt_stage" + std::to_string(stage) + "_backward" + suffix),
-            /*backward=*/true, results);
-  // Recompute the forward pass, keeping what the chain rule needs.
-  SmallVector<Value> tapes;
-  Value value = blocks(x, tapes);
-
-  SmallVector<Value> grads(paramTypes.size());
-  Value gradient = outputGradient;
-  if (isLast()) {
-    size_t count = params.size();
-    NormValues norm;
-    Value normalized;
-    Value dlogits = lossBackward(logits(value, norm, normalized));
-    grads[count - 1] = matmul(transpose(normalized), dlogits);
-    Value dnormalized = matmul(dlogits, transpose(params[count - 1]));
-    gradient = layerNormBackward(norm, params[count - 3], dnormalized,
-                                 grads[count - 3], grads[count - 2]);
-  }
-  auto block = module.lookupSymbol<func::FuncOp>(blockBackwardName());
-  for (int64_t l = numLayers - 1; l >= 0; --l) {
-    SmallVector<Value> arguments = {
-        arith::ConstantIndexOp::create(builder, loc, firstLayer + l),
-        tapes[size_t(l)]};
-    llvm::append_range(arguments, layerParams(firstLayer + l));
-    arguments.push_back(gradient);
-    auto call = func::CallOp::create(builder, loc, block, arguments);
-    gradient = call.getResult(0);
-    llvm::copy(call.getResults().drop_front(),
-               grads.begin() + firstBlockParam(firstLayer + l));
-  }
-  SmallVector<Value> returned;
-  if (isFirst())
-    embedBackward(x, gradient, grads[0], grads[1]);
-  else
-    returned.push_back(gradient);
-  returned.append(grads);
-  func::ReturnOp::create(builder, loc, returned);
+            {matrix(tokens, config.vocab)}, /*withTarget=*/false);
+  func::ReturnOp::create(builder, loc, logits(blocks(x)));
   return function;
 }
 
@@ -1379,12 +920,10 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
   {
     StageBuilder blocks(*module, config, 0);
     blocks.buildBlockForward();
-    blocks.buildBlockBackward();
   }
   for (int64_t s = 0; s < config.stages; ++s) {
     StageBuilder stage(*module, config, s);
     stage.buildForward();
-    stage.buildBackward();
     if (s + 1 == config.stages)
       stage.buildLogits();
   }
@@ -1396,12 +935,8 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
     std::string suffix = "_b" + std::to_string(size);
     StageBuilder blocks(*module, sized, 0, suffix);
     blocks.buildBlockForward();
-    blocks.buildBlockBackward();
-    for (int64_t s = 0; s < config.stages; ++s) {
-      StageBuilder stage(*module, sized, s, suffix);
-      stage.buildForward();
-      stage.buildBackward();
-    }
+    for (int64_t s = 0; s < config.stages; ++s)
+      StageBuilder(*module, sized, s, suffix).buildForward();
   }
   buildGenerate(*module, config, stageParams);
 
@@ -1427,7 +962,7 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
     StageOp::create(builder, loc, builder.getI64IntegerAttr(s),
                     FlatSymbolRefAttr::get(context, prefix + "_forward"),
                     /*augmented=*/FlatSymbolRefAttr(),
-                    FlatSymbolRefAttr::get(context, prefix + "_backward"),
+                    /*backward=*/FlatSymbolRefAttr(),
                     /*backward_input=*/FlatSymbolRefAttr(),
                     /*backward_weight=*/FlatSymbolRefAttr(),
                     builder.getArrayAttr(stageParams[s]), StringAttr());
@@ -1441,7 +976,7 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
           builder.getI64IntegerAttr(size),
           FlatSymbolRefAttr::get(context, prefix + "_forward" + suffix),
           /*augmented=*/FlatSymbolRefAttr(),
-          FlatSymbolRefAttr::get(context, prefix + "_backward" + suffix),
+          /*backward=*/FlatSymbolRefAttr(),
           /*backward_input=*/FlatSymbolRefAttr(),
           /*backward_weight=*/FlatSymbolRefAttr());
     }

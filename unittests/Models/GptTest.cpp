@@ -113,15 +113,18 @@ TEST(GptBuild, IsAnExecutablePipelineInTheStageAbi) {
   });
   EXPECT_EQ(batches, 1);
   EXPECT_TRUE(module->lookupSymbol<func::FuncOp>("gpt_generate"));
-  // Every layer calls the shared block functions: @gpt_block_forward has a
-  // block's four prunable linears, @gpt_block_backward their input and
-  // weight gradients (the grad_input and grad_weight products under the
-  // layer's key and mode). Run per layer, each linear appears four times: in
-  // the forward function, in the backward's recomputation, and as the two
-  // gradients in the backward; the last stage's layers (1 of 5) once more
-  // in its logits function. Nothing communicates.
+  // The model is forward-only: no stage has a backward: hetero-derive-backward
+  // derives them.
+  for (hetero::StageOp stage : pipeline.getBody().getOps<hetero::StageOp>()) {
+    EXPECT_FALSE(stage.getBackwardAttr());
+    EXPECT_FALSE(stage.getBackwardInputAttr());
+  }
+  // Every layer calls the shared block function: @gpt_block_forward has a
+  // block's four prunable linears, forward products only. Run per layer,
+  // each linear appears once in the forward function, and the last stage's
+  // layers (1 of 5) once more in its logits function. Nothing communicates.
   llvm::StringMap<int64_t> prunablePerFunction;
-  std::map<std::string, std::pair<int64_t, int64_t>> productsPerLayer;
+  std::map<std::string, int64_t> productsPerLayer;
   int64_t communication = 0;
   module->walk([&](Operation *op) {
     if (auto matmul = dyn_cast<hetero::PrunableMatmulOp>(op)) {
@@ -130,24 +133,22 @@ TEST(GptBuild, IsAnExecutablePipelineInTheStageAbi) {
       // Each block's linears have plans of their own: the block index is
       // the block function's first argument.
       EXPECT_EQ(matmul.getBlock(), function.getArgument(0));
-      auto &[gradInput, gradWeight] = productsPerLayer[matmul.getLayer().str()];
-      gradInput += matmul.getProduct() == hetero::MatmulProduct::grad_input;
-      gradWeight += matmul.getProduct() == hetero::MatmulProduct::grad_weight;
+      EXPECT_EQ(matmul.getProduct(), hetero::MatmulProduct::forward);
+      ++productsPerLayer[matmul.getLayer().str()];
     }
     communication += isa<hetero::AllReduceOp, hetero::BucketOp, hetero::SendOp,
                          hetero::CheckpointOp>(op);
   });
-  EXPECT_EQ(prunablePerFunction.size(), 2u);
+  EXPECT_EQ(prunablePerFunction.size(), 1u);
   EXPECT_EQ(prunablePerFunction.lookup("gpt_block_forward"), 4);
-  EXPECT_EQ(prunablePerFunction.lookup("gpt_block_backward"), 8);
   EXPECT_EQ(productsPerLayer.size(), 4u);
   for (const auto &[layer, products] : productsPerLayer)
-    EXPECT_EQ(products, std::make_pair(int64_t{1}, int64_t{1})) << layer;
+    EXPECT_EQ(products, 1) << layer;
   int64_t matmuls = 0;
   module->walk([&](func::CallOp call) {
     matmuls += prunablePerFunction.lookup(call.getCallee());
   });
-  EXPECT_EQ(matmuls, 5 * 4 * 4 + 1 * 4);
+  EXPECT_EQ(matmuls, 5 * 4 + 1 * 4);
   EXPECT_EQ(communication, 0);
   // The forward calls pass the layers' indices 0..4 as block indices.
   std::set<int64_t> blocks;

@@ -5,11 +5,12 @@
 //===----------------------------------------------------------------------===//
 //
 // Builds a GPT language model as a frontend would hand it to hetero:
-// parameter globals with initial values, a data function, the forward and
-// backward function of every pipeline stage, and the hetero.pipeline that
-// binds them (the stage ABI, docs/execution.md). No schedule, communication,
-// training loop or technique: those are the passes' decisions. hetero-gen,
-// the tests and the benchmarks share it.
+// parameter globals with initial values, a data function, the forward
+// function of every pipeline stage, and the hetero.pipeline that binds them
+// (the stage ABI, docs/execution.md). No backward, schedule, communication,
+// training loop or technique: hetero-derive-backward differentiates the
+// stages, and the rest are the passes' decisions. hetero-gen, the tests and
+// the benchmarks share it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,15 +91,14 @@ std::vector<Parameter> stageParameters(const GptConfig &config, int64_t stage);
 
 /// Builds the module with builders: the grid `@gpt_devices` (stages x
 /// replicas), one `memref.global` per parameter, `@gpt_data` (micro-batches
-/// of the runtime's corpus), the block functions `@gpt_block_forward` /
-/// `_backward` that every layer calls, the stage functions
-/// `@gpt_stage<s>_forward` /
-/// `_backward` (and `_forward_b<n>` / `_backward_b<n>` with their block
-/// functions `_b<n>` for each of `microbatchSizes`, bound by
-/// `hetero.stage_variant`), `@gpt_stage<last>_logits` (the last stage's forward
-/// up to the next-token logits), `@gpt_generate` (one character per text stream
-/// from the trained parameters) and `hetero.pipeline @gpt`. `config` must be
-/// valid; the result verifies.
+/// of the runtime's corpus), the block function `@gpt_block_forward` that
+/// every layer calls, the stage forward functions `@gpt_stage<s>_forward`
+/// (and `_forward_b<n>` with its block function `_b<n>` for each of
+/// `microbatchSizes`, bound by `hetero.stage_variant`),
+/// `@gpt_stage<last>_logits` (the last stage's forward up to the next-token
+/// logits), `@gpt_generate` (one character per text stream from the trained
+/// parameters) and `hetero.pipeline @gpt`, whose stages and variants have
+/// no backward. `config` must be valid; the result verifies.
 mlir::OwningOpRef<mlir::ModuleOp> buildGpt(mlir::MLIRContext *context,
                                            const GptConfig &config);
 
