@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -452,16 +453,65 @@ Value FunctionDerivation::elementwiseAdd(Value a, Value b) {
       });
 }
 
+/// The static boxes (offsets and sizes) that `value`, a chain of unit-stride
+/// insert_slices of static extent into a fill of zeros, writes; false when
+/// it is not one.
+static bool zeroPaddedBoxes(
+    Value value,
+    SmallVectorImpl<std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>>> &boxes) {
+  while (auto insert = value.getDefiningOp<tensor::InsertSliceOp>()) {
+    if (!insert.hasUnitStride() ||
+        ShapedType::isDynamicShape(insert.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(insert.getStaticSizes()))
+      return false;
+    boxes.push_back({insert.getStaticOffsets(), insert.getStaticSizes()});
+    value = insert.getDest();
+  }
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+}
+
+/// Whether two boxes of the same rank share no element.
+static bool disjoint(std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>> a,
+                     std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>> b) {
+  for (auto [aOffset, aSize, bOffset, bSize] :
+       llvm::zip_equal(a.first, a.second, b.first, b.second))
+    if (aOffset + aSize <= bOffset || bOffset + bSize <= aOffset)
+      return true;
+  return false;
+}
+
 void FunctionDerivation::accumulate(Value value, Value gradient) {
   if (!active.contains(value))
     return;
   Value &slot = adjoints[value];
-  if (!slot)
+  if (!slot) {
     slot = gradient;
-  else if (isa<FloatType>(gradient.getType()))
+    return;
+  }
+  if (isa<FloatType>(gradient.getType())) {
     slot = arith::AddFOp::create(builder, loc, slot, gradient);
-  else
-    slot = elementwiseAdd(slot, gradient);
+    return;
+  }
+  // Parts written into zeros at places that do not overlap (the gradients
+  // of a concatenation's or a split's pieces) add up by writing one into
+  // the other: no sum, and no second tensor of zeros.
+  SmallVector<std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>>> slotBoxes,
+      gradientBoxes;
+  auto part = gradient.getDefiningOp<tensor::InsertSliceOp>();
+  if (part && zeroPaddedBoxes(gradient, gradientBoxes) &&
+      gradientBoxes.size() == 1 && zeroPaddedBoxes(slot, slotBoxes) &&
+      llvm::all_of(slotBoxes, [&](auto box) {
+        return disjoint(box, gradientBoxes.front());
+      })) {
+    // The gradient's own insert and zeros are left to the clean-up of
+    // dead ops (simplifyDerivative).
+    slot = tensor::InsertSliceOp::create(
+        builder, loc, part.getSource(), slot, part.getMixedOffsets(),
+        part.getMixedSizes(), part.getMixedStrides());
+    return;
+  }
+  slot = elementwiseAdd(slot, gradient);
 }
 
 SmallVector<OpFoldResult>
