@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sets up and builds hetero, then trains a character-level transformer
 # language model on real text through the compiler: hetero-gen emits the
-# model in the stage ABI (embeddings, pre-layer-norm blocks with causal
-# attention and GELU, softmax cross-entropy; Adam), hetero-kfkb-schedule
-# picks the 2F2B order, hetero-lower-pipeline lowers the pipeline and that
+# model's forward in the stage ABI (embeddings, pre-layer-norm blocks with
+# causal attention and GELU, softmax cross-entropy; Adam),
+# hetero-derive-backward differentiates it, hetero-kfkb-schedule picks the
+# 2F2B order, hetero-lower-pipeline lowers the pipeline and that
 # schedule into the per-rank step, and hetero-run trains it on 2 pipeline
 # stages x 2 data-parallel replicas (4 MPI ranks) on the GPL-3 text that
 # every Debian system has. It prints the loss of every step and the
@@ -33,7 +34,9 @@ echo "$(wc -l < "$OUT/gpt.mlir") lines of verified hetero IR"
 
 echo
 echo "== hetero-derive-backward: every stage's backward, differentiated from its forward"
-"$BIN/hetero-opt" "$OUT/gpt.mlir" --hetero-derive-backward -o "$OUT/derived.mlir"
+echo "   (residuals=save: the forward keeps what the backward reads, the step stashes it)"
+"$BIN/hetero-opt" "$OUT/gpt.mlir" --hetero-derive-backward=residuals=save \
+  -o "$OUT/derived.mlir"
 grep -E "^ *hetero.stage " "$OUT/derived.mlir" | sed -e 's/ params .*//'
 
 echo
