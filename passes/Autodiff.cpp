@@ -1001,9 +1001,11 @@ LogicalResult FunctionDerivation::adjointGeneric(linalg::GenericOp op) {
     // in a product's own loops: the parallel loops then form one nest, a
     // GPU kernel's threads take them all, and the reduction is innermost.
     SmallVector<int64_t> loopOrder = parallelLoopsFirst(iterators);
+    SmallVector<int64_t> newPosition;
     if (!loopOrder.empty()) {
-      AffineMap toOld = AffineMap::getPermutationMap(
-          invertPermutationVector(loopOrder), builder.getContext());
+      newPosition = invertPermutationVector(loopOrder);
+      AffineMap toOld =
+          AffineMap::getPermutationMap(newPosition, builder.getContext());
       for (AffineMap &indexing : maps)
         indexing = indexing.compose(toOld);
       applyPermutationToVector(iterators, loopOrder);
@@ -1077,7 +1079,6 @@ LogicalResult FunctionDerivation::adjointGeneric(linalg::GenericOp op) {
       return fail(failedOp, "in the body of a linalg op: " + Twine(why));
     // The body's loop indices name the reordered loops.
     if (!loopOrder.empty()) {
-      SmallVector<int64_t> newPosition = invertPermutationVector(loopOrder);
       generic.getBody()->walk([&](linalg::IndexOp index) {
         index.setDim(newPosition[index.getDim()]);
       });

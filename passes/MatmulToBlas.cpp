@@ -15,12 +15,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Gemm.h"
-#include "RuntimeCalls.h"
 #include "hetero/Passes/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinOps.h"
 

@@ -17,14 +17,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Gemm.h"
-#include "GpuRuntime.h"
 #include "hetero/Passes/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace hetero {
