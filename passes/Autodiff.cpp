@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Autodiff.h"
+#include "Transcendental.h"
 
 #include "hetero/Dialect/Hetero.h"
 
@@ -927,6 +928,14 @@ LogicalResult FunctionDerivation::adjointGeneric(linalg::GenericOp op) {
                       "gradient; pass it as an operand");
   AffineMap outMap = op.getIndexingMapMatchingResult(op->getResult(0));
   OpOperand &initOperand = op.getDpsInitsMutable()[0];
+  // A map that calls exp or tanh (softmax's exponentials) reads its result
+  // where its derivative is that result again (exp' = exp, tanh' = 1 -
+  // tanh^2), instead of calling the function a second time: the result is a
+  // residual, or re-computed once, either way.
+  Operation *yieldedOp = yielded.getDefiningOp();
+  bool readsResult = kind == Kind::Map && yieldedOp &&
+                     yieldedOp->getBlock() == &body &&
+                     hetero::callsTranscendental(op);
 
   for (OpOperand &operand : op->getOpOperands()) {
     Value value = operand.get();
@@ -982,7 +991,7 @@ LogicalResult FunctionDerivation::adjointGeneric(linalg::GenericOp op) {
       ins.push_back(primal(initOperand.get()));
       maps.push_back(outMap);
     }
-    if (kind == Kind::Extremum) {
+    if (kind == Kind::Extremum || readsResult) {
       resultIndex = ins.size();
       ins.push_back(primal(op->getResult(0)));
       maps.push_back(outMap);
@@ -1031,6 +1040,15 @@ LogicalResult FunctionDerivation::adjointGeneric(linalg::GenericOp op) {
             bodyMap.map(value, primal(value));
           ScalarTangents tangents(b, l);
           tangents.seed(seed);
+          Operation *yieldedClone = nullptr;
+          // The body's result becomes the primal result read in; the
+          // tangents' values may refer to it until the body is complete.
+          auto readResult = llvm::make_scope_exit([&] {
+            if (!yieldedClone)
+              return;
+            yieldedClone->getResult(0).replaceAllUsesWith(args[resultIndex]);
+            yieldedClone->erase();
+          });
           for (Operation &bodyOp : body.without_terminator()) {
             // A reduction's combiner reads the running accumulator, which
             // the adjoint does not have.
@@ -1042,6 +1060,8 @@ LogicalResult FunctionDerivation::adjointGeneric(linalg::GenericOp op) {
             Operation *clone = b.clone(bodyOp, bodyMap);
             if (failed(tangents.propagate(&bodyOp, clone, why)))
               failedOp = &bodyOp;
+            if (readsResult && &bodyOp == yieldedOp)
+              yieldedClone = clone;
           }
           Value acc = args.back();
           Tangent tangent = tangents.of(term);
@@ -1278,6 +1298,10 @@ static Recompute recomputation(Operation *op) {
   if (body.getOperations().size() == 1 && argument &&
       argument.getArgNumber() < generic.getNumDpsInputs())
     return Recompute::FromArguments;
+  // An exp, a log or a tanh costs more than keeping its result (softmax's
+  // exponentials, the GELU's output).
+  if (hetero::callsTranscendental(generic))
+    return Recompute::No;
   return Recompute::FromOperands;
 }
 
@@ -1302,6 +1326,18 @@ Differentiator::deriveAugmented(func::FuncOp forward, StringRef name,
       if (&op == derivation.lastPrimal)
         break;
     }
+  // The adjoints read only what their bodies use (an exponential's adjoint
+  // reads its result, not its operands), so that no residual is kept for
+  // an operand the chain rule does not read.
+  SmallVector<Operation *> adjointOps;
+  for (Operation &op : entry)
+    if (!primalOps.contains(&op) && isa<linalg::GenericOp>(op))
+      adjointOps.push_back(&op);
+  {
+    RewritePatternSet patterns(reverse.getContext());
+    linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+    (void)applyOpPatternsGreedily(adjointOps, std::move(patterns));
+  }
   DenseSet<Operation *> recomputed;
   for (Operation *op : primalOps) {
     Recompute how = recomputation(op);

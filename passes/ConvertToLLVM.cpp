@@ -65,6 +65,14 @@ struct HeteroConvertToLLVMPass
     }
     const auto &dataLayout = getAnalysis<DataLayoutAnalysis>();
     LowerToLLVMOptions options(context, dataLayout.getAtOrAbove(module));
+    // aligned_alloc's pointer is the buffer's: with malloc's, the aligned
+    // pointer is computed through an integer, alias analysis loses track of
+    // which allocation a store writes, and a reduction's accumulator is
+    // stored at every step instead of once after its loop.
+    options.allocLowering = LowerToLLVMOptions::AllocLowering::AlignedAlloc;
+    // Through libhetero_rt's allocator (include/hetero-rt/memory.h), which
+    // hands a step the buffers it freed in the previous iteration.
+    options.useGenericFunctions = runtimeAllocator;
     LLVMTypeConverter converter(context, options, &dataLayout);
 
     SymbolTableCollection symbolTables;

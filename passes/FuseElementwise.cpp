@@ -22,6 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Transcendental.h"
+
 #include "hetero/Passes/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -42,15 +44,22 @@ namespace {
 /// producer whose body reads its output's initial value (`out + x`) is
 /// not: fused into a consumer with more loops and kept as a result, it
 /// would accumulate once per iteration of those loops.
-bool fusable(OpOperand *operand) {
+/// With `duplicateTranscendentals` false, neither is a producer that calls
+/// exp, log or tanh and has other readers: it would be computed once per
+/// reader.
+bool fusable(OpOperand *operand, bool duplicateTranscendentals) {
   auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
   if (!consumer || linalg::isaContractionOpInterface(consumer))
     return false;
   auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
-  return !producer ||
-         llvm::none_of(producer.getDpsInitsMutable(), [&](OpOperand &init) {
-           return producer.payloadUsesValueFromOperand(&init);
-         });
+  if (!producer)
+    return true;
+  if (!duplicateTranscendentals && !producer->hasOneUse() &&
+      hetero::callsTranscendental(producer))
+    return false;
+  return llvm::none_of(producer.getDpsInitsMutable(), [&](OpOperand &init) {
+    return producer.payloadUsesValueFromOperand(&init);
+  });
 }
 
 /// `map` reading the source of `transpose` where it read its result.
@@ -128,7 +137,11 @@ struct FuseElementwisePass
       rewriter.replaceOp(op, *parts);
     }
     RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns, fusable);
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns,
+        [duplicate = bool(duplicateTranscendentals)](OpOperand *operand) {
+          return fusable(operand, duplicate);
+        });
     if (foldTransposes)
       patterns.add<FoldTransposeIntoProduct>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -90,7 +90,12 @@ hetero::buildLowerToCpuPipeline(OpPassManager &pm,
   // products read transposed operands in place (BLAS takes them as such).
   hetero::HeteroFuseElementwiseOptions fusion;
   fusion.foldTransposes = options.matmul == hetero::CpuMatmul::blas;
+  fusion.duplicateTranscendentals = false;
   pm.nest<func::FuncOp>().addPass(hetero::createHeteroFuseElementwise(fusion));
+  // Sums and maxima along a row vectorise once they may be reordered.
+  if (options.reassociateReductions)
+    pm.nest<func::FuncOp>().addPass(
+        hetero::createHeteroReassociateReductions());
   // An op whose result is inserted into a larger tensor (a block's tape, a
   // stage's stash) writes into its slot of that tensor instead of a buffer
   // of its own that is then copied in.
@@ -105,7 +110,9 @@ hetero::buildLowerToCpuPipeline(OpPassManager &pm,
   loops.addPass(createLowerAffinePass());
   loops.addPass(createSCFToControlFlowPass());
   // The LLVM dialect, in one conversion.
-  pm.addPass(hetero::createHeteroConvertToLLVM());
+  hetero::HeteroConvertToLLVMOptions llvmOptions;
+  llvmOptions.runtimeAllocator = options.runtimeAllocator;
+  pm.addPass(hetero::createHeteroConvertToLLVM(llvmOptions));
   pm.addPass(createReconcileUnrealizedCastsPass());
   return success();
 }

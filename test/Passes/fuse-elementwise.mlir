@@ -3,6 +3,7 @@
 // they stay GEMMs for BLAS and cuBLAS.
 // RUN: hetero-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(hetero-fuse-elementwise))' | FileCheck %s
 // RUN: hetero-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(hetero-fuse-elementwise{fold-transposes=true}))' --mlir-print-local-scope | FileCheck %s --check-prefix=FOLD
+// RUN: hetero-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(hetero-fuse-elementwise{duplicate-transcendentals=false}))' | FileCheck %s --check-prefix=ONCE
 
 #map = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (j)>
@@ -178,4 +179,57 @@ func.func @reads_init(%x: tensor<4xf32>, %m: tensor<4x5xf32>) -> (tensor<4xf32>,
     linalg.yield %p : f32
   } -> tensor<4x5xf32>
   return %b, %r : tensor<4xf32>, tensor<4x5xf32>
+}
+
+// -----
+
+#map = affine_map<(i, j) -> (i, j)>
+#rows = affine_map<(i, j) -> (i)>
+
+// A softmax's exponentials (of a scale, fused into them), read by the row
+// sum and by the division. By default they are fused into each reader (exp
+// computed twice, no buffer between them); with
+// duplicate-transcendentals=false they are computed once and read by both.
+// CHECK-LABEL: func.func @shared_exponentials
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK:         math.exp
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK:         math.exp
+// CHECK:         arith.divf
+// CHECK-NOT:   math.exp
+// CHECK:       return
+// ONCE-LABEL:  func.func @shared_exponentials
+// ONCE:        %[[E:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%arg0 :
+// ONCE:          arith.mulf
+// ONCE-NEXT:     math.exp
+// ONCE:        %[[S:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[E]] :
+// ONCE-NOT:      math.exp
+// ONCE:        linalg.generic {{.*}} ins(%[[E]], %[[S]] :
+// ONCE-NOT:      math.exp
+// ONCE:          arith.divf
+// ONCE:        return
+func.func @shared_exponentials(%x: tensor<4x8xf32>, %init: tensor<4xf32>) -> tensor<4x8xf32> {
+  %half = arith.constant 0.5 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %scaled = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.mulf %v, %half : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %exp = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%scaled : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %x2 = math.exp %v : f32
+    linalg.yield %x2 : f32
+  } -> tensor<4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#map, #rows], iterator_types = ["parallel", "reduction"]} ins(%exp : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %v, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %p = linalg.generic {indexing_maps = [#map, #rows, #map], iterator_types = ["parallel", "parallel"]} ins(%exp, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %s: f32, %o: f32):
+    %d = arith.divf %v, %s : f32
+    linalg.yield %d : f32
+  } -> tensor<4x8xf32>
+  return %p : tensor<4x8xf32>
 }

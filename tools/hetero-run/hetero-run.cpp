@@ -157,6 +157,12 @@ static cl::opt<bool> blockingCollectives(
     "blocking-collectives",
     cl::desc("Wait for every all-reduce where it stands (no overlap)"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> reassociateReductions(
+    "reassociate-reductions",
+    cl::desc("Let floating-point reductions be reordered so that they "
+             "vectorise (=false keeps each sum's order, bit for bit as "
+             "written)"),
+    cl::init(true), cl::cat(category));
 /// --threads: the threads each rank's BLAS products may use. libLLVM
 /// already registers a `threads` option of type int (without a
 /// description); hetero-run takes that one over, and registers its own
@@ -1173,6 +1179,7 @@ int run() {
   } else {
     hetero::CpuPipelineOptions cpuOptions;
     cpuOptions.blockingCollectives = blockingCollectives;
+    cpuOptions.reassociateReductions = reassociateReductions;
     if (!matmul.empty())
       cpuOptions.matmul = *cpuMatmul;
     if (failed(hetero::buildLowerToCpuPipeline(pm, cpuOptions)))

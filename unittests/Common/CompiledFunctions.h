@@ -190,8 +190,10 @@ protected:
   void compile(mlir::ModuleOp module, const char *runtime = nullptr) {
     mlir::PassManager lower(&context);
     hetero::CpuPipelineOptions pipeline;
-    if (!runtime)
+    if (!runtime) {
       pipeline.matmul = hetero::CpuMatmul::loops;
+      pipeline.runtimeAllocator = false;
+    }
     ASSERT_TRUE(succeeded(hetero::buildLowerToCpuPipeline(lower, pipeline)));
     ASSERT_TRUE(succeeded(lower.run(module)));
     mlir::ExecutionEngineOptions options;

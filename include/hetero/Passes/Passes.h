@@ -63,6 +63,17 @@ struct CpuPipelineOptions
       llvm::cl::desc("Wait for every all-reduce where it stands instead of "
                      "before the first use of its result"),
       llvm::cl::init(false)};
+  Option<bool> reassociateReductions{
+      *this, "reassociate-reductions",
+      llvm::cl::desc("Let floating-point reductions be reordered, so that "
+                     "they vectorise (hetero-reassociate-reductions)"),
+      llvm::cl::init(true)};
+  Option<bool> runtimeAllocator{
+      *this, "runtime-allocator",
+      llvm::cl::desc("Allocate buffers through libhetero_rt, which reuses a "
+                     "step's buffers (false: the C library's aligned_alloc "
+                     "and free, for code run without libhetero_rt)"),
+      llvm::cl::init(true)};
 };
 mlir::LogicalResult
 buildLowerToCpuPipeline(mlir::OpPassManager &pm,

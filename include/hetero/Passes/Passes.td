@@ -692,9 +692,21 @@ def HeteroConvertToLLVM : Pass<"hetero-convert-to-llvm", "::mlir::ModuleOp"> {
     `llvm.emit_c_interface` get their C-interface wrappers. Unrealized casts
     between the type systems are left for `reconcile-unrealized-casts`.
 
+    Buffers are allocated with `aligned_alloc`, whose pointer is the
+    buffer's (malloc's aligned pointer is computed through an integer, and
+    alias analysis then loses track of which buffer a store writes). With
+    `runtime-allocator` (the default), through MLIR's generic allocation
+    functions, which libhetero_rt defines (include/hetero-rt/memory.h): a
+    step's buffers come back from per-size free lists.
+
     Example: `func.func @f(%a: i64) -> i64 { %0 = arith.addi %a, %a : i64 ... }`
     becomes `llvm.func @f(%arg0: i64) -> i64 { %0 = llvm.add %arg0, %arg0 : i64 ... }`.
   }];
+  let options = [
+    Option<"runtimeAllocator", "runtime-allocator", "bool", /*default=*/"true",
+           "Allocate buffers through libhetero_rt (_mlir_memref_to_llvm_*) "
+           "instead of the C library">,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
@@ -931,6 +943,30 @@ def HeteroGpuAsyncLaunches : Pass<"hetero-gpu-async-launches", "::mlir::ModuleOp
                            "::mlir::gpu::GPUDialect"];
 }
 
+def HeteroReassociateReductions
+    : Pass<"hetero-reassociate-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Let reductions be reordered, so that they vectorise";
+  let description = [{
+    Adds `reassoc` to the fast-math flags of the ops that carry a linalg
+    reduction's accumulator from its output to its yield (the `addf` of a
+    row sum, the `maximumf` of a row maximum):
+
+    ```mlir
+    ^bb0(%x: f32, %acc: f32):
+      %s = arith.addf %x, %acc fastmath<reassoc> : f32
+      linalg.yield %s : f32
+    ```
+
+    LLVM's loop vectoriser keeps the order of a floating-point reduction
+    that may not be reassociated, so the row sums of softmax, layer norm and
+    the loss, and the column sums of bias gradients, ran one element at a
+    time. Reassociated, they keep one partial sum per vector lane, as BLAS
+    and PyTorch's kernels do. The element-wise ops of a body keep their
+    order; the results change by rounding only.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def HeteroFuseElementwise
     : Pass<"hetero-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "Fuse chains of element-wise linalg ops into one loop nest";
@@ -951,6 +987,14 @@ def HeteroFuseElementwise
     stop being one GEMM and lose its BLAS or cuBLAS call. Aggregated ops
     (`linalg.softmax`) are decomposed into their generics first.
 
+    A map whose body calls a transcendental function (exp, log, tanh, erf,
+    powf) and that several ops read is fused into each of them, and so
+    computed once per reader: on a GPU that saves a kernel launch each. With
+    `duplicate-transcendentals=false` (the CPU pipeline) it is fused only
+    into a sole reader: softmax's exponentials are computed once for the
+    row sum and the normalisation, where an exp costs more than a pass over
+    memory.
+
     With `fold-transposes`, a `linalg.transpose` whose result a contraction
     reads is folded into that operand's indexing map (the product becomes a
     `linalg.generic` reading the transpose's source): hetero-matmul-to-blas
@@ -959,6 +1003,12 @@ def HeteroFuseElementwise
   let options = [
     Option<"foldTransposes", "fold-transposes", "bool", /*default=*/"false",
            "Fold transposes read by products into their indexing maps">,
+    Option<"duplicateTranscendentals", "duplicate-transcendentals", "bool",
+           /*default=*/"true",
+           "Fuse a map that calls exp, log or tanh into each of its "
+           "consumers (one kernel fewer, the function computed once per "
+           "consumer); false computes such a map once where more than one "
+           "op reads it">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
