@@ -1043,7 +1043,7 @@ LogicalResult FunctionDerivation::adjointGeneric(linalg::GenericOp op) {
           Operation *yieldedClone = nullptr;
           // The body's result becomes the primal result read in; the
           // tangents' values may refer to it until the body is complete.
-          auto readResult = llvm::make_scope_exit([&] {
+          llvm::scope_exit readResult([&] {
             if (!yieldedClone)
               return;
             yieldedClone->getResult(0).replaceAllUsesWith(args[resultIndex]);
