@@ -67,10 +67,10 @@ void *allocate(size_t alignment, size_t size) {
   if (alignment > kAlignment)
     // Rare (no buffer of hetero's asks for more); not cached: free() takes
     // it as any pointer it does not know.
-    return std::aligned_alloc(alignment, (size + alignment - 1) / alignment *
-                                             alignment);
-  size_t rounded = (std::max<size_t>(size, 1) + kAlignment - 1) / kAlignment *
-                   kAlignment;
+    return std::aligned_alloc(alignment,
+                              (size + alignment - 1) / alignment * alignment);
+  size_t rounded =
+      (std::max<size_t>(size, 1) + kAlignment - 1) / kAlignment * kAlignment;
   HostMemory &state = memory();
   std::lock_guard<std::mutex> lock(state.mutex);
   ++state.stats.allocations;

@@ -1,4 +1,5 @@
-/*===- hetero-rt/memory.h - the buffers of compiled CPU code --------*- C -*-===*\
+/*===- hetero-rt/memory.h - the buffers of compiled CPU code --------*- C
+-*-===*\
 |*                                                                            *|
 |* Part of the hetero project.                                                *|
 |*                                                                            *|
@@ -34,11 +35,11 @@ HRT_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
 HRT_EXPORT void _mlir_memref_to_llvm_free(void *pointer);
 
 typedef struct hrt_host_memory {
-  uint64_t allocations; /* allocations so far */
-  uint64_t reused;      /* of those, served from a free list */
-  uint64_t live_bytes;  /* bytes handed out and not yet freed */
+  uint64_t allocations;  /* allocations so far */
+  uint64_t reused;       /* of those, served from a free list */
+  uint64_t live_bytes;   /* bytes handed out and not yet freed */
   uint64_t cached_bytes; /* bytes on the free lists */
-  uint64_t cache_limit; /* the most the free lists may hold, in bytes */
+  uint64_t cache_limit;  /* the most the free lists may hold, in bytes */
 } hrt_host_memory;
 
 /* The counts above, at this moment. */
