@@ -1336,7 +1336,10 @@ Differentiator::deriveAugmented(func::FuncOp forward, StringRef name,
   {
     RewritePatternSet patterns(reverse.getContext());
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
-    (void)applyOpPatternsGreedily(adjointOps, std::move(patterns));
+    // Only those ops: the primal ops they read stay, dead or not.
+    (void)applyOpPatternsGreedily(adjointOps, std::move(patterns),
+                                  GreedyRewriteConfig().setStrictness(
+                                      GreedyRewriteStrictness::ExistingOps));
   }
   DenseSet<Operation *> recomputed;
   for (Operation *op : primalOps) {
