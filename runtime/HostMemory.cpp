@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
-#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -63,14 +62,18 @@ HostMemory &memory() {
   return *state;
 }
 
+/// `size` (at least 1) rounded up to a multiple of `alignment`, as
+/// aligned_alloc asks.
+size_t roundUp(size_t size, size_t alignment) {
+  return (std::max<size_t>(size, 1) + alignment - 1) / alignment * alignment;
+}
+
 void *allocate(size_t alignment, size_t size) {
   if (alignment > kAlignment)
     // Rare (no buffer of hetero's asks for more); not cached: free() takes
     // it as any pointer it does not know.
-    return std::aligned_alloc(alignment,
-                              (size + alignment - 1) / alignment * alignment);
-  size_t rounded =
-      (std::max<size_t>(size, 1) + kAlignment - 1) / kAlignment * kAlignment;
+    return std::aligned_alloc(alignment, roundUp(size, alignment));
+  size_t rounded = roundUp(size, kAlignment);
   HostMemory &state = memory();
   std::lock_guard<std::mutex> lock(state.mutex);
   ++state.stats.allocations;

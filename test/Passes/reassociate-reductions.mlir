@@ -11,8 +11,8 @@
 
 // A row sum of squares: the sum's addf is reassociated, the square is not.
 // CHECK-LABEL: func.func @sum_of_squares
-// CHECK:         %[[SQ:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
-// CHECK-NEXT:    arith.addf %[[SQ]], %{{.*}} fastmath<reassoc> : f32
+// CHECK:         %[[SQ:.*]] = arith.mulf %[[A:[a-z_0-9]+]], %[[A]] : f32
+// CHECK-NEXT:    arith.addf %[[SQ]], %[[ACC:[a-z_0-9]+]] fastmath<reassoc> : f32
 // CPU-LABEL:   llvm.func @sum_of_squares
 // CPU:           llvm.fmul %{{.*}}, %{{.*}} : f32
 // CPU:           llvm.fadd %{{.*}}, %{{.*}} {fastmathFlags = #llvm.fastmath<reassoc>} : f32
