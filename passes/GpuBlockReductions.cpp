@@ -30,20 +30,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuKernels.h"
 #include "hetero/Passes/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SmallBitVector.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <optional>
@@ -54,40 +51,20 @@ namespace hetero {
 } // namespace hetero
 
 using namespace mlir;
+using hetero::delinearize;
+using hetero::extentOf;
+using hetero::rootBuffer;
 
 namespace {
 
 /// The fewest threads of a reduction's block: one warp.
 constexpr int64_t kWarp = 32;
 
-/// The all-reduce that combines like `combiner`, if there is one.
-std::optional<gpu::AllReduceOperation> allReduceKind(Operation *combiner) {
-  using Kind = gpu::AllReduceOperation;
-  return llvm::TypeSwitch<Operation *, std::optional<Kind>>(combiner)
-      .Case<arith::AddFOp, arith::AddIOp>([](auto) { return Kind::ADD; })
-      .Case<arith::MulFOp, arith::MulIOp>([](auto) { return Kind::MUL; })
-      .Case([](arith::MaximumFOp) { return Kind::MAXIMUMF; })
-      .Case([](arith::MinimumFOp) { return Kind::MINIMUMF; })
-      .Case([](arith::MaxNumFOp) { return Kind::MAXNUMF; })
-      .Case([](arith::MinNumFOp) { return Kind::MINNUMF; })
-      .Case([](arith::MaxSIOp) { return Kind::MAXSI; })
-      .Case([](arith::MinSIOp) { return Kind::MINSI; })
-      .Case([](arith::MaxUIOp) { return Kind::MAXUI; })
-      .Case([](arith::MinUIOp) { return Kind::MINUI; })
-      .Case([](arith::AndIOp) { return Kind::AND; })
-      .Case([](arith::OrIOp) { return Kind::OR; })
-      .Case([](arith::XOrIOp) { return Kind::XOR; })
-      .Default([](Operation *) { return std::nullopt; });
-}
-
-/// A reduction this pass gives blocks: its combiner (the op that yields
-/// `combiner(out, x)`), the all-reduce of that combiner, its neutral
-/// element, and the sizes of its parallel and reduced iteration spaces.
+/// A reduction this pass gives blocks: its combiner and the sizes of its
+/// parallel and reduced iteration spaces.
 struct BlockReduction {
   linalg::LinalgOp op;
-  Operation *combiner;
-  gpu::AllReduceOperation kind;
-  TypedAttr neutral;
+  hetero::ReductionCombiner combiner;
   /// The products of the static parallel and reduced extents.
   int64_t outputs = 1;
   int64_t reduced = 1;
@@ -107,11 +84,6 @@ asBlockReduction(linalg::LinalgOp op, int64_t maxOutputs, int64_t minReduced) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() == 0)
     return std::nullopt;
-  auto outType = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
-  Type element = outType.getElementType();
-  if (!element.isF32() && !element.isF64() && !element.isInteger(32) &&
-      !element.isInteger(64))
-    return std::nullopt;
   for (OpOperand *input : op.getDpsInputOperands())
     if (isa<TensorType>(input->get().getType()))
       return std::nullopt;
@@ -130,21 +102,11 @@ asBlockReduction(linalg::LinalgOp op, int64_t maxOutputs, int64_t minReduced) {
   if (indexed.count() != op.getNumParallelLoops())
     return std::nullopt;
 
-  Block *body = op.getBlock();
-  auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  BlockArgument out = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
-  Operation *combiner = yield.getOperand(0).getDefiningOp();
-  if (!combiner || combiner->getBlock() != body ||
-      combiner->getNumOperands() != 2 || !out.hasOneUse() ||
-      out.getUses().begin()->getOwner() != combiner ||
-      !combiner->getResult(0).hasOneUse())
-    return std::nullopt;
-  std::optional<gpu::AllReduceOperation> kind = allReduceKind(combiner);
-  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiner);
-  if (!kind || !neutral)
+  std::optional<hetero::ReductionCombiner> combiner = hetero::blockCombiner(op);
+  if (!combiner)
     return std::nullopt;
 
-  BlockReduction reduction{op, combiner, *kind, *neutral};
+  BlockReduction reduction{op, *combiner};
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   for (auto [range, iterator] : llvm::zip_equal(ranges, iterators)) {
     bool parallel = iterator == utils::IteratorType::parallel;
@@ -172,13 +134,6 @@ asBlockReduction(linalg::LinalgOp op, int64_t maxOutputs, int64_t minReduced) {
   return reduction;
 }
 
-/// The buffer that `value` views.
-Value rootBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
-
 /// The fill of `op`'s output that only allocations separate from `op`, when
 /// no input of `op` reads what it fills: then the reduction may start from
 /// the fill's value instead of reading it back.
@@ -199,40 +154,6 @@ linalg::FillOp foldableFill(linalg::LinalgOp op) {
         rootBuffer(input->get()) == root)
       return nullptr;
   return fill;
-}
-
-/// Splits `linear` into the indices of `dims` (the last fastest), whose
-/// extents are `ranges`, into `ivs`.
-void delinearize(OpBuilder &b, Location loc, Value linear,
-                 ArrayRef<unsigned> dims, ArrayRef<Value> ranges,
-                 SmallVectorImpl<Value> &ivs) {
-  Value rest = linear;
-  for (auto [position, dim] : llvm::enumerate(llvm::reverse(dims))) {
-    if (position + 1 == dims.size()) {
-      ivs[dim] = rest;
-      break;
-    }
-    ivs[dim] = arith::RemUIOp::create(b, loc, rest, ranges[dim]);
-    rest = arith::DivUIOp::create(b, loc, rest, ranges[dim]);
-  }
-}
-
-/// The product of `ranges` at `dims` (1 for none).
-Value extentOf(OpBuilder &b, Location loc, ArrayRef<unsigned> dims,
-               ArrayRef<Value> ranges) {
-  Value product = arith::ConstantIndexOp::create(b, loc, 1);
-  for (unsigned dim : dims)
-    product = b.createOrFold<arith::MulIOp>(loc, product, ranges[dim]);
-  return product;
-}
-
-/// The indices of `map`'s results at iteration `ivs`.
-SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
-                            ArrayRef<Value> ivs) {
-  SmallVector<OpFoldResult> operands(ivs.begin(), ivs.end());
-  return getValueOrCreateConstantIndexOp(
-      b, loc,
-      affine::makeComposedFoldedMultiResultAffineApply(b, loc, map, operands));
 }
 
 /// Replaces `reduction.op` with a kernel of a block per output; with
@@ -294,54 +215,9 @@ void rewrite(const BlockReduction &reduction, int64_t maxThreads,
   Value thread = launch.getThreadIds().x;
   delinearize(b, loc, launch.getBlockIds().x, parallelDims, ranges, ivs);
 
-  Block *body = op.getBlock();
-  BlockArgument out = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
-  Value neutral = arith::ConstantOp::create(b, loc, reduction.neutral);
-  auto loop = scf::ForOp::create(
-      b, loc, thread, reduced, arith::ConstantIndexOp::create(b, loc, threads),
-      ValueRange{neutral},
-      [&](OpBuilder &nb, Location nloc, Value linear, ValueRange carried) {
-        SmallVector<Value> at(ivs);
-        delinearize(nb, nloc, linear, reducedDims, ranges, at);
-        IRMapping mapping;
-        for (OpOperand *input : op.getDpsInputOperands()) {
-          Value value = input->get();
-          if (isa<MemRefType>(value.getType()))
-            value = memref::LoadOp::create(
-                nb, nloc, value,
-                applyMap(nb, nloc, op.getMatchingIndexingMap(input), at));
-          mapping.map(op.getMatchingBlockArgument(input), value);
-        }
-        mapping.map(out, carried.front());
-        for (Operation &inner : body->without_terminator()) {
-          if (auto index = dyn_cast<linalg::IndexOp>(inner))
-            mapping.map(index.getResult(), at[index.getDim()]);
-          else
-            nb.clone(inner, mapping);
-        }
-        scf::YieldOp::create(nb, nloc,
-                             mapping.lookup(reduction.combiner->getResult(0)));
-      });
-
-  Value total = gpu::AllReduceOp::create(
-      b, loc, loop.getResult(0),
-      gpu::AllReduceOperationAttr::get(b.getContext(), reduction.kind),
-      b.getUnitAttr());
-  Value first =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, zero);
-  auto onFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(&onFirst.getThenRegion().front());
-  Value buffer = op.getDpsInitOperand(0)->get();
-  SmallVector<Value> outIndices =
-      applyMap(b, loc, op.getMatchingIndexingMap(op.getDpsInitOperand(0)), ivs);
-  Value start = fill ? fill.getInputs().front()
-                     : memref::LoadOp::create(b, loc, buffer, outIndices);
-  // combiner(start, total), its operands in the body's order.
-  IRMapping mapping;
-  for (Value operand : reduction.combiner->getOperands())
-    mapping.map(operand, operand == out ? start : total);
-  Operation *last = b.clone(*reduction.combiner, mapping);
-  memref::StoreOp::create(b, loc, last->getResult(0), buffer, outIndices);
+  hetero::reduceAcrossBlock(b, loc, op, reduction.combiner, thread, threads,
+                            reducedDims, ranges, ivs,
+                            fill ? fill.getInputs().front() : Value());
 
   op->erase();
   if (fill)

@@ -12,7 +12,9 @@
 // neighbouring elements, a first op computes r partial results per output
 // in parallel (neighbouring threads reading neighbouring elements), and a
 // second op combines the r partials. The partial op's loops are then
-// interchanged so that its reduction is innermost.
+// interchanged so that its reduction is innermost, as are those of every
+// op whose reduction loop comes before a parallel one: the GPU lowering
+// would make such an outer reduction a loop of kernels on the host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +24,8 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <optional>
 
 namespace hetero {
 #define GEN_PASS_DEF_HETEROGPUSPLITREDUCTIONS
@@ -75,6 +79,20 @@ linalg::SplitReductionOptions splitFor(linalg::LinalgOp op, int64_t threads,
   return split;
 }
 
+/// The interchange of `op`'s loops that puts its parallel loops first (in
+/// their order) and its reductions innermost, or none when they are so.
+std::optional<SmallVector<unsigned>> parallelFirst(linalg::GenericOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> order, reductions;
+  for (unsigned loop = 0; loop < iterators.size(); ++loop)
+    (iterators[loop] == utils::IteratorType::reduction ? reductions : order)
+        .push_back(loop);
+  if (reductions.empty() || reductions.front() == order.size())
+    return std::nullopt;
+  order.append(reductions);
+  return order;
+}
+
 struct GpuSplitReductionsPass
     : hetero::impl::HeteroGpuSplitReductionsBase<GpuSplitReductionsPass> {
   using Base::Base;
@@ -89,6 +107,20 @@ struct GpuSplitReductionsPass
           << ", min-reduced = " << smallest;
       return signalPassFailure();
     }
+    // A reduction loop outside a parallel one (a column sum written over
+    // rows, as a folded transpose leaves it) would become a loop of
+    // kernels on the host: its parallel loops go first.
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::GenericOp> reordered;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op.hasPureTensorSemantics() && parallelFirst(op))
+        reordered.push_back(op);
+    });
+    for (linalg::GenericOp op : reordered) {
+      rewriter.setInsertionPoint(op);
+      (void)linalg::interchangeGenericOp(rewriter, op, *parallelFirst(op));
+    }
+
     SmallVector<std::pair<linalg::LinalgOp, linalg::SplitReductionOptions>>
         candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
@@ -96,7 +128,6 @@ struct GpuSplitReductionsPass
       if (options.ratio > 1)
         candidates.push_back({op, options});
     });
-    IRRewriter rewriter(&getContext());
     for (auto [op, options] : candidates) {
       rewriter.setInsertionPoint(op);
       // A combiner splitReduction cannot name a neutral element for (or an
@@ -114,15 +145,10 @@ struct GpuSplitReductionsPass
           dyn_cast<linalg::GenericOp>(split->splitLinalgOp.getOperation());
       if (!partial)
         continue;
-      SmallVector<utils::IteratorType> iterators =
-          partial.getIteratorTypesArray();
-      SmallVector<unsigned> order, reductions;
-      for (unsigned loop = 0; loop < iterators.size(); ++loop)
-        (iterators[loop] == utils::IteratorType::reduction ? reductions : order)
-            .push_back(loop);
-      order.append(reductions);
-      rewriter.setInsertionPoint(partial);
-      (void)linalg::interchangeGenericOp(rewriter, partial, order);
+      if (std::optional<SmallVector<unsigned>> order = parallelFirst(partial)) {
+        rewriter.setInsertionPoint(partial);
+        (void)linalg::interchangeGenericOp(rewriter, partial, *order);
+      }
     }
   }
 };

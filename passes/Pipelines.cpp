@@ -153,9 +153,15 @@ hetero::buildLowerToGpuPipeline(OpPassManager &pm,
   // Element-wise chains become one loop nest, so one kernel and one pass
   // over memory; long reductions with few outputs become parallel
   // partials. Both on tensors.
+  // The products read transposed operands in place (cuBLAS takes them as
+  // such).
+  hetero::HeteroFuseElementwiseOptions fusion;
+  fusion.foldTransposes = options.matmul == hetero::GpuMatmul::cublas;
   OpPassManager &tensors = pm.nest<func::FuncOp>();
-  tensors.addPass(hetero::createHeteroFuseElementwise());
+  tensors.addPass(hetero::createHeteroFuseElementwise(fusion));
   tensors.addPass(hetero::createHeteroGpuSplitReductions());
+  // Results inserted into larger tensors are written in place.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   addBufferization(pm);
   // The step's data in device memory; the f32 GEMMs go to cuBLAS; every other
   // parallel loop nest (copies included) becomes a
@@ -167,6 +173,12 @@ hetero::buildLowerToGpuPipeline(OpPassManager &pm,
   }
   if (options.matmul == hetero::GpuMatmul::cublas)
     pm.addPass(hetero::createHeteroMatmulToCublas());
+  // Chains of ops over the same rows become a kernel of a block per row.
+  if (options.rowKernels) {
+    hetero::HeteroGpuRowKernelsOptions rows;
+    rows.threadsPerBlock = options.threadsPerBlock;
+    pm.nest<func::FuncOp>().addPass(hetero::createHeteroGpuRowKernels(rows));
+  }
   // Reductions with few outputs get a thread block per output; the ops left
   // without a parallel loop (0-d fills) get one of a single iteration, so
   // that they too run on the device.

@@ -30,7 +30,7 @@
 // CHECK:           %[[NEXT:.*]] = arith.addf %[[V]], %[[ACC]] : f32
 // CHECK:           scf.yield %[[NEXT]] : f32
 // CHECK:         %[[TOTAL:.*]] = gpu.all_reduce add %[[PARTIAL]] uniform
-// CHECK:         %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %[[C0]] : index
+// CHECK:         %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %c0{{(_[0-9]+)?}} : index
 // CHECK:         scf.if %[[FIRST]]
 // CHECK-NEXT:      %[[OUT:.*]] = arith.addf %[[TOTAL]], %[[ZERO]] : f32
 // CHECK-NEXT:      memref.store %[[OUT]], %[[SUM]][%[[B]]] : memref<128xf32>

@@ -1,7 +1,9 @@
 // hetero-gpu-split-reductions: a long innermost reduction with few outputs
 // becomes r parallel partials per output (element j * r + p to partial p),
-// reduced innermost, then a combine over the r partials. Short, dynamic,
-// many-output and non-innermost reductions stay whole.
+// reduced innermost, then a combine over the r partials. Short, dynamic
+// and many-output reductions stay whole. An op whose reduction loop is
+// outside a parallel one has its loops interchanged first, reductions
+// innermost (and is then split like the others).
 // RUN: hetero-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(hetero-gpu-split-reductions))' | FileCheck %s
 // RUN: hetero-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(hetero-gpu-split-reductions{threads=8192}))' | FileCheck %s --check-prefix=FEW
 // RUN: not hetero-opt %s --pass-pipeline='builtin.module(func.func(hetero-gpu-split-reductions{min-reduced=8}))' 2>&1 | FileCheck %s --check-prefix=BAD
@@ -38,7 +40,7 @@ func.func @sums(%x: tensor<8192x8192xf32>) -> tensor<8192xf32> {
 // CHECK-LABEL: func.func @whole
 // CHECK-NOT: tensor.expand_shape
 // CHECK: return
-func.func @whole(%short: tensor<64x512xf32>, %many: tensor<262144x2048xf32>, %dynamic: tensor<?x4096xf32>, %outer: tensor<4096x64xf32>) -> (tensor<64xf32>, tensor<262144xf32>, tensor<?xf32>, tensor<64xf32>) {
+func.func @whole(%short: tensor<64x512xf32>, %many: tensor<262144x2048xf32>, %dynamic: tensor<?x4096xf32>) -> (tensor<64xf32>, tensor<262144xf32>, tensor<?xf32>) {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32
   %e0 = tensor.empty() : tensor<64xf32>
@@ -63,13 +65,36 @@ func.func @whole(%short: tensor<64x512xf32>, %many: tensor<262144x2048xf32>, %dy
     %t = arith.addf %v, %acc : f32
     linalg.yield %t : f32
   } -> tensor<?xf32>
+  return %a, %b, %c : tensor<64xf32>, tensor<262144xf32>, tensor<?xf32>
+}
+
+// A column sum written over rows: the columns become the outer loop, the
+// 4096 rows the inner reduction, which then splits (64 outputs, r = 128,
+// each thread 32 rows). A short one is interchanged and stays whole.
+// CHECK-LABEL: func.func @columns
+// CHECK: tensor.expand_shape %arg0 {{\[\[}}0, 1], [2]] output_shape [32, 128, 64]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]}
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg1 : tensor<16x64xf32>)
+// CHECK-NOT: "reduction", "parallel"
+// CHECK: return
+func.func @columns(%outer: tensor<4096x64xf32>, %short: tensor<16x64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e0 : tensor<64xf32>) -> tensor<64xf32>
   %d = linalg.generic {indexing_maps = [#rows, #cols], iterator_types = ["reduction", "parallel"]}
-      ins(%outer : tensor<4096x64xf32>) outs(%e0 : tensor<64xf32>) {
+      ins(%outer : tensor<4096x64xf32>) outs(%init : tensor<64xf32>) {
   ^bb0(%v: f32, %acc: f32):
     %t = arith.addf %v, %acc : f32
     linalg.yield %t : f32
   } -> tensor<64xf32>
-  return %a, %b, %c, %d : tensor<64xf32>, tensor<262144xf32>, tensor<?xf32>, tensor<64xf32>
+  %s = linalg.generic {indexing_maps = [#rows, #cols], iterator_types = ["reduction", "parallel"]}
+      ins(%short : tensor<16x64xf32>) outs(%init : tensor<64xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %t = arith.addf %v, %acc : f32
+    linalg.yield %t : f32
+  } -> tensor<64xf32>
+  return %d, %s : tensor<64xf32>, tensor<64xf32>
 }
 
 // A maximum splits too (its neutral element is -inf).

@@ -126,6 +126,12 @@ struct GpuPipelineOptions
       llvm::cl::desc("Wait for every all-reduce where it stands instead of "
                      "before the first use of its result"),
       llvm::cl::init(false)};
+  Option<bool> rowKernels{
+      *this, "row-kernels",
+      llvm::cl::desc("Run chains of ops over the same rows (layer norms, "
+                     "softmaxes, their adjoints) as one kernel of a block per "
+                     "row (hetero-gpu-row-kernels)"),
+      llvm::cl::init(true)};
   Option<int64_t> threadsPerBlock{
       *this, "threads-per-block",
       llvm::cl::desc("Threads per block of the generated kernels"),

@@ -834,6 +834,87 @@ def HeteroGpuBlockReductions
                            "::mlir::scf::SCFDialect"];
 }
 
+def HeteroGpuRowKernels
+    : Pass<"hetero-gpu-row-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Run a chain of linalg ops over the same rows as one kernel "
+                "of a thread block per row";
+  let description = [{
+    On buffers, before `hetero-gpu-block-reductions`. A layer norm, a
+    softmax, the loss and their adjoints are chains of linalg ops over the
+    same rows, reductions along each row among them, which the generic GPU
+    lowering launches one kernel each. Consecutive linalg ops of a block
+    (only ops without memory effects, allocations and `gpu.wait`s for
+    allocations between them) that
+    share their leading parallel loops (the rows, of the same static
+    extents) become one `gpu.launch` of a block per row, the ops one after
+    the other in it, a `gpu.barrier` between each two:
+
+    ```mlir
+    gpu.launch blocks(%row, ...) in (R, 1, 1) threads(%t, ...) in (T, 1, 1) {
+      scf.for %c = %t to %C step %T { ... }          // element-wise
+      gpu.barrier
+      %partial = scf.for %c = %t to %K step %T iter_args(%a = %neutral)
+      %total = gpu.all_reduce add %partial uniform {}
+      scf.if %t == 0 { out[%row] = out[%row] + %total }
+      ...
+    }
+    ```
+
+    Each op of the chain is either a loop over its remaining parallel
+    iterations (a thread per output element, its reduction loops walked in
+    the thread) or a reduction of the whole row with a combiner
+    `gpu.all_reduce` has (f32, f64, i32, i64), which the block reduces.
+    Every buffer the chain writes is accessed by the chain's ops through one
+    value and indexed by the row loops first and by them nowhere else, so a
+    block reads only the rows it writes. The rows are the most leading
+    loops for which this holds and some op has work within a row; an op
+    runs at most 65536 iterations within a row. A `linalg.fill` of a
+    reduction's output right before it in the chain is folded into its
+    combine. The block has the widest op's next power of two threads, from
+    32 to `threads-per-block`. Chains of one op are left to the other
+    passes.
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t",
+           /*default=*/"256",
+           "Most threads of a row's block: a power of two from 32 to 1024">
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def HeteroGpuLaunchesToLoops
+    : Pass<"hetero-gpu-launches-to-loops", "::mlir::func::FuncOp"> {
+  let summary = "Run gpu.launch bodies as loops on the host, to check "
+                "kernels without a device";
+  let description = [{
+    Replaces each `gpu.launch` (before outlining) by loops on the host that
+    compute what its threads do: a loop over its blocks and, within a block,
+    the body cut at every `gpu.barrier` and after every `gpu.all_reduce`
+    into segments, each a loop over the block's threads from the last to
+    the first (thread 0 commonly writes what the others then read, which a
+    barrier must order). A value a segment
+    computes and a later one reads is kept per thread in a buffer; an
+    all-reduce combines its operand over the threads in thread order. Every
+    thread thus ends a segment before any starts the next, as at a barrier,
+    and a kernel that lacks a barrier it needs reads what no thread has
+    written yet. With the CPU lowering this runs the kernels of
+    `hetero-gpu-block-reductions` and `hetero-gpu-row-kernels` against the
+    linalg ops they replace (test/Integration/gpu-kernels-on-host.test).
+
+    A launch this cannot run is an error: an asynchronous one, one with
+    shared memory, clusters or attributions, a body of several blocks, a
+    barrier or all-reduce inside control flow, an all-reduce with a region,
+    or another op of the gpu dialect in the body.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def HeteroGpuMapLoops
     : Pass<"hetero-gpu-map-loops", "::mlir::func::FuncOp"> {
   let summary = "Tile parallel loops into thread blocks and map them to the GPU";
@@ -1059,6 +1140,12 @@ def HeteroGpuSplitReductions
     leaves each thread at least 32 elements and gives at most `threads`
     partials in all. A combiner without a known neutral element leaves the
     op whole.
+
+    First, every `linalg.generic` on tensors with a reduction loop outside a
+    parallel one (a column sum written over rows, as a folded transpose
+    leaves it) has its loops interchanged, parallel ones first: the GPU
+    lowering would otherwise run the outer reduction as a loop of kernel
+    launches on the host.
   }];
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"131072",

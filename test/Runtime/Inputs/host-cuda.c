@@ -579,6 +579,8 @@ CUresult cuLaunchKernel(CUfunction function, unsigned int gridX,
   if (sharedBytes > 48 * 1024)
     return refuse("cuLaunchKernel", "%s: %u bytes of shared memory", name,
                   sharedBytes);
+  if (getenv("HETERO_HOST_CUDA_TRACE"))
+    fprintf(stderr, "host-cuda: launch %s\n", name);
   pthread_mutex_lock(&lock);
   ++counts.launches;
   if (threads == 1)
