@@ -196,19 +196,10 @@ void rewrite(const BlockReduction &reduction, int64_t maxThreads,
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   }
 
-  int64_t threads =
-      reduction.dynamicReduced
-          ? maxThreads
-          : std::clamp<int64_t>(
-                static_cast<int64_t>(llvm::PowerOf2Ceil(reduction.reduced)),
-                kWarp, maxThreads);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, outputs, one, one,
-      arith::ConstantIndexOp::create(b, loc, threads), one, one);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  gpu::TerminatorOp::create(b, loc);
-  b.setInsertionPointToStart(&launch.getBody().front());
+  int64_t threads = reduction.dynamicReduced
+                        ? maxThreads
+                        : hetero::blockThreads(reduction.reduced, maxThreads);
+  gpu::LaunchOp launch = hetero::createLaunch(b, loc, outputs, threads);
 
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   SmallVector<Value> ivs(ranges.size(), zero);

@@ -363,6 +363,7 @@ struct GpuDeviceBuffersPass
     if (failed(declareRuntime()))
       return signalPassFailure();
 
+    hoistGlobals(module);
     SmallVector<Operation *> ops;
     module.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (isa<gpu::GPUModuleOp>(op))
@@ -380,6 +381,33 @@ struct GpuDeviceBuffersPass
   }
 
 private:
+  /// Moves each function's memref.get_global ops (which read nothing) to
+  /// the start of its body, in their order, so that the device copies are
+  /// looked up before the function's work and not between its kernels,
+  /// which may then be fused (hetero-gpu-row-kernels,
+  /// hetero-gpu-horizontal-fusion).
+  static void hoistGlobals(ModuleOp module) {
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isDeclaration())
+        continue;
+      Block &entry = function.getBody().front();
+      SmallVector<memref::GetGlobalOp> globals;
+      function.walk([&](memref::GetGlobalOp global) {
+        if (global->getParentWithTrait<OpTrait::IsIsolatedFromAbove>() ==
+            function.getOperation())
+          globals.push_back(global);
+      });
+      Operation *last = nullptr;
+      for (memref::GetGlobalOp global : globals) {
+        if (last)
+          global->moveAfter(last);
+        else
+          global->moveBefore(&entry, entry.begin());
+        last = global;
+      }
+    }
+  }
+
   LogicalResult declareRuntime() {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();

@@ -12,8 +12,14 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -60,6 +66,82 @@ hetero::blockCombiner(linalg::LinalgOp op) {
   if (!kind || !neutral)
     return std::nullopt;
   return ReductionCombiner{combiner, *kind, *neutral};
+}
+
+bool hetero::isStaticBufferOp(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op->getNumRegions() != 1)
+    return false;
+  for (OpOperand &operand : op->getOpOperands())
+    if (isa<TensorType>(operand.get().getType()))
+      return false;
+  for (int64_t range : op.getStaticLoopRanges())
+    if (ShapedType::isDynamic(range) || range <= 0)
+      return false;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    llvm::SmallBitVector indexed(iterators.size());
+    for (AffineExpr expr : op.getMatchingIndexingMap(&init).getResults()) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim ||
+          iterators[dim.getPosition()] != utils::IteratorType::parallel ||
+          indexed.test(dim.getPosition()))
+        return false;
+      indexed.set(dim.getPosition());
+    }
+    if (indexed.count() != op.getNumParallelLoops())
+      return false;
+  }
+  return true;
+}
+
+bool hetero::mayStandBetweenKernels(Operation &op) {
+  if (isMemoryEffectFree(&op) || isa<gpu::AllocOp>(op) ||
+      hasSingleEffect<MemoryEffects::Allocate>(&op))
+    return true;
+  auto wait = dyn_cast<gpu::WaitOp>(op);
+  return wait && llvm::all_of(wait.getAsyncDependencies(), [](Value token) {
+           return isa_and_nonnull<gpu::AllocOp, gpu::WaitOp>(
+               token.getDefiningOp());
+         });
+}
+
+int64_t hetero::kernelParameterBytes(ArrayRef<linalg::LinalgOp> ops) {
+  llvm::SmallDenseSet<Value> seen;
+  int64_t bytes = 0;
+  auto count = [&](Value value) {
+    if (value.getDefiningOp<arith::ConstantOp>() || !seen.insert(value).second)
+      return;
+    auto memref = dyn_cast<MemRefType>(value.getType());
+    bytes += memref ? 8 * (3 + 2 * memref.getRank()) : 8;
+  };
+  for (linalg::LinalgOp op : ops) {
+    for (Value operand : op->getOperands())
+      count(operand);
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
+          count(operand);
+    });
+  }
+  return bytes;
+}
+
+int64_t hetero::blockThreads(int64_t widest, int64_t maxThreads) {
+  return std::clamp<int64_t>(
+      static_cast<int64_t>(llvm::PowerOf2Ceil(std::max<int64_t>(widest, 1))),
+      32, maxThreads);
+}
+
+gpu::LaunchOp hetero::createLaunch(OpBuilder &b, Location loc, Value blocks,
+                                   int64_t threads) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, blocks, one, one, arith::ConstantIndexOp::create(b, loc, threads),
+      one, one);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  return launch;
 }
 
 Value hetero::rootBuffer(Value value) {

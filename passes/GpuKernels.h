@@ -35,6 +35,36 @@ struct ReductionCombiner {
 /// block (of an element type warp shuffles carry: f32, f64, i32, i64).
 std::optional<ReductionCombiner> blockCombiner(mlir::linalg::LinalgOp op);
 
+/// Whether `op` is a linalg op on buffers with static, positive loop
+/// ranges that writes each element of each output in one iteration of its
+/// parallel loops (every parallel loop indexes each output once, no
+/// reduction loop does).
+bool isStaticBufferOp(mlir::linalg::LinalgOp op);
+
+/// Whether `op` may stand between two linalg ops that one kernel replaces
+/// (in the place of the later one): it touches no memory, or allocates
+/// (device memory too), or waits for allocations only.
+bool mayStandBetweenKernels(mlir::Operation &op);
+
+/// The most bytes of parameters a kernel built from several linalg ops may
+/// take: ptxas refuses more than 4352 before PTX ISA 8.1.
+constexpr int64_t kMaxKernelParameterBytes = 4096;
+
+/// The bytes of parameters the kernel of `ops` takes, once outlined: a
+/// memref descriptor per buffer (two pointers, an offset, sizes and
+/// strides) and 8 bytes per other value the ops read from outside (the
+/// constants outlining sinks into the kernel not counted).
+int64_t kernelParameterBytes(llvm::ArrayRef<mlir::linalg::LinalgOp> ops);
+
+/// The threads of a block for work `widest` iterations wide: its next
+/// power of two, from one warp (32) to `maxThreads`.
+int64_t blockThreads(int64_t widest, int64_t maxThreads);
+
+/// A gpu.launch of `blocks` blocks of `threads` threads along x, its body
+/// empty but for its terminator, and `b` set before that.
+mlir::gpu::LaunchOp createLaunch(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::Value blocks, int64_t threads);
+
 /// The buffer that `value` views.
 mlir::Value rootBuffer(mlir::Value value);
 

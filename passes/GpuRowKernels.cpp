@@ -49,9 +49,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <optional>
@@ -86,35 +84,10 @@ unsigned leadingParallel(linalg::LinalgOp op) {
   return count;
 }
 
-/// An op a chain may hold: on buffers, static positive loop ranges, a
-/// leading parallel loop, and outputs that each parallel loop indexes once
-/// and no reduction loop indexes (so one iteration of the parallel loops
-/// writes each output element).
+/// An op a chain may hold: one with static loops on buffers that writes
+/// each output element once, and a leading parallel loop.
 bool isCandidate(linalg::LinalgOp op) {
-  if (!op.hasPureBufferSemantics() || op->getNumRegions() != 1 ||
-      leadingParallel(op) == 0)
-    return false;
-  for (OpOperand &operand : op->getOpOperands())
-    if (isa<TensorType>(operand.get().getType()))
-      return false;
-  for (int64_t range : op.getStaticLoopRanges())
-    if (ShapedType::isDynamic(range) || range <= 0)
-      return false;
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  for (OpOperand &init : op.getDpsInitsMutable()) {
-    llvm::SmallBitVector indexed(iterators.size());
-    for (AffineExpr expr : op.getMatchingIndexingMap(&init).getResults()) {
-      auto dim = dyn_cast<AffineDimExpr>(expr);
-      if (!dim ||
-          iterators[dim.getPosition()] != utils::IteratorType::parallel ||
-          indexed.test(dim.getPosition()))
-        return false;
-      indexed.set(dim.getPosition());
-    }
-    if (indexed.count() != op.getNumParallelLoops())
-      return false;
-  }
-  return true;
+  return hetero::isStaticBufferOp(op) && leadingParallel(op) > 0;
 }
 
 /// Whether `map` indexes by the row loops 0 .. rows-1 first, in order, and
@@ -227,6 +200,8 @@ std::optional<Chain> chainOf(ArrayRef<linalg::LinalgOp> ops, unsigned rows) {
 /// the most row loops (a fill that a reduction will follow).
 std::optional<Chain> bestChain(ArrayRef<linalg::LinalgOp> ops,
                                unsigned fewest) {
+  if (hetero::kernelParameterBytes(ops) > hetero::kMaxKernelParameterBytes)
+    return std::nullopt;
   linalg::LinalgOp first = ops.front();
   SmallVector<int64_t> shared = first.getStaticLoopRanges();
   shared.resize(leadingParallel(first));
@@ -351,16 +326,9 @@ void rewrite(const Chain &chain, int64_t maxThreads) {
   int64_t widest = 1;
   for (const Phase &phase : chain.phases)
     widest = std::max(widest, phase.work);
-  int64_t threads = std::clamp<int64_t>(
-      static_cast<int64_t>(llvm::PowerOf2Ceil(widest)), kWarp, maxThreads);
-
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, arith::ConstantIndexOp::create(b, loc, rows), one, one,
-      arith::ConstantIndexOp::create(b, loc, threads), one, one);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  gpu::TerminatorOp::create(b, loc);
-  b.setInsertionPointToStart(&launch.getBody().front());
+  int64_t threads = hetero::blockThreads(widest, maxThreads);
+  gpu::LaunchOp launch = hetero::createLaunch(
+      b, loc, arith::ConstantIndexOp::create(b, loc, rows), threads);
 
   SmallVector<Value> rowRanges, rowIvs(chain.rows);
   SmallVector<unsigned> rowDims;
@@ -382,20 +350,6 @@ void rewrite(const Chain &chain, int64_t maxThreads) {
   }
 }
 
-/// Whether `op` may lie between two ops of a chain, which the kernel then
-/// follows: it touches no memory, or allocates (device memory too), or
-/// waits for allocations only.
-bool isTransparent(Operation &op) {
-  if (isMemoryEffectFree(&op) || isa<gpu::AllocOp>(op) ||
-      hasSingleEffect<MemoryEffects::Allocate>(&op))
-    return true;
-  auto wait = dyn_cast<gpu::WaitOp>(op);
-  return wait && llvm::all_of(wait.getAsyncDependencies(), [](Value token) {
-           return isa_and_nonnull<gpu::AllocOp, gpu::WaitOp>(
-               token.getDefiningOp());
-         });
-}
-
 struct GpuRowKernelsPass
     : hetero::impl::HeteroGpuRowKernelsBase<GpuRowKernelsPass> {
   using Base::Base;
@@ -415,14 +369,19 @@ struct GpuRowKernelsPass
       rewrite(chain, threads);
   }
 
-  /// Appends the chains of `block` worth a kernel (two phases or more).
+  /// Appends the chains of `block` worth a kernel: two phases or more, one
+  /// of them a reduction (independent element-wise ops are
+  /// hetero-gpu-horizontal-fusion's).
   static void collect(Block &block, SmallVectorImpl<Chain> &chains) {
     SmallVector<linalg::LinalgOp> ops;
     std::optional<Chain> chain;
     auto finish = [&] {
       if (chain) {
         foldFills(*chain);
-        if (chain->phases.size() >= 2 && chain->columns)
+        if (chain->phases.size() >= 2 && chain->columns &&
+            llvm::any_of(chain->phases, [](const Phase &phase) {
+              return !phase.reducedDims.empty();
+            }))
           chains.push_back(std::move(*chain));
       }
       ops.clear();
@@ -446,7 +405,7 @@ struct GpuRowKernelsPass
           ops.clear();
         continue;
       }
-      if (isTransparent(op))
+      if (hetero::mayStandBetweenKernels(op))
         continue;
       finish();
     }

@@ -517,12 +517,16 @@ func::FuncOp PipelineLowering::emitBackwardCallTask(int64_t s, int64_t factor,
 }
 
 void PipelineLowering::addIntoGradientSums(int64_t s, ValueRange gradients) {
-  for (auto [sum, gradient] :
-       llvm::zip_equal(stages[s].gradientSums, gradients)) {
-    Value buffer = memref::GetGlobalOp::create(builder, loc, sum.getType(),
-                                               sum.getSymName());
+  // The sums are read first and added to after, so that the adds stand
+  // together (the GPU pipeline runs them as one kernel).
+  SmallVector<Value> buffers;
+  for (memref::GlobalOp sum : stages[s].gradientSums)
+    buffers.push_back(memref::GetGlobalOp::create(builder, loc, sum.getType(),
+                                                  sum.getSymName()));
+  for (auto [buffer, gradient] : llvm::zip_equal(buffers, gradients)) {
     Value term = bufferization::ToBufferOp::create(
-        builder, loc, sum.getType(), gradient, /*read_only=*/true);
+        builder, loc, cast<MemRefType>(buffer.getType()), gradient,
+        /*read_only=*/true);
     linalg::AddOp::create(builder, loc, ValueRange{buffer, term},
                           ValueRange{buffer});
   }

@@ -90,8 +90,10 @@ hetero::buildLowerToCpuPipeline(OpPassManager &pm,
   // products read transposed operands in place (BLAS takes them as such).
   hetero::HeteroFuseElementwiseOptions fusion;
   fusion.foldTransposes = options.matmul == hetero::CpuMatmul::blas;
-  fusion.duplicateTranscendentals = false;
+  fusion.duplicateTranscendentals = options.gpuKernelsOnHost;
   pm.nest<func::FuncOp>().addPass(hetero::createHeteroFuseElementwise(fusion));
+  if (options.gpuKernelsOnHost)
+    pm.nest<func::FuncOp>().addPass(hetero::createHeteroGpuSplitReductions());
   // Sums and maxima along a row vectorise once they may be reordered.
   if (options.reassociateReductions)
     pm.nest<func::FuncOp>().addPass(
@@ -103,6 +105,14 @@ hetero::buildLowerToCpuPipeline(OpPassManager &pm,
   addBufferization(pm);
   if (options.matmul == hetero::CpuMatmul::blas)
     pm.addPass(hetero::createHeteroMatmulToBlas());
+  // The GPU pipeline's kernels, run as loops on the host.
+  if (options.gpuKernelsOnHost) {
+    OpPassManager &kernels = pm.nest<func::FuncOp>();
+    kernels.addPass(hetero::createHeteroGpuRowKernels());
+    kernels.addPass(hetero::createHeteroGpuBlockReductions());
+    kernels.addPass(hetero::createHeteroGpuHorizontalFusion());
+    kernels.addPass(hetero::createHeteroGpuLaunchesToLoops());
+  }
   // Loops and control flow, one function at a time.
   OpPassManager &loops = pm.nest<func::FuncOp>();
   loops.addPass(createConvertLinalgToLoopsPass());
@@ -186,6 +196,13 @@ hetero::buildLowerToGpuPipeline(OpPassManager &pm,
   reductions.threadsPerBlock = options.threadsPerBlock;
   pm.nest<func::FuncOp>().addPass(
       hetero::createHeteroGpuBlockReductions(reductions));
+  // Independent element-wise ops that stand together become one kernel.
+  if (options.horizontalFusion) {
+    hetero::HeteroGpuHorizontalFusionOptions horizontal;
+    horizontal.threadsPerBlock = options.threadsPerBlock;
+    pm.nest<func::FuncOp>().addPass(
+        hetero::createHeteroGpuHorizontalFusion(horizontal));
+  }
   pm.nest<func::FuncOp>().addPass(hetero::createHeteroGpuSerialKernels());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   OpPassManager &kernels = pm.nest<func::FuncOp>();

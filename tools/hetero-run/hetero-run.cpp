@@ -163,6 +163,12 @@ static cl::opt<bool> reassociateReductions(
              "vectorise (=false keeps each sum's order, bit for bit as "
              "written)"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> gpuKernelsOnHost(
+    "gpu-kernels-on-host",
+    cl::desc("On the CPU, run the kernels the GPU pipeline builds (row "
+             "kernels, block reductions, horizontal fusion) as loops, to "
+             "check them against the CPU's own code without a device"),
+    cl::init(false), cl::cat(category));
 /// --threads: the threads each rank's BLAS products may use. libLLVM
 /// already registers a `threads` option of type int (without a
 /// description); hetero-run takes that one over, and registers its own
@@ -1180,6 +1186,7 @@ int run() {
     hetero::CpuPipelineOptions cpuOptions;
     cpuOptions.blockingCollectives = blockingCollectives;
     cpuOptions.reassociateReductions = reassociateReductions;
+    cpuOptions.gpuKernelsOnHost = gpuKernelsOnHost;
     if (!matmul.empty())
       cpuOptions.matmul = *cpuMatmul;
     if (failed(hetero::buildLowerToCpuPipeline(pm, cpuOptions)))

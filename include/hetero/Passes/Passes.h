@@ -74,6 +74,14 @@ struct CpuPipelineOptions
                      "step's buffers (false: the C library's aligned_alloc "
                      "and free, for code run without libhetero_rt)"),
       llvm::cl::init(true)};
+  Option<bool> gpuKernelsOnHost{
+      *this, "gpu-kernels-on-host",
+      llvm::cl::desc("Build the GPU pipeline's own kernels (split and "
+                     "block reductions, row kernels, horizontal fusion) and "
+                     "run them as loops on the host "
+                     "(hetero-gpu-launches-to-loops), to check them without a "
+                     "device"),
+      llvm::cl::init(false)};
 };
 mlir::LogicalResult
 buildLowerToCpuPipeline(mlir::OpPassManager &pm,
@@ -131,6 +139,12 @@ struct GpuPipelineOptions
       llvm::cl::desc("Run chains of ops over the same rows (layer norms, "
                      "softmaxes, their adjoints) as one kernel of a block per "
                      "row (hetero-gpu-row-kernels)"),
+      llvm::cl::init(true)};
+  Option<bool> horizontalFusion{
+      *this, "horizontal-fusion",
+      llvm::cl::desc("Run independent element-wise ops that stand together "
+                     "(gradient sums, optimizer updates) as one kernel "
+                     "(hetero-gpu-horizontal-fusion)"),
       llvm::cl::init(true)};
   Option<int64_t> threadsPerBlock{
       *this, "threads-per-block",

@@ -871,13 +871,58 @@ def HeteroGpuRowKernels
     runs at most 65536 iterations within a row. A `linalg.fill` of a
     reduction's output right before it in the chain is folded into its
     combine. The block has the widest op's next power of two threads, from
-    32 to `threads-per-block`. Chains of one op are left to the other
-    passes.
+    32 to `threads-per-block`. Chains of one op, and chains without a
+    reduction (independent element-wise ops, which
+    `hetero-gpu-horizontal-fusion` takes), are left to the other passes. A
+    chain ends before the kernel's parameters (a memref descriptor per
+    buffer) would pass 4096 bytes, which ptxas refuses before PTX 8.1.
   }];
   let options = [
     Option<"threadsPerBlock", "threads-per-block", "int64_t",
            /*default=*/"256",
            "Most threads of a row's block: a power of two from 32 to 1024">
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def HeteroGpuHorizontalFusion
+    : Pass<"hetero-gpu-horizontal-fusion", "::mlir::func::FuncOp"> {
+  let summary = "Run independent element-wise linalg ops as one kernel";
+  let description = [{
+    On buffers, after `hetero-gpu-row-kernels` and
+    `hetero-gpu-block-reductions`. A pipeline's tasks add each parameter's
+    gradient into its sum, apply Adam to each parameter and zero each sum:
+    one small element-wise op per parameter, a launch each. A run of
+    consecutive linalg ops of a block (only ops without memory effects,
+    allocations and `gpu.wait`s for allocations between them) with static
+    loop ranges and no reduction loop, each writing each output element
+    once, of which no op touches a buffer another writes, becomes one
+    `gpu.launch`: each op gets ceil(iterations / T) blocks of the grid, one
+    after the other (T the widest op's next power of two iterations, from
+    32 to `threads-per-block`), and a thread of them runs one
+    iteration of the op (the last loop fastest), the blocks of the other
+    ops skipping it:
+
+    ```mlir
+    gpu.launch blocks(%b, ...) in (B0 + B1, 1, 1) threads(%t, ...) in (T, 1, 1) {
+      scf.if %b >= 0 and %b < B0 { %i = %b * T + %t; scf.if %i < N0 {...} }
+      scf.if %b >= B0 and %b < B0 + B1 { ... }
+    }
+    ```
+
+    The kernel takes the place of the run's last op. Runs of one op are
+    left alone. A run ends before the kernel's parameters (a memref
+    descriptor per buffer) would pass 4096 bytes, which ptxas refuses
+    before PTX 8.1.
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t",
+           /*default=*/"256",
+           "Threads of a block: a power of two from 32 to 1024">
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect",
