@@ -80,6 +80,9 @@ const char *const kPipelines[] = {
     "hetero-lower-to-cpu",
     "hetero-lower-to-gpu{format=isa}",
     "func.func(hetero-gpu-block-reductions,hetero-gpu-serial-kernels)",
+    "func.func(hetero-gpu-row-kernels,hetero-gpu-block-reductions,"
+    "hetero-gpu-horizontal-fusion,hetero-gpu-launches-to-loops)",
+    "hetero-lower-to-cpu{gpu-kernels-on-host=true}",
     "hetero-kfkb-schedule{group-sizes=1,2},hetero-lower-pipeline,"
     "hetero-fuse-gradients,hetero-select-compression,hetero-lower-to-cpu",
     "hetero-lower-pipeline{eager-gradient-sync=true},"
