@@ -40,7 +40,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <optional>
@@ -87,20 +86,10 @@ asBlockReduction(linalg::LinalgOp op, int64_t maxOutputs, int64_t minReduced) {
   for (OpOperand *input : op.getDpsInputOperands())
     if (isa<TensorType>(input->get().getType()))
       return std::nullopt;
-  // The output is indexed by every parallel loop, each once: one block
-  // writes each output element, and every element is written.
-  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  llvm::SmallBitVector indexed(iterators.size());
-  for (AffineExpr expr : outMap.getResults()) {
-    auto dim = dyn_cast<AffineDimExpr>(expr);
-    if (!dim || iterators[dim.getPosition()] != utils::IteratorType::parallel ||
-        indexed.test(dim.getPosition()))
-      return std::nullopt;
-    indexed.set(dim.getPosition());
-  }
-  if (indexed.count() != op.getNumParallelLoops())
+  // One block writes each output element, and every element is written.
+  if (!hetero::writesEachOutputOnce(op))
     return std::nullopt;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
 
   std::optional<hetero::ReductionCombiner> combiner = hetero::blockCombiner(op);
   if (!combiner)

@@ -50,33 +50,33 @@ bool isCandidate(linalg::LinalgOp op) {
   return op.getNumReductionLoops() == 0 && hetero::isStaticBufferOp(op);
 }
 
-/// The buffers `op` writes and those it reads, by root.
-void accesses(linalg::LinalgOp op, llvm::SmallDenseSet<Value> &writes,
-              llvm::SmallDenseSet<Value> &reads) {
-  for (Value init : op.getDpsInits())
-    writes.insert(hetero::rootBuffer(init));
-  for (Value input : op.getDpsInputs())
-    if (isa<MemRefType>(input.getType()))
-      reads.insert(hetero::rootBuffer(input));
-}
-
-/// Whether `op` may run at once with `run`: it touches no buffer an op of
-/// the run writes, and writes no buffer an op of the run reads.
-bool independent(linalg::LinalgOp op, ArrayRef<linalg::LinalgOp> run) {
+/// The buffers a run writes and those it reads, by root.
+struct Accesses {
   llvm::SmallDenseSet<Value> writes, reads;
-  accesses(op, writes, reads);
-  for (linalg::LinalgOp other : run) {
-    llvm::SmallDenseSet<Value> otherWrites, otherReads;
-    accesses(other, otherWrites, otherReads);
-    for (Value root : otherWrites)
+
+  void add(linalg::LinalgOp op) {
+    for (Value init : op.getDpsInits())
+      writes.insert(hetero::rootBuffer(init));
+    for (Value input : op.getDpsInputs())
+      if (isa<MemRefType>(input.getType()))
+        reads.insert(hetero::rootBuffer(input));
+  }
+
+  /// Whether `op` may run at once with the run: it touches no buffer the
+  /// run writes, and writes no buffer the run reads.
+  bool independent(linalg::LinalgOp op) const {
+    for (Value init : op.getDpsInits()) {
+      Value root = hetero::rootBuffer(init);
       if (writes.contains(root) || reads.contains(root))
         return false;
-    for (Value root : writes)
-      if (otherReads.contains(root))
+    }
+    for (Value input : op.getDpsInputs())
+      if (isa<MemRefType>(input.getType()) &&
+          writes.contains(hetero::rootBuffer(input)))
         return false;
+    return true;
   }
-  return true;
-}
+};
 
 /// The iterations of `op`.
 int64_t iterations(linalg::LinalgOp op) {
@@ -141,22 +141,10 @@ void rewrite(ArrayRef<linalg::LinalgOp> run, int64_t maxThreads) {
     }
     SmallVector<Value> ivs(ranges.size());
     hetero::delinearize(b, loc, linear, dims, ranges, ivs);
-    SmallVector<Value> outs;
-    for (OpOperand &init : op.getDpsInitsMutable())
-      outs.push_back(
-          op.getMatchingBlockArgument(&init).use_empty()
-              ? Value()
-              : memref::LoadOp::create(
-                    b, loc, init.get(),
-                    hetero::applyMap(b, loc, op.getMatchingIndexingMap(&init),
-                                     ivs))
-                    .getResult());
-    SmallVector<Value> results = hetero::cloneBodyAt(b, loc, op, ivs, outs);
-    for (auto [init, result] :
-         llvm::zip_equal(op.getDpsInitsMutable(), results))
-      memref::StoreOp::create(
-          b, loc, result, init.get(),
-          hetero::applyMap(b, loc, op.getMatchingIndexingMap(&init), ivs));
+    hetero::storeOutputs(
+        b, loc, op, ivs,
+        hetero::cloneBodyAt(b, loc, op, ivs,
+                            hetero::loadOutputs(b, loc, op, ivs)));
   }
   for (linalg::LinalgOp op : run)
     op->erase();
@@ -185,10 +173,12 @@ struct GpuHorizontalFusionPass
   static void collect(Block &block,
                       SmallVectorImpl<SmallVector<linalg::LinalgOp>> &runs) {
     SmallVector<linalg::LinalgOp> run;
+    Accesses accesses;
     auto finish = [&] {
       if (run.size() >= 2)
         runs.push_back(run);
       run.clear();
+      accesses = Accesses();
     };
     for (Operation &op : block) {
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
@@ -197,9 +187,10 @@ struct GpuHorizontalFusionPass
         bool fits = hetero::kernelParameterBytes(run) <=
                     hetero::kMaxKernelParameterBytes;
         run.pop_back();
-        if (!fits || !independent(linalgOp, run))
+        if (!fits || !accesses.independent(linalgOp))
           finish();
         run.push_back(linalgOp);
+        accesses.add(linalgOp);
         continue;
       }
       if (!hetero::mayStandBetweenKernels(op))

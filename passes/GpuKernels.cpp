@@ -77,6 +77,10 @@ bool hetero::isStaticBufferOp(linalg::LinalgOp op) {
   for (int64_t range : op.getStaticLoopRanges())
     if (ShapedType::isDynamic(range) || range <= 0)
       return false;
+  return writesEachOutputOnce(op);
+}
+
+bool hetero::writesEachOutputOnce(linalg::LinalgOp op) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   for (OpOperand &init : op.getDpsInitsMutable()) {
     llvm::SmallBitVector indexed(iterators.size());
@@ -114,9 +118,8 @@ int64_t hetero::kernelParameterBytes(ArrayRef<linalg::LinalgOp> ops) {
     auto memref = dyn_cast<MemRefType>(value.getType());
     bytes += memref ? 8 * (3 + 2 * memref.getRank()) : 8;
   };
+  // The walk visits each op itself too: its operands come from outside.
   for (linalg::LinalgOp op : ops) {
-    for (Value operand : op->getOperands())
-      count(operand);
     op->walk([&](Operation *inner) {
       for (Value operand : inner->getOperands())
         if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
@@ -205,6 +208,29 @@ SmallVector<Value> hetero::cloneBodyAt(OpBuilder &b, Location loc,
   return llvm::map_to_vector(
       body->getTerminator()->getOperands(),
       [&](Value v) { return mapping.lookupOrDefault(v); });
+}
+
+SmallVector<Value> hetero::loadOutputs(OpBuilder &b, Location loc,
+                                       linalg::LinalgOp op,
+                                       ArrayRef<Value> ivs) {
+  SmallVector<Value> outs;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    outs.push_back(
+        op.getMatchingBlockArgument(&init).use_empty()
+            ? Value()
+            : memref::LoadOp::create(
+                  b, loc, init.get(),
+                  applyMap(b, loc, op.getMatchingIndexingMap(&init), ivs))
+                  .getResult());
+  return outs;
+}
+
+void hetero::storeOutputs(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                          ArrayRef<Value> ivs, ValueRange results) {
+  for (auto [init, result] : llvm::zip_equal(op.getDpsInitsMutable(), results))
+    memref::StoreOp::create(
+        b, loc, result, init.get(),
+        applyMap(b, loc, op.getMatchingIndexingMap(&init), ivs));
 }
 
 void hetero::reduceAcrossBlock(OpBuilder &b, Location loc, linalg::LinalgOp op,

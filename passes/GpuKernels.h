@@ -41,6 +41,11 @@ std::optional<ReductionCombiner> blockCombiner(mlir::linalg::LinalgOp op);
 /// reduction loop does).
 bool isStaticBufferOp(mlir::linalg::LinalgOp op);
 
+/// Whether every parallel loop of `op` indexes each of its outputs once and
+/// no reduction loop does: one iteration of the parallel loops writes each
+/// output element, and every element is written.
+bool writesEachOutputOnce(mlir::linalg::LinalgOp op);
+
 /// Whether `op` may stand between two linalg ops that one kernel replaces
 /// (in the place of the later one): it touches no memory, or allocates
 /// (device memory too), or waits for allocations only.
@@ -92,6 +97,19 @@ llvm::SmallVector<mlir::Value> applyMap(mlir::OpBuilder &b, mlir::Location loc,
 llvm::SmallVector<mlir::Value>
 cloneBodyAt(mlir::OpBuilder &b, mlir::Location loc, mlir::linalg::LinalgOp op,
             llvm::ArrayRef<mlir::Value> ivs, mlir::ValueRange outs);
+
+/// The values of `op`'s outputs at iteration `ivs` that its body reads
+/// (null for those it does not), for cloneBodyAt.
+llvm::SmallVector<mlir::Value> loadOutputs(mlir::OpBuilder &b,
+                                           mlir::Location loc,
+                                           mlir::linalg::LinalgOp op,
+                                           llvm::ArrayRef<mlir::Value> ivs);
+
+/// Stores `results` (what the body yields) to `op`'s outputs at iteration
+/// `ivs`.
+void storeOutputs(mlir::OpBuilder &b, mlir::Location loc,
+                  mlir::linalg::LinalgOp op, llvm::ArrayRef<mlir::Value> ivs,
+                  mlir::ValueRange results);
 
 /// Reduces `op`, whose combiner is `combiner`, at the parallel indices in
 /// `ivs` across the `threads` threads of a block, `thread` this one's

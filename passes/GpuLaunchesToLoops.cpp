@@ -24,8 +24,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace hetero {
@@ -36,44 +38,6 @@ namespace hetero {
 using namespace mlir;
 
 namespace {
-
-/// `lhs` combined with `rhs` as gpu.all_reduce `kind` does.
-Value combine(OpBuilder &b, Location loc, gpu::AllReduceOperation kind,
-              Value lhs, Value rhs) {
-  using Kind = gpu::AllReduceOperation;
-  bool isFloat = isa<FloatType>(lhs.getType());
-  switch (kind) {
-  case Kind::ADD:
-    return isFloat ? arith::AddFOp::create(b, loc, lhs, rhs).getResult()
-                   : arith::AddIOp::create(b, loc, lhs, rhs).getResult();
-  case Kind::MUL:
-    return isFloat ? arith::MulFOp::create(b, loc, lhs, rhs).getResult()
-                   : arith::MulIOp::create(b, loc, lhs, rhs).getResult();
-  case Kind::MAXIMUMF:
-    return arith::MaximumFOp::create(b, loc, lhs, rhs);
-  case Kind::MINIMUMF:
-    return arith::MinimumFOp::create(b, loc, lhs, rhs);
-  case Kind::MAXNUMF:
-    return arith::MaxNumFOp::create(b, loc, lhs, rhs);
-  case Kind::MINNUMF:
-    return arith::MinNumFOp::create(b, loc, lhs, rhs);
-  case Kind::MAXSI:
-    return arith::MaxSIOp::create(b, loc, lhs, rhs);
-  case Kind::MINSI:
-    return arith::MinSIOp::create(b, loc, lhs, rhs);
-  case Kind::MAXUI:
-    return arith::MaxUIOp::create(b, loc, lhs, rhs);
-  case Kind::MINUI:
-    return arith::MinUIOp::create(b, loc, lhs, rhs);
-  case Kind::AND:
-    return arith::AndIOp::create(b, loc, lhs, rhs);
-  case Kind::OR:
-    return arith::OrIOp::create(b, loc, lhs, rhs);
-  case Kind::XOR:
-    return arith::XOrIOp::create(b, loc, lhs, rhs);
-  }
-  llvm_unreachable("unknown all-reduce operation");
-}
 
 /// Why `launch` cannot run as loops, or "" when it can.
 std::string unsupported(gpu::LaunchOp launch) {
@@ -258,7 +222,10 @@ void emulate(gpu::LaunchOp launch) {
                 Value next =
                     memref::LoadOp::create(fb, floc, buffer, ValueRange{t});
                 scf::YieldOp::create(
-                    fb, floc, combine(fb, floc, kind, acc.front(), next));
+                    fb, floc,
+                    vector::makeArithReduction(fb, floc,
+                                               gpu::convertReductionKind(kind),
+                                               acc.front(), next));
               });
           uniform.map(segment.allReduce.getResult(), fold.getResult(0));
         }

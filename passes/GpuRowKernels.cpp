@@ -139,6 +139,12 @@ std::optional<Phase> phaseOf(linalg::LinalgOp op, unsigned rows) {
       total *= ranges[dim];
     return total;
   };
+  // A reduction walked in a thread carries each output's value.
+  if (!phase.reducedDims.empty() &&
+      llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+        return op.getMatchingBlockArgument(&init).use_empty();
+      }))
+    return std::nullopt;
   if (phase.parallelDims.empty() && !phase.reducedDims.empty()) {
     // A reduction of the whole row: the block's, or none (one thread
     // would walk the row alone).
@@ -273,20 +279,9 @@ void emitPhase(OpBuilder &b, Location loc, const Phase &phase,
       [&](OpBuilder &nb, Location nloc, Value linear, ValueRange) {
         SmallVector<Value> at(ivs);
         delinearize(nb, nloc, linear, phase.parallelDims, ranges, at);
-        SmallVector<Value> outs;
-        for (OpOperand &init : op.getDpsInitsMutable()) {
-          if (op.getMatchingBlockArgument(&init).use_empty()) {
-            outs.push_back(Value());
-            continue;
-          }
-          outs.push_back(
-              start ? start
-                    : memref::LoadOp::create(
-                          nb, nloc, init.get(),
-                          hetero::applyMap(
-                              nb, nloc, op.getMatchingIndexingMap(&init), at))
-                          .getResult());
-        }
+        // A folded fill's value is the one output's start.
+        SmallVector<Value> outs = start ? SmallVector<Value>{start}
+                                        : hetero::loadOutputs(nb, nloc, op, at);
         SmallVector<Value> results;
         if (phase.reducedDims.empty()) {
           results = hetero::cloneBodyAt(nb, nloc, op, at, outs);
@@ -305,11 +300,7 @@ void emitPhase(OpBuilder &b, Location loc, const Phase &phase,
               });
           results = loop.getResults();
         }
-        for (auto [init, result] :
-             llvm::zip_equal(op.getDpsInitsMutable(), results))
-          memref::StoreOp::create(
-              nb, nloc, result, init.get(),
-              hetero::applyMap(nb, nloc, op.getMatchingIndexingMap(&init), at));
+        hetero::storeOutputs(nb, nloc, op, at, results);
         scf::YieldOp::create(nb, nloc);
       });
 }
