@@ -101,3 +101,29 @@ func.func @asynchronous() {
   }
   return
 }
+
+// -----
+
+func.func @workgroup_memory() {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{cannot run this launch on the host: it has shared memory, clusters or attributions}}
+  gpu.launch blocks(%b, %b1, %b2) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%t, %t1, %t2) in (%tx = %c1, %ty = %c1, %tz = %c1) workgroup(%w : memref<32xf32, #gpu.address_space<workgroup>>) {
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @several_blocks(%flag: i1) {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{cannot run this launch on the host: it has a body of several blocks}}
+  gpu.launch blocks(%b, %b1, %b2) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%t, %t1, %t2) in (%tx = %c1, %ty = %c1, %tz = %c1) {
+    cf.cond_br %flag, ^bb1, ^bb2
+  ^bb1:
+    gpu.terminator
+  ^bb2:
+    gpu.terminator
+  }
+  return
+}
