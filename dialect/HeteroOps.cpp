@@ -184,6 +184,112 @@ verifyRankAgainstGroup(OpTy op, StringRef what, int64_t rank,
 // PipelineOp
 //===----------------------------------------------------------------------===//
 
+/// The value of `placement = ...`: `loop`, `v` or `[0, 1, 1, 0]`.
+static ParseResult parseStagePlacement(OpAsmParser &parser,
+                                       Attribute &placement) {
+  if (succeeded(parser.parseOptionalKeyword("loop"))) {
+    placement = parser.getBuilder().getStringAttr("loop");
+    return success();
+  }
+  if (succeeded(parser.parseOptionalKeyword("v"))) {
+    placement = parser.getBuilder().getStringAttr("v");
+    return success();
+  }
+  SmallVector<int64_t> ranks;
+  SMLoc at = parser.getCurrentLocation();
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, [&] {
+        return parser.parseInteger(ranks.emplace_back());
+      }))
+    return parser.emitError(at, "expected a placement: loop, v, or a list "
+                                "of one rank per stage such as [0, 1, 1, 0]");
+  placement = parser.getBuilder().getDenseI64ArrayAttr(ranks);
+  return success();
+}
+
+static void printStagePlacement(OpAsmPrinter &printer, Operation *,
+                                Attribute placement) {
+  if (auto kind = dyn_cast<StringAttr>(placement))
+    printer << kind.getValue();
+  else
+    printer << "[" << cast<DenseI64ArrayAttr>(placement).asArrayRef() << "]";
+}
+
+int64_t PipelineOp::getNumRanks() {
+  if (FlatSymbolRefAttr gridName = getGridAttr())
+    if (auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+            *this, gridName))
+      if (!grid.getShape().empty())
+        return grid.getShape()[0];
+  Attribute placement = getPlacementAttr();
+  if (!placement)
+    return getNumStages();
+  if (auto ranks = dyn_cast<DenseI64ArrayAttr>(placement)) {
+    int64_t most = -1;
+    for (int64_t rank : ranks.asArrayRef())
+      most = std::max(most, rank);
+    return most + 1;
+  }
+  if (cast<StringAttr>(placement).getValue() == "v")
+    return getNumStages() / 2;
+  return 0; // loop: the ranks are the grid's
+}
+
+schedule::Placement PipelineOp::getStagePlacement() {
+  int64_t ranks = getNumRanks();
+  Attribute placement = getPlacementAttr();
+  if (!placement)
+    return schedule::Placement::identity(getNumStages());
+  if (auto list = dyn_cast<DenseI64ArrayAttr>(placement)) {
+    schedule::Placement result;
+    result.rankOf.assign(list.asArrayRef().begin(), list.asArrayRef().end());
+    result.ranks = ranks;
+    return result;
+  }
+  if (cast<StringAttr>(placement).getValue() == "v")
+    return schedule::Placement::vShape(ranks);
+  return schedule::Placement::loop(getNumStages(), ranks);
+}
+
+/// The placement's stage-to-rank map must fit the pipeline's stages and
+/// ranks.
+static LogicalResult verifyPlacement(PipelineOp pipeline) {
+  Attribute placement = pipeline.getPlacementAttr();
+  if (!placement)
+    return success();
+  int64_t stages = pipeline.getNumStages();
+  int64_t ranks = pipeline.getNumRanks();
+  if (auto kind = dyn_cast<StringAttr>(placement)) {
+    if (kind.getValue() != "loop" && kind.getValue() != "v")
+      return pipeline.emitOpError()
+             << "has placement '" << kind.getValue()
+             << "', expected loop, v, or a list of one rank per stage";
+    if (ranks == 0)
+      return pipeline.emitOpError()
+             << "places its stages in a loop over the ranks of its grid, "
+                "but names no grid";
+    if (kind.getValue() == "v" && stages != 2 * ranks)
+      return pipeline.emitOpError()
+             << "places its " << stages << " stages in a V over " << ranks
+             << " ranks; a V needs twice as many stages as ranks";
+    if (kind.getValue() == "loop" && stages < ranks)
+      return pipeline.emitOpError()
+             << "places its " << stages << " stages in a loop over " << ranks
+             << " ranks, which leaves ranks without a stage";
+    return success();
+  }
+  auto list = cast<DenseI64ArrayAttr>(placement);
+  if (int64_t(list.size()) != stages)
+    return pipeline.emitOpError()
+           << "places " << list.size() << " stages, but has " << stages
+           << "; the list names one rank per stage";
+  std::string problem = schedule::Placement::check(
+      std::vector<int64_t>(list.asArrayRef().begin(), list.asArrayRef().end()),
+      ranks);
+  if (!problem.empty())
+    return pipeline.emitOpError() << problem;
+  return success();
+}
+
 StageOp PipelineOp::getStage(int64_t stageId) {
   for (auto stage : getBody().getOps<StageOp>())
     if (stage.getStageId() == stageId)
@@ -612,7 +718,7 @@ static LogicalResult verifyStageAbi(PipelineOp pipeline,
       return pipeline.emitOpError() << "runs on grid '" << gridName.getValue()
                                     << "', which has a dynamic size";
     if (shape.empty() || shape.size() > 3 ||
-        shape[0] != pipeline.getNumStages())
+        (!pipeline.getPlacementAttr() && shape[0] != pipeline.getNumStages()))
       return pipeline.emitOpError()
              << "runs on grid '" << gridName.getValue() << "' of shape "
              << llvm::interleaved(shape, "x") << ", expected axis 0 of size "
@@ -753,7 +859,7 @@ static LogicalResult verifyCheckpointWorld(PipelineOp pipeline,
   CheckpointAttr checkpoint = pipeline.getCheckpointAttr();
   if (!checkpoint)
     return success();
-  int64_t world = pipeline.getNumStages();
+  int64_t world = pipeline.getNumRanks();
   if (grid) {
     std::optional<int64_t> size = gridGroupSize(grid.getShape(), {});
     // A dynamic grid is reported by the stage ABI's checks.
@@ -783,6 +889,8 @@ LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       return emitOpError() << "'" << grid.getValue()
                            << "' does not name a shard.grid";
   }
+  if (failed(verifyPlacement(*this)))
+    return failure();
   if (failed(verifyCheckpointWorld(*this, gridOp)))
     return failure();
   if (getCheckpointAttr() && !isExecutable())
@@ -842,6 +950,33 @@ LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 // ScheduleOp
 //===----------------------------------------------------------------------===//
 
+/// A schedule has one program per rank of its pipeline (per stage when each
+/// rank holds one).
+static LogicalResult verifyRankCover(ScheduleOp schedule, int64_t ranks,
+                                     bool onePerRank) {
+  if (onePerRank)
+    return verifyStageCover<StageProgramOp>(schedule, schedule.getBody(), ranks,
+                                            "hetero.stage_program");
+  llvm::SmallDenseSet<int64_t> seen;
+  for (auto program : schedule.getBody().getOps<StageProgramOp>()) {
+    int64_t rank = program.getStageId();
+    if (rank < 0 || rank >= ranks)
+      return program.emitOpError()
+             << "rank " << rank << " is outside the pipeline (ranks 0.."
+             << ranks - 1 << ")";
+    if (!seen.insert(rank).second)
+      return program.emitOpError()
+             << "rank " << rank
+             << " already has a 'hetero.stage_program' in "
+                "this hetero.schedule";
+  }
+  for (int64_t rank = 0; rank < ranks; ++rank)
+    if (!seen.count(rank))
+      return schedule.emitOpError() << "rank " << rank << " of " << ranks
+                                    << " has no 'hetero.stage_program'";
+  return success();
+}
+
 LogicalResult ScheduleOp::verify() {
   if (std::optional<int64_t> count = getMicrobatches())
     return verifyMicrobatchLimit(*this, *count);
@@ -858,6 +993,7 @@ LogicalResult StageProgramOp::verifyRegions() {
     if (!isa<TaskOpInterface>(op))
       return emitOpError() << "may only contain tasks (ops of the task "
                               "interface: 'hetero.fwd', 'hetero.bwd', "
+                              "'hetero.bwd_input', 'hetero.bwd_weight', "
                               "'hetero.send_task', 'hetero.recv_task'), found '"
                            << op.getName() << "'";
   return success();
@@ -867,31 +1003,66 @@ LogicalResult StageProgramOp::verifyRegions() {
 // Tasks
 //===----------------------------------------------------------------------===//
 
+/// The stage a task names; -1 when it runs the rank's one stage.
+template <typename TaskOp> static int64_t stageOf(TaskOp task) {
+  std::optional<int64_t> stage = task.getStage();
+  return stage ? *stage : -1;
+}
+
 schedule::Action FwdOp::getAction() {
-  return {schedule::Action::Forward, getMicrobatch()};
+  return {schedule::Action::Forward, getMicrobatch(), -1, stageOf(*this)};
 }
 
 schedule::Action BwdOp::getAction() {
-  return {schedule::Action::Backward, getMicrobatch()};
+  return {schedule::Action::Backward, getMicrobatch(), -1, stageOf(*this)};
+}
+
+schedule::Action BwdInputOp::getAction() {
+  return {schedule::Action::BackwardInput, getMicrobatch(), -1, stageOf(*this)};
+}
+
+schedule::Action BwdWeightOp::getAction() {
+  return {schedule::Action::BackwardWeight, getMicrobatch(), -1,
+          stageOf(*this)};
 }
 
 schedule::Action SendTaskOp::getAction() {
   return {getPayload() == Payload::activation ? schedule::Action::SendActivation
                                               : schedule::Action::SendGradient,
-          getMicrobatch(), getPeer()};
+          getMicrobatch(), getPeer(), stageOf(*this)};
 }
 
 schedule::Action RecvTaskOp::getAction() {
   return {getPayload() == Payload::activation ? schedule::Action::RecvActivation
                                               : schedule::Action::RecvGradient,
-          getMicrobatch(), getPeer()};
+          getMicrobatch(), getPeer(), stageOf(*this)};
 }
 
-/// Checks that a transfer task of stage `stage` moves its payload in the
-/// direction of the data flow; other tasks pass.
-static LogicalResult verifyTransferDirection(TaskOpInterface task,
-                                             int64_t stage, int64_t numStages) {
+/// Checks the stage of a task of rank `rank`: one the placement puts there
+/// (the rank's one stage when the task names none), and for a transfer a
+/// peer on another rank in the direction of the data flow.
+static LogicalResult verifyTaskStage(TaskOpInterface task, int64_t rank,
+                                     const schedule::Placement &placement) {
   schedule::Action action = task.getAction();
+  int64_t numStages = placement.stages();
+  std::vector<int64_t> local = placement.stagesOf(rank);
+  int64_t stage = action.stage;
+  if (stage < 0) {
+    if (local.size() != 1)
+      return task->emitOpError()
+             << "names no stage, but rank " << rank << " holds stages "
+             << schedule::formatPlacement(local)
+             << "; name one with `stage <s>`";
+    stage = local.front();
+  } else {
+    if (failed(verifyStageInRange(task, "stage", stage, numStages)))
+      return failure();
+    if (placement.rankOf[stage] != rank)
+      return task->emitOpError()
+             << "runs stage " << stage << " in the program of rank " << rank
+             << ", but the pipeline places stage " << stage << " on rank "
+             << placement.rankOf[stage];
+  }
   bool isSend = schedule::isSend(action.kind);
   if (!isSend && !schedule::isReceive(action.kind))
     return success();
@@ -908,6 +1079,11 @@ static LogicalResult verifyTransferDirection(TaskOpInterface task,
            << (activation ? "activations" : "gradients") << " "
            << (isSend ? "to" : "from") << " stage " << expected
            << ", not stage " << peer;
+  if (placement.rankOf[peer] == rank)
+    return task->emitOpError()
+           << "transfers between stages " << stage << " and " << peer
+           << ", which are both on rank " << rank
+           << "; neighbouring stages on one rank need no transfer";
   return success();
 }
 
@@ -917,14 +1093,16 @@ LogicalResult ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!pipeline)
     return emitOpError() << "'" << getPipeline()
                          << "' does not name a hetero.pipeline";
-  int64_t numStages = pipeline.getNumStages();
   int64_t numMicrobatches = getMicrobatchCount(pipeline);
-  if (failed(verifyStageCover<StageProgramOp>(*this, getBody(), numStages,
-                                              "hetero.stage_program")))
+  schedule::Placement placement = pipeline.getStagePlacement();
+  // A placement the pipeline's verifier rejects is reported there.
+  if (!schedule::Placement::check(placement.rankOf, placement.ranks).empty())
+    return success();
+  if (failed(verifyRankCover(*this, placement.ranks, placement.onePerRank())))
     return failure();
 
   for (auto program : getBody().getOps<StageProgramOp>()) {
-    int64_t stage = program.getStageId();
+    int64_t rank = program.getStageId();
     for (auto task : program.getBody().getOps<TaskOpInterface>()) {
       int64_t microbatch = task.getMicrobatch();
       if (microbatch >= numMicrobatches)
@@ -934,7 +1112,7 @@ LogicalResult ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                        ? "the schedule runs "
                        : "pipeline '" + getPipeline().str() + "' has ")
                << numMicrobatches << " micro-batches";
-      if (failed(verifyTransferDirection(task, stage, numStages)))
+      if (failed(verifyTaskStage(task, rank, placement)))
         return failure();
     }
   }

@@ -11,18 +11,24 @@ using namespace hetero;
 using schedule::Action;
 
 StagePrograms hetero::getStagePrograms(ScheduleOp scheduleOp,
-                                       int64_t numStages) {
+                                       PipelineOp pipeline) {
   StagePrograms programs;
-  programs.actions.resize(numStages);
-  programs.ops.resize(numStages);
+  programs.placement = pipeline.getStagePlacement();
+  int64_t ranks = programs.placement.ranks;
+  programs.actions.resize(ranks);
+  programs.ops.resize(ranks);
   for (auto program : scheduleOp.getBody().getOps<StageProgramOp>()) {
-    int64_t stage = program.getStageId();
-    if (stage < 0 || stage >= numStages)
+    int64_t rank = program.getStageId();
+    if (rank < 0 || rank >= ranks)
       continue;
+    std::vector<int64_t> local = programs.placement.stagesOf(rank);
     for (auto task : program.getBody().getOps<TaskOpInterface>()) {
       schedule::Action action = task.getAction();
-      programs.actions[stage].push_back(action);
-      programs.ops[stage].push_back(task);
+      // A task without a stage runs the rank's one stage.
+      if (action.stage < 0 && local.size() == 1)
+        action.stage = local.front();
+      programs.actions[rank].push_back(action);
+      programs.ops[rank].push_back(task);
     }
   }
   return programs;
@@ -33,7 +39,8 @@ LogicalResult hetero::verifyStagePrograms(ScheduleOp scheduleOp,
                                           const StagePrograms &programs,
                                           int64_t memoryCap) {
   std::vector<schedule::Problem> problems = schedule::verifyPrograms(
-      programs.actions, scheduleOp.getMicrobatchCount(pipeline), memoryCap);
+      programs.actions, programs.placement,
+      scheduleOp.getMicrobatchCount(pipeline), memoryCap);
   // A schedule with many problems of one kind (every task of a stage
   // missing, say) gets the first few and a count, not one line each.
   schedule::ProblemDigest digest = schedule::digestProblems(problems);
@@ -41,10 +48,10 @@ LogicalResult hetero::verifyStagePrograms(ScheduleOp scheduleOp,
     const schedule::Problem &problem = digest.shown[i];
     Operation *at = scheduleOp;
     if (problem.action >= 0)
-      at = programs.ops[problem.stage][problem.action];
+      at = programs.ops[problem.rank][problem.action];
     else
       for (auto program : scheduleOp.getBody().getOps<StageProgramOp>())
-        if (program.getStageId() == problem.stage)
+        if (program.getStageId() == problem.rank)
           at = program;
     InFlightDiagnostic diagnostic = at->emitError()
                                     << "schedule '" << scheduleOp.getSymName()
@@ -56,35 +63,48 @@ LogicalResult hetero::verifyStagePrograms(ScheduleOp scheduleOp,
   return success(problems.empty());
 }
 
-/// Appends the task ops of `actions` to the body of `program`.
+/// Appends the task ops of `actions` to the body of `program`; they name
+/// their stage when `named`.
 static void buildStageProgram(OpBuilder &builder, StageProgramOp program,
-                              const std::vector<Action> &actions) {
+                              const std::vector<Action> &actions, bool named) {
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(&program.getBody().front());
   Location loc = program.getLoc();
   for (const Action &action : actions) {
+    IntegerAttr stage =
+        named ? builder.getI64IntegerAttr(action.stage) : IntegerAttr();
+    IntegerAttr microbatch = builder.getI64IntegerAttr(action.microbatch);
+    IntegerAttr peer = builder.getI64IntegerAttr(action.peer);
     switch (action.kind) {
     case Action::Forward:
-      FwdOp::create(builder, loc, action.microbatch);
+      FwdOp::create(builder, loc, microbatch, stage);
       break;
     case Action::Backward:
-      BwdOp::create(builder, loc, action.microbatch);
+      BwdOp::create(builder, loc, microbatch, stage);
+      break;
+    case Action::BackwardInput:
+      BwdInputOp::create(builder, loc, microbatch, stage);
+      break;
+    case Action::BackwardWeight:
+      BwdWeightOp::create(builder, loc, microbatch, stage);
       break;
     case Action::SendActivation:
     case Action::SendGradient:
       SendTaskOp::create(builder, loc,
-                         action.kind == Action::SendActivation
-                             ? Payload::activation
-                             : Payload::gradient,
-                         action.microbatch, action.peer);
+                         PayloadAttr::get(builder.getContext(),
+                                          action.kind == Action::SendActivation
+                                              ? Payload::activation
+                                              : Payload::gradient),
+                         microbatch, peer, stage);
       break;
     case Action::RecvActivation:
     case Action::RecvGradient:
       RecvTaskOp::create(builder, loc,
-                         action.kind == Action::RecvActivation
-                             ? Payload::activation
-                             : Payload::gradient,
-                         action.microbatch, action.peer);
+                         PayloadAttr::get(builder.getContext(),
+                                          action.kind == Action::RecvActivation
+                                              ? Payload::activation
+                                              : Payload::gradient),
+                         microbatch, peer, stage);
       break;
     }
   }
@@ -109,10 +129,11 @@ hetero::createSchedule(SymbolTable &symbols, PipelineOp pipeline,
   scheduleOp.getBody().emplaceBlock();
   symbols.insert(scheduleOp);
   builder.setInsertionPointToEnd(&scheduleOp.getBody().front());
-  for (size_t stage = 0; stage < programs.size(); ++stage) {
-    auto program = StageProgramOp::create(builder, loc, stage);
+  bool named = !pipeline.getStagePlacement().onePerRank();
+  for (size_t rank = 0; rank < programs.size(); ++rank) {
+    auto program = StageProgramOp::create(builder, loc, rank);
     program.getBody().emplaceBlock();
-    buildStageProgram(builder, program, programs[stage]);
+    buildStageProgram(builder, program, programs[rank], named);
   }
   return scheduleOp;
 }

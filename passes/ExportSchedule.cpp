@@ -46,8 +46,7 @@ struct HeteroExportSchedulePass
     ScheduleOp scheduleOp = candidates.front();
     auto pipeline = SymbolTable::lookupNearestSymbolFrom<PipelineOp>(
         scheduleOp, scheduleOp.getPipelineAttr());
-    StagePrograms programs =
-        getStagePrograms(scheduleOp, pipeline.getNumStages());
+    StagePrograms programs = getStagePrograms(scheduleOp, pipeline);
     auto file = openPassOutput(module, outputFile);
     if (!file)
       return signalPassFailure();

@@ -45,15 +45,23 @@ struct HeteroImportSchedulePass
     if (!input)
       return fail("cannot read '" + inputFile + "': " + errorMessage);
     schedule::ImportedSchedule imported = schedule::importTorchCsv(
-        input->getBuffer().str(), pipeline.getNumMicrobatches());
+        input->getBuffer().str(), pipeline.getNumStages(),
+        pipeline.getNumMicrobatches());
     if (!imported.error.empty())
       return fail(inputFile + ": " + imported.error);
-    if (int64_t(imported.programs.size()) != pipeline.getNumStages())
+    schedule::Placement placement = pipeline.getStagePlacement();
+    if (int64_t(imported.programs.size()) != placement.ranks)
       return fail(inputFile + " has " + Twine(imported.programs.size()) +
-                  " rows, but pipeline '" + pipeline.getSymName() + "' has " +
-                  Twine(pipeline.getNumStages()) + " stages");
+                  " rows (ranks), but pipeline '" + pipeline.getSymName() +
+                  "' runs on " + Twine(placement.ranks) + " ranks");
+    if (imported.rankOf != placement.rankOf)
+      return fail(inputFile + " places the stages on ranks " +
+                  schedule::formatPlacement(imported.rankOf) +
+                  " (-1: on no row), but pipeline '" + pipeline.getSymName() +
+                  "' places them on " +
+                  schedule::formatPlacement(placement.rankOf));
     std::vector<schedule::Problem> problems = schedule::verifyPrograms(
-        imported.programs, pipeline.getNumMicrobatches());
+        imported.programs, placement, pipeline.getNumMicrobatches());
     if (!problems.empty())
       return fail(inputFile + ": " + problems.front().message);
 

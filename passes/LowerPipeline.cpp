@@ -370,15 +370,15 @@ LogicalResult PipelineLowering::prepare() {
       shards = gridOp.getShape()[2];
     worldSize = *gridGroupSize(gridOp.getShape(), {});
   } else {
-    // A pipeline without a grid runs on one rank per stage.
+    // A pipeline without a grid runs on the ranks its placement names.
     builder.setInsertionPoint(pipeline);
     auto gridOp = shard::GridOp::create(
         builder, loc, (pipeline.getSymName() + "_grid").str(),
-        ArrayRef<int64_t>{pipeline.getNumStages()});
+        ArrayRef<int64_t>{pipeline.getNumRanks()});
     symbols.insert(gridOp, Block::iterator(pipeline.getOperation()));
     grid = FlatSymbolRefAttr::get(gridOp.getSymNameAttr());
     pipeline.setGridAttr(grid);
-    worldSize = pipeline.getNumStages();
+    worldSize = pipeline.getNumRanks();
   }
   sync = pipeline.getSyncAttr();
   if (dynamicSync() && shards > 1)
@@ -777,6 +777,8 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   };
   std::map<int64_t, Stashed> stash;
   std::map<int64_t, Value> received, toSend;
+  // What a split backward's I task left for its W task, per micro-batch.
+  std::map<int64_t, SmallVector<Value>> savedForWeight;
   // The gradient sums: globals that the backward tasks add into, zeroed
   // here and read as `gradients` once the last backward is done.
   emitStageFunctions(s, factor);
@@ -793,7 +795,8 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   Value loss = f32Constant(0.0);
   int64_t lastBackward = -1, peakStash = 0;
   for (auto [index, action] : llvm::enumerate(program))
-    if (action.kind == Action::Backward)
+    if (action.kind == Action::Backward ||
+        action.kind == Action::BackwardWeight)
       lastBackward = int64_t(index);
   // Dynamic sync: a local step and a group average every `syncEvery`
   // backward passes. One that is due waits for the send of its backward's
@@ -878,6 +881,45 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
         toSend[mb] = output;
       stash[mb] = entry;
       peakStash = std::max(peakStash, int64_t(stash.size()));
+      break;
+    }
+    case Action::BackwardInput: {
+      // The input gradient of a split backward as its own task; the stash
+      // stays for the weight gradient.
+      Stashed &entry = stash[mb];
+      Value secondArgument = s == last ? entry.target : received[mb];
+      received.erase(mb);
+      SmallVector<Value> taskArguments = {entry.input, secondArgument};
+      llvm::append_range(taskArguments, entry.residuals);
+      auto input = func::CallOp::create(builder, loc, code.backwardInputTask,
+                                        taskArguments);
+      unsigned inputGradients =
+          code.backwardInput.getNumResults() - code.savedCount();
+      if (s != 0)
+        toSend[mb] = input.getResult(0);
+      savedForWeight[mb] = llvm::to_vector_of<Value>(
+          input.getResults().drop_front(inputGradients));
+      break;
+    }
+    case Action::BackwardWeight: {
+      Stashed entry = stash[mb];
+      stash.erase(mb);
+      SmallVector<Value> arguments = {entry.input};
+      if (s == last)
+        arguments.push_back(entry.target);
+      llvm::append_range(arguments, savedForWeight[mb]);
+      savedForWeight.erase(mb);
+      func::CallOp::create(builder, loc, code.backwardWeightTask, arguments);
+      TaskMarkOp::create(builder, loc, TaskKind::backward,
+                         builder.getI64IntegerAttr(mb));
+      if (dynamicSync()) {
+        ++backwards;
+        if (backwards % syncEvery == 0 || int64_t(index) == lastBackward)
+          syncDueAfterSendOf = mb;
+      } else if (int64_t(index) == lastBackward && !lateGradientSync) {
+        readSums();
+        reduceGradients(gradients);
+      }
       break;
     }
     case Action::Backward: {
@@ -1361,10 +1403,27 @@ struct HeteroLowerPipelinePass
                 "must divide "
              << pipelineCount;
     int64_t factor = pipelineCount / count;
-    StagePrograms stagePrograms =
-        getStagePrograms(schedule, pipeline.getNumStages());
+    StagePrograms stagePrograms = getStagePrograms(schedule, pipeline);
     if (failed(verifyStagePrograms(schedule, pipeline, stagePrograms)))
       return failure();
+    if (!stagePrograms.placement.onePerRank())
+      return schedule.emitOpError()
+             << "runs the " << pipeline.getNumStages() << " stages of '"
+             << pipeline.getSymName() << "' on "
+             << stagePrograms.placement.ranks
+             << " ranks; hetero-lower-pipeline lowers schedules of one stage "
+                "per rank (hetero-verify-schedule and hetero-sim take "
+                "several)";
+    for (const std::vector<Action> &program : stagePrograms.actions)
+      for (const Action &action : program)
+        if ((action.kind == Action::BackwardInput ||
+             action.kind == Action::BackwardWeight) &&
+            !pipeline.getStage(action.stage).getBackwardInputAttr())
+          return schedule.emitOpError()
+                 << "runs the input and weight gradients of stage "
+                 << action.stage
+                 << " as separate tasks, but the stage has no split "
+                    "backward; run hetero-derive-backward{split=true} first";
     // SDPipe's local steps count the pipeline's micro-batches.
     plan.factor = pipeline.getSyncAttr() && pipeline.getSyncAttr().isDynamic()
                       ? 1

@@ -34,20 +34,17 @@ struct HeteroPrintSchedulePass
     SymbolTable symbols(module);
     for (auto scheduleOp : module.getOps<ScheduleOp>()) {
       auto pipeline = symbols.lookup<PipelineOp>(scheduleOp.getPipeline());
-      int64_t stages = pipeline ? pipeline.getNumStages() : 0;
-      StagePrograms programs = getStagePrograms(scheduleOp, stages);
-      for (int64_t s = 0; s < stages; ++s) {
-        std::vector<schedule::Task> tasks;
-        for (const schedule::Action &action : programs.actions[s])
-          if (action.kind == schedule::Action::Forward ||
-              action.kind == schedule::Action::Backward)
-            tasks.push_back({action.kind == schedule::Action::Forward
-                                 ? schedule::Task::Forward
-                                 : schedule::Task::Backward,
-                             action.microbatch});
-        file->os() << "stage " << s << ": " << schedule::formatProgram(tasks)
+      if (!pipeline)
+        continue;
+      StagePrograms programs = getStagePrograms(scheduleOp, pipeline);
+      // One stage per rank: "stage s: F0 F1 B0 ..."; several: "rank r: 0F0
+      // 2F0 2I0 ..." with each task's stage.
+      bool onePerRank = programs.placement.onePerRank();
+      for (auto [r, actions] : llvm::enumerate(programs.actions))
+        file->os() << (onePerRank ? "stage " : "rank ") << r << ": "
+                   << schedule::formatProgram(schedule::computeTasks(actions),
+                                              !onePerRank)
                    << "\n";
-      }
     }
     file->os().flush();
     file->keep();

@@ -32,8 +32,7 @@ struct HeteroVerifySchedulePass
       auto pipeline = symbols.lookup<PipelineOp>(scheduleOp.getPipeline());
       if (!pipeline)
         continue;
-      StagePrograms programs =
-          getStagePrograms(scheduleOp, pipeline.getNumStages());
+      StagePrograms programs = getStagePrograms(scheduleOp, pipeline);
       if (failed(
               verifyStagePrograms(scheduleOp, pipeline, programs, memoryCap)))
         sound = false;

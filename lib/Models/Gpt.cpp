@@ -809,6 +809,16 @@ std::vector<std::string> validate(const GptConfig &config) {
   require(config.dataParallel >= 1, "--dp must be at least 1");
   require(config.tp >= 1, "--tp must be at least 1");
   require(config.stages >= 1, "--stages must be at least 1");
+  require(config.pipelineRanks >= 0 && config.pipelineRanks <= config.stages,
+          "--pipeline-ranks must be 1..--stages (" +
+              std::to_string(config.stages) + ")");
+  require(config.placement == "loop" || config.placement == "v",
+          "--placement must be loop or v; got '" + config.placement + "'");
+  require(
+      config.placement != "v" ||
+          2 * (config.pipelineRanks ? config.pipelineRanks : config.stages) ==
+              config.stages,
+      "--placement v needs --stages twice --pipeline-ranks");
   require(symbolizeImputation(config.imputation).has_value(),
           "--impute must be zero, average or same; got '" + config.imputation +
               "'");
@@ -898,7 +908,8 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
   builder.setInsertionPointToEnd(module->getBody());
   // Axes: pipeline stage, data-parallel replica and, with --tp, the
   // tensor-parallel shard.
-  SmallVector<int64_t> gridShape = {config.stages, config.dataParallel};
+  int64_t ranks = config.pipelineRanks ? config.pipelineRanks : config.stages;
+  SmallVector<int64_t> gridShape = {ranks, config.dataParallel};
   if (config.tp > 1)
     gridShape.push_back(config.tp);
   shard::GridOp::create(builder, loc, "gpt_devices", gridShape);
@@ -949,13 +960,15 @@ OwningOpRef<ModuleOp> buildGpt(MLIRContext *context, const GptConfig &config) {
           : Attribute(SgdAttr::get(context,
                                    builder.getF64FloatAttr(config.learningRate),
                                    FloatAttr()));
-  auto pipeline =
-      PipelineOp::create(builder, loc, builder.getStringAttr("gpt"),
-                         builder.getI64IntegerAttr(config.stages),
-                         builder.getI64IntegerAttr(config.microbatches),
-                         FlatSymbolRefAttr::get(context, "gpt_devices"),
-                         FlatSymbolRefAttr::get(context, "gpt_data"), optimizer,
-                         SyncAttr(), CheckpointAttr());
+  auto pipeline = PipelineOp::create(
+      builder, loc, builder.getStringAttr("gpt"),
+      builder.getI64IntegerAttr(config.stages),
+      builder.getI64IntegerAttr(config.microbatches),
+      FlatSymbolRefAttr::get(context, "gpt_devices"),
+      FlatSymbolRefAttr::get(context, "gpt_data"), optimizer, SyncAttr(),
+      CheckpointAttr(),
+      ranks == config.stages ? Attribute()
+                             : builder.getStringAttr(config.placement));
   builder.setInsertionPointToStart(&pipeline.getBody().emplaceBlock());
   for (int64_t s = 0; s < config.stages; ++s) {
     std::string prefix = "gpt_stage" + std::to_string(s);

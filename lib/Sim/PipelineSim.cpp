@@ -6,9 +6,12 @@
 
 #include "hetero/Sim/PipelineSim.h"
 
+#include <set>
+
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace hetero::sim {
@@ -123,85 +126,117 @@ double transferEnd(const Costs &costs, int64_t from, int64_t to,
 
 Result simulate(const std::vector<std::vector<Action>> &programs,
                 const Costs &costs) {
-  int64_t stages = programs.size();
+  return simulate(programs, costs,
+                  schedule::Placement::identity(programs.size()));
+}
+
+Result simulate(const std::vector<std::vector<Action>> &programs,
+                const Costs &costs, const schedule::Placement &placement) {
+  int64_t ranks = programs.size();
   Result result;
-  result.peakInflight.assign(stages, 0);
-  result.computeSpans.resize(stages);
-  result.computeTasks.resize(stages);
-  auto slowdown = [&](int64_t stage) {
-    return stage < int64_t(costs.deviceSlowdown.size())
-               ? costs.deviceSlowdown[stage]
+  result.peakInflight.assign(ranks, 0);
+  result.computeSpans.resize(ranks);
+  result.computeTasks.resize(ranks);
+  auto slowdown = [&](int64_t rank) {
+    return rank < int64_t(costs.deviceSlowdown.size())
+               ? costs.deviceSlowdown[rank]
                : 1.0;
   };
-  // Arrival times of messages per (from, to, payload), in send order.
-  std::map<std::tuple<int64_t, int64_t, bool>, std::vector<double>> arrivals;
+  auto duration = [&](const Action &action) {
+    int64_t s = action.stage;
+    switch (action.kind) {
+    case Action::Forward:
+      return costs.forward(s);
+    case Action::Backward:
+      return costs.backward(s);
+    case Action::BackwardInput:
+      return costs.backward(s) * costs.inputGradientShare;
+    case Action::BackwardWeight:
+      return costs.backward(s) * (1.0 - costs.inputGradientShare);
+    default:
+      return 0.0;
+    }
+  };
+  // When each message (sender stage, receiver stage, payload, micro-batch)
+  // arrives.
+  std::map<std::tuple<int64_t, int64_t, bool, int64_t>, double> arrivals;
   std::map<std::pair<int64_t, int64_t>, double> linkFree;
   std::map<std::pair<int64_t, int64_t>, std::vector<Span>> linkBusy;
-  std::map<std::tuple<int64_t, int64_t, bool>, size_t> consumed;
-  std::vector<double> deviceFree(stages, 0.0), lastProduced(stages, 0.0);
-  std::vector<int64_t> inFlight(stages, 0);
-  auto step = [&](int64_t s, const Action &action) {
+  std::vector<double> deviceFree(ranks, 0.0), lastProduced(ranks, 0.0);
+  std::vector<int64_t> inFlight(ranks, 0);
+  int64_t last = placement.stages() - 1;
+  auto step = [&](int64_t r, const Action &action) {
     bool activation = carriesActivation(action.kind);
     switch (action.kind) {
     case Action::Forward:
-    case Action::Backward: {
-      double duration = (action.kind == Action::Forward ? costs.forward(s)
-                                                        : costs.backward(s)) *
-                        slowdown(s);
-      double start = deviceFree[s];
-      deviceFree[s] = lastProduced[s] = start + duration;
-      result.computeSpans[s].push_back({start, deviceFree[s]});
-      result.computeTasks[s].push_back(action);
-      inFlight[s] += action.kind == Action::Forward ? 1 : -1;
-      result.peakInflight[s] = std::max(result.peakInflight[s], inFlight[s]);
+    case Action::Backward:
+    case Action::BackwardInput:
+    case Action::BackwardWeight: {
+      // A task whose input comes from a stage on another rank waits for
+      // its message; its receive was only posted.
+      int64_t s = action.stage;
+      bool forward = action.kind == Action::Forward;
+      int64_t from = forward ? s - 1 : s + 1;
+      if (action.kind != Action::BackwardWeight && from >= 0 && from <= last &&
+          placement.rankOf[from] != r) {
+        auto arrival = arrivals.find({from, s, forward, action.microbatch});
+        if (arrival == arrivals.end())
+          return false; // the sender has not produced it yet
+        deviceFree[r] = std::max(deviceFree[r], arrival->second);
+      }
+      double start = deviceFree[r];
+      deviceFree[r] = start + duration(action) * slowdown(r);
+      if (action.kind != Action::BackwardWeight)
+        lastProduced[r] = deviceFree[r];
+      result.computeSpans[r].push_back({start, deviceFree[r]});
+      result.computeTasks[r].push_back(action);
+      if (action.kind == Action::Forward)
+        ++inFlight[r];
+      else if (action.kind != Action::BackwardInput)
+        --inFlight[r];
+      result.peakInflight[r] = std::max(result.peakInflight[r], inFlight[r]);
       return true;
     }
     case Action::SendActivation:
     case Action::SendGradient: {
-      auto link = std::make_pair(s, action.peer);
+      int64_t to = placement.rankOf[action.peer];
+      auto link = std::make_pair(r, to);
       double &free = costs.sharedMedium ? linkFree[{-1, -1}] : linkFree[link];
-      double start = std::max(lastProduced[s], free);
-      double end = transferEnd(costs, s, action.peer, start);
+      double start = std::max(lastProduced[r], free);
+      double end = transferEnd(costs, r, to, start);
       free = end;
       if (end > start)
         linkBusy[link].push_back({start, end});
-      arrivals[{s, action.peer, activation}].push_back(end);
+      arrivals[{action.stage, action.peer, activation, action.microbatch}] =
+          end;
       return true;
     }
     case Action::RecvActivation:
-    case Action::RecvGradient: {
-      auto key = std::make_tuple(action.peer, s, activation);
-      size_t &index = consumed[key];
-      std::vector<double> &queue = arrivals[key];
-      if (index >= queue.size())
-        return false; // the sender has not produced it yet
-      deviceFree[s] = std::max(deviceFree[s], queue[index++]);
+    case Action::RecvGradient:
+      // Posted: the task that needs the message waits for it.
       return true;
-    }
     }
     return true;
   };
   if (!costs.sharedMedium) {
-    // Each link's queue follows its sender's program order, so the order
-    // in which devices are stepped does not matter.
+    // Each link's transfers follow its sender's program order, so the
+    // order in which devices are stepped does not matter.
     runBlocking(programs, step);
   } else {
     // One queue for all: step the device whose next action is ready first,
     // so that transfers reach the medium in the order they are ready.
-    std::vector<size_t> next(size_t(stages), 0);
-    std::vector<bool> blocked(size_t(stages), false);
+    std::vector<size_t> next(size_t(ranks), 0);
+    std::vector<bool> blocked(size_t(ranks), false);
     while (true) {
       int64_t chosen = -1;
       double earliest = 0.0;
-      for (int64_t s = 0; s < stages; ++s) {
-        if (blocked[s] || next[s] >= programs[s].size())
+      for (int64_t r = 0; r < ranks; ++r) {
+        if (blocked[r] || next[r] >= programs[r].size())
           continue;
-        Action::Kind kind = programs[s][next[s]].kind;
-        bool send =
-            kind == Action::SendActivation || kind == Action::SendGradient;
-        double ready = send ? lastProduced[s] : deviceFree[s];
+        bool send = isSend(programs[r][next[r]].kind);
+        double ready = send ? lastProduced[r] : deviceFree[r];
         if (chosen < 0 || ready < earliest) {
-          chosen = s;
+          chosen = r;
           earliest = ready;
         }
       }
@@ -209,35 +244,41 @@ Result simulate(const std::vector<std::vector<Action>> &programs,
         break;
       if (step(chosen, programs[chosen][next[chosen]])) {
         ++next[chosen];
-        blocked.assign(size_t(stages), false);
+        blocked.assign(size_t(ranks), false);
       } else {
         blocked[chosen] = true;
       }
     }
   }
   double end = 0.0, busy = 0.0;
-  for (int64_t s = 0; s < stages; ++s) {
-    end = std::max(end, deviceFree[s]);
-    for (const Span &span : result.computeSpans[s])
+  for (int64_t r = 0; r < ranks; ++r) {
+    end = std::max(end, deviceFree[r]);
+    for (const Span &span : result.computeSpans[r])
       busy += span.endMs - span.startMs;
   }
   result.iterationMs = end;
-  result.bubbleFraction = end > 0.0 ? 1.0 - busy / (double(stages) * end) : 0.0;
-  for (int64_t s = 0; s < stages; ++s)
-    for (int64_t peer : {s - 1, s + 1}) {
-      if (peer < 0 || peer >= stages)
-        continue;
-      Result::Link link{s, peer, linkBusy[{s, peer}], {}};
-      double cursor = 0.0;
-      for (const Span &span : link.busy) {
-        if (span.startMs > cursor)
-          link.idle.push_back({cursor, span.startMs});
-        cursor = std::max(cursor, span.endMs);
-      }
-      if (end > cursor)
-        link.idle.push_back({cursor, end});
-      result.links.push_back(link);
+  result.bubbleFraction = end > 0.0 ? 1.0 - busy / (double(ranks) * end) : 0.0;
+  // The links between ranks that hold neighbouring stages.
+  std::set<std::pair<int64_t, int64_t>> joined;
+  for (int64_t s = 0; s + 1 < placement.stages(); ++s) {
+    int64_t a = placement.rankOf[s], b = placement.rankOf[s + 1];
+    if (a != b) {
+      joined.insert({a, b});
+      joined.insert({b, a});
     }
+  }
+  for (auto [from, to] : joined) {
+    Result::Link link{from, to, linkBusy[{from, to}], {}};
+    double cursor = 0.0;
+    for (const Span &span : link.busy) {
+      if (span.startMs > cursor)
+        link.idle.push_back({cursor, span.startMs});
+      cursor = std::max(cursor, span.endMs);
+    }
+    if (end > cursor)
+      link.idle.push_back({cursor, end});
+    result.links.push_back(link);
+  }
   return result;
 }
 

@@ -144,7 +144,7 @@ hetero.schedule @s for @p group_size = 1 {
 // -----
 
 hetero.schedule @s for @p group_size = 1 {
-  // expected-error @+1 {{'hetero.stage_program' op may only contain tasks (ops of the task interface: 'hetero.fwd', 'hetero.bwd', 'hetero.send_task', 'hetero.recv_task'), found 'test.op'}}
+  // expected-error @+1 {{'hetero.stage_program' op may only contain tasks (ops of the task interface: 'hetero.fwd', 'hetero.bwd', 'hetero.bwd_input', 'hetero.bwd_weight', 'hetero.send_task', 'hetero.recv_task'), found 'test.op'}}
   hetero.stage_program 0 {
     "test.op"() : () -> ()
   }

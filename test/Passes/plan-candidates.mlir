@@ -27,8 +27,8 @@ hetero.pipeline @four stages = 4 microbatches = 8 {
 // that is 4, 8, 12 and 16, so a cap of 8 in flight rejects k = 3 and 4.
 // INFLIGHT-NOT: four_k1_b4
 // INFLIGHT-NOT: four_k2_b2
-// INFLIGHT: error: schedule 'four_k3_b1': stage 0 holds 9 activations in flight
-// INFLIGHT: error: schedule 'four_k4_b1': stage 0 holds 9 activations in flight
+// INFLIGHT: error: schedule 'four_k3_b1': rank 0 holds 9 micro-batch stashes after F8 of stage 0
+// INFLIGHT: error: schedule 'four_k4_b1': rank 0 holds 9 micro-batch stashes after F8 of stage 0
 
 // The 1F1B candidate runs 8 micro-batches of 4 samples.
 // ORDER: stage 0: F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7

@@ -5,7 +5,7 @@ hetero.pipeline @p stages = 1 microbatches = 2 {
   hetero.stage 0 forward @backward_never_runs backward @backward_never_runs
 }
 hetero.schedule @s for @p group_size = 1 {
-  // expected-error @+1 {{schedule 's': stage 0 never runs B1}}
+  // expected-error @+1 {{schedule 's': rank 0 never runs B1 of stage 0 (nor I and W)}}
   hetero.stage_program 0 {
     hetero.fwd 0
     hetero.fwd 1
@@ -22,7 +22,7 @@ hetero.pipeline @p stages = 1 microbatches = 1 {
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
     hetero.fwd 0
-    // expected-error @+1 {{schedule 's': stage 0 runs F0 twice}}
+    // expected-error @+1 {{schedule 's': rank 0 runs F0 of stage 0 twice}}
     hetero.fwd 0
     hetero.bwd 0
   }
@@ -36,7 +36,7 @@ hetero.pipeline @p stages = 1 microbatches = 1 {
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
-    // expected-error @+1 {{schedule 's': stage 0 runs B0 before F0}}
+    // expected-error @+1 {{schedule 's': rank 0 runs B0 of stage 0 before F0}}
     hetero.bwd 0
     hetero.fwd 0
   }
@@ -57,7 +57,7 @@ hetero.schedule @s for @p group_size = 1 {
     hetero.bwd 0
   }
   hetero.stage_program 1 {
-    // expected-error @+1 {{schedule 's': stage 1 runs F0 before receiving its activation from stage 0}}
+    // expected-error @+1 {{schedule 's': rank 1 runs F0 of stage 1 before receiving its activation from stage 0}}
     hetero.fwd 0
     hetero.recv_task activation 0 from 0
     hetero.bwd 0
@@ -76,7 +76,7 @@ hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
     hetero.fwd 0
     hetero.send_task activation 0 to 1
-    // expected-error @+1 {{schedule 's': stage 0 runs B0 before receiving its gradient from stage 1}}
+    // expected-error @+1 {{schedule 's': rank 0 runs B0 of stage 0 before receiving its gradient from stage 1}}
     hetero.bwd 0
     hetero.recv_task gradient 0 from 1
   }
@@ -97,7 +97,7 @@ hetero.pipeline @p stages = 2 microbatches = 1 {
 }
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
-    // expected-error @+1 {{schedule 's': stage 0: the send of activation 0 to stage 1 comes before F0 produces it}}
+    // expected-error @+1 {{schedule 's': rank 0: stage 0's send of activation 0 to stage 1 comes before F0 produces it}}
     hetero.send_task activation 0 to 1
     hetero.fwd 0
     hetero.recv_task gradient 0 from 1
@@ -113,32 +113,25 @@ hetero.schedule @s for @p group_size = 1 {
 
 // -----
 
-func.func @activations_received_out_of_order(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
-hetero.pipeline @p stages = 2 microbatches = 2 {
-  hetero.stage 0 forward @activations_received_out_of_order backward @activations_received_out_of_order
-  hetero.stage 1 forward @activations_received_out_of_order backward @activations_received_out_of_order
+func.func @activation_sent_twice(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+hetero.pipeline @p stages = 2 microbatches = 1 {
+  hetero.stage 0 forward @activation_sent_twice backward @activation_sent_twice
+  hetero.stage 1 forward @activation_sent_twice backward @activation_sent_twice
 }
-hetero.schedule @s for @p group_size = 2 {
+hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
     hetero.fwd 0
     hetero.send_task activation 0 to 1
-    hetero.fwd 1
-    hetero.send_task activation 1 to 1
+    // expected-error @+1 {{schedule 's': rank 0 repeats stage 0's send of activation 0 to stage 1}}
+    hetero.send_task activation 0 to 1
     hetero.recv_task gradient 0 from 1
     hetero.bwd 0
-    hetero.recv_task gradient 1 from 1
-    hetero.bwd 1
   }
   hetero.stage_program 1 {
-    // expected-error @+1 {{schedule 's': link 0 -> 1: message 0 is activation 0, but stage 1 receives activation 1 there}}
-    hetero.recv_task activation 1 from 0
     hetero.recv_task activation 0 from 0
     hetero.fwd 0
-    hetero.fwd 1
     hetero.bwd 0
     hetero.send_task gradient 0 to 0
-    hetero.bwd 1
-    hetero.send_task gradient 1 to 0
   }
 }
 
@@ -152,10 +145,35 @@ hetero.pipeline @p stages = 2 microbatches = 1 {
 hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
     hetero.fwd 0
-    // expected-error @+1 {{schedule 's': deadlock: stage 0 waits at the receive of gradient 0 from stage 1; stage 1 waits at the receive of activation 0 from stage 0}}
+    // expected-error @+1 {{schedule 's': deadlock with blocking receives: rank 0 waits at stage 0's receive of gradient 0 from stage 1 (from rank 1); rank 1 waits at stage 1's receive of activation 0 from stage 0 (from rank 0) (it runs when receives are only posted there and waited for by the task that needs them: move each receive to right before that task)}}
     hetero.recv_task gradient 0 from 1
     hetero.send_task activation 0 to 1
     hetero.bwd 0
+  }
+  hetero.stage_program 1 {
+    hetero.recv_task activation 0 from 0
+    hetero.fwd 0
+    hetero.bwd 0
+    hetero.send_task gradient 0 to 0
+  }
+}
+
+// -----
+
+// A cycle whatever the receives: stage 0's backward needs the gradient that
+// follows the activation it sends only after it.
+func.func @cycle(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+hetero.pipeline @p stages = 2 microbatches = 1 {
+  hetero.stage 0 forward @cycle backward @cycle
+  hetero.stage 1 forward @cycle backward @cycle
+}
+hetero.schedule @s for @p group_size = 1 {
+  hetero.stage_program 0 {
+    hetero.fwd 0
+    hetero.recv_task gradient 0 from 1
+    // expected-error @+1 {{schedule 's': deadlock: rank 0 waits at stage 0's receive of gradient 0 from stage 1 (from rank 1); rank 1 waits at stage 1's receive of activation 0 from stage 0 (from rank 0)}}
+    hetero.bwd 0
+    hetero.send_task activation 0 to 1
   }
   hetero.stage_program 1 {
     hetero.recv_task activation 0 from 0
@@ -176,7 +194,7 @@ hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 0 {
     hetero.fwd 0
     hetero.send_task activation 0 to 1
-    // expected-error @+1 {{schedule 's': link 1 -> 0: message 0 is never sent, but stage 0 receives gradient 0 there}}
+    // expected-error @+1 {{schedule 's': unpaired receive: rank 0 runs stage 0's receive of gradient 0 from stage 1, but rank 1 never sends it}}
     hetero.recv_task gradient 0 from 1
     hetero.bwd 0
   }
@@ -195,12 +213,12 @@ hetero.pipeline @p stages = 1 microbatches = 8 {
   hetero.stage 0 forward @problems_truncated_per_kind backward @problems_truncated_per_kind
 }
 hetero.schedule @s for @p group_size = 1 {
-  // expected-error @+8 {{schedule 's': stage 0 never runs B1}}
-  // expected-error @+7 {{schedule 's': stage 0 never runs F2}}
-  // expected-error @+6 {{schedule 's': stage 0 never runs B2}}
-  // expected-error @+5 {{schedule 's': stage 0 never runs F3}}
-  // expected-error @+4 {{schedule 's': stage 0 never runs B3}}
-  // expected-error @+3 {{schedule 's': stage 0 never runs F4}}
+  // expected-error @+8 {{schedule 's': rank 0 never runs B1 of stage 0 (nor I and W)}}
+  // expected-error @+7 {{schedule 's': rank 0 never runs F2 of stage 0}}
+  // expected-error @+6 {{schedule 's': rank 0 never runs B2 of stage 0 (nor I and W)}}
+  // expected-error @+5 {{schedule 's': rank 0 never runs F3 of stage 0}}
+  // expected-error @+4 {{schedule 's': rank 0 never runs B3 of stage 0 (nor I and W)}}
+  // expected-error @+3 {{schedule 's': rank 0 never runs F4 of stage 0}}
   // expected-note @+2 {{3 more problems of this kind not shown}}
   // expected-note @+1 {{4 more problems of this kind not shown}}
   hetero.stage_program 0 {

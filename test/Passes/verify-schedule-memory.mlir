@@ -4,7 +4,7 @@
 
 // GPipe on 2 stages keeps all 4 activations in flight on stage 0; 1F1B keeps
 // min(S - s, M) = 2.
-// CHECK: error: schedule 'two_4f4b': stage 0 holds 4 activations in flight after F3, above the memory cap of 3
+// CHECK: error: schedule 'two_4f4b': rank 0 holds 4 micro-batch stashes after F3 of stage 0, above the memory cap of 3
 
 func.func @identity_stage(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 hetero.pipeline @two stages = 2 microbatches = 4 {

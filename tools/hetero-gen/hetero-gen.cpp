@@ -6,7 +6,8 @@
 //
 //   hetero-gen gpt [--vocab V] [--layers L] [--hidden H] [--heads A]
 //                  [--seq S] [--batch B] [--microbatch-sizes N,...]
-//                  [--stages P] [--microbatches M]
+//                  [--stages P] [--pipeline-ranks R --placement loop|v]
+//                  [--microbatches M]
 //                  [--tp T] [--dp D] [--optimizer sgd|adam] [--lr R]
 //                  [--impute zero|average|same]
 //                  [--sync "policy = dynamic, ..."] [-o file]
@@ -61,6 +62,16 @@ static cl::list<int64_t> microbatchSizes(
     cl::CommaSeparated, cl::cat(category));
 static cl::opt<int64_t> stages("stages", cl::desc("Pipeline stages"),
                                cl::init(defaults.stages), cl::cat(category));
+static cl::opt<int64_t> pipelineRanks(
+    "pipeline-ranks",
+    cl::desc("Ranks of the pipeline axis (default: one per stage); fewer "
+             "than --stages places several stages on a rank"),
+    cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    placement("placement",
+              cl::desc("Where stages go when ranks are fewer: loop (stage s "
+                       "on rank s mod R) or v (rank r holds r and 2R-1-r)"),
+              cl::init(defaults.placement), cl::cat(category));
 static cl::opt<int64_t> microbatches("microbatches",
                                      cl::desc("Micro-batches per step"),
                                      cl::init(defaults.microbatches),
@@ -110,6 +121,8 @@ int main(int argc, char **argv) {
   config.batch = batch;
   config.microbatchSizes.assign(microbatchSizes.begin(), microbatchSizes.end());
   config.stages = stages;
+  config.pipelineRanks = pipelineRanks;
+  config.placement = placement;
   config.microbatches = microbatches;
   config.tp = tp;
   config.dataParallel = dp;
@@ -166,9 +179,13 @@ int main(int argc, char **argv) {
     output->os() << " --microbatch-sizes ";
     llvm::interleave(microbatchSizes, output->os(), ",");
   }
-  output->os() << " --stages " << stages << " --microbatches " << microbatches
-               << " --tp " << tp << " --dp " << dp << " --optimizer "
-               << optimizer << " --lr " << learningRate;
+  output->os() << " --stages " << stages;
+  if (pipelineRanks && pipelineRanks != stages)
+    output->os() << " --pipeline-ranks " << pipelineRanks << " --placement "
+                 << placement;
+  output->os() << " --microbatches " << microbatches << " --tp " << tp
+               << " --dp " << dp << " --optimizer " << optimizer << " --lr "
+               << learningRate;
   if (imputation != defaults.imputation)
     output->os() << " --impute " << imputation;
   if (!sync.empty())

@@ -43,15 +43,15 @@ bool readScheduledModule(const std::string &path,
   for (auto scheduleOp : module->getOps<ScheduleOp>()) {
     // The op verifier has resolved the pipeline and the stage ids.
     auto pipeline = symbols.lookup<PipelineOp>(scheduleOp.getPipeline());
-    StagePrograms programs =
-        getStagePrograms(scheduleOp, pipeline.getNumStages());
+    StagePrograms programs = getStagePrograms(scheduleOp, pipeline);
     if (failed(verifyStagePrograms(scheduleOp, pipeline, programs))) {
       sound = false;
       continue;
     }
     schedules.push_back({scheduleOp.getSymName().str(),
                          std::move(programs.actions),
-                         int64_t(scheduleOp.getMicrobatchSize().value_or(0))});
+                         int64_t(scheduleOp.getMicrobatchSize().value_or(0)),
+                         programs.placement});
   }
   if (sound && schedules.empty()) {
     llvm::errs() << "hetero-sim: " << path

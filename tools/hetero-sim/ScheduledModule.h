@@ -19,6 +19,8 @@ struct NamedSchedule {
   std::vector<std::vector<schedule::Action>> programs;
   /// The schedule's `microbatch_size`, 0 when it states none.
   int64_t microbatchSize = 0;
+  /// Where its pipeline's stages run; `programs` has one per rank.
+  schedule::Placement placement;
 };
 
 /// Reads the hetero.schedule ops of the module in `path` and verifies each.

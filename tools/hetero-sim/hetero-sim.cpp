@@ -1,11 +1,12 @@
-//===- hetero-sim.cpp - simulate hetero schedules
-//--------------------------===//
+//===- hetero-sim.cpp - simulate hetero schedules -------------------------===//
 //
 // Part of the hetero project.
 //
 //===----------------------------------------------------------------------===//
 //
 //   hetero-sim pipeline --stages S --microbatches M --group-size k
+//                       [--family 1f1b|interleaved|looped-bfs|zb1p|zbv|
+//                        dualpipev] [--pipeline-ranks R --placement loop|v]
 //                       --forward-ms F --backward-ms B --comm-ms C
 //                       [--trace file] [--chrome-trace out.json]
 //                       [--svg out.svg]
@@ -30,7 +31,9 @@
 //   hetero-sim resize-sweep --ranks n --deltas d1,d2,... [model options]
 //
 // Prints `iteration_ms: <value>`, `bubble_fraction: <value>`,
-// `peak_inflight: <per stage>` and, per directed link, its idle spans.
+// `peak_inflight: <per rank>` (the micro-batch stashes it holds at most)
+// and, per directed link between ranks, its idle spans. A split backward's
+// input and weight gradients take half of --backward-ms each.
 // `--group-size adaptive` picks k with the simulator (Ada-Grouper). The
 // second form simulates the verified hetero.schedule ops of a module (as
 // hetero-kfkb-schedule or hetero-import-schedule leave them) with the
@@ -86,6 +89,7 @@
 #include "hetero/Resize/Migration.h"
 #include "hetero/Resize/Ratio.h"
 #include "hetero/Resize/TpSim.h"
+#include "hetero/Schedule/Families.h"
 #include "hetero/Sim/PipelineSim.h"
 #include "hetero/Sim/SyncSim.h"
 #include "hetero/Sim/Timeline.h"
@@ -114,7 +118,8 @@ int usage(const std::string &problem) {
   std::fprintf(stderr,
                "hetero-sim: %s\n"
                "usage: hetero-sim pipeline --stages S --microbatches M "
-               "--group-size k|adaptive --forward-ms F --backward-ms B "
+               "--group-size k|adaptive [--family F] [--pipeline-ranks R "
+               "--placement loop|v] --forward-ms F --backward-ms B "
                "--comm-ms C [--trace file] [--memory-cap N] "
                "[--chrome-trace out.json] [--svg out.svg]\n"
                "       hetero-sim <scheduled.mlir> --profile profile.json "
@@ -289,9 +294,34 @@ int runPipeline(int argc, char **argv) {
       return failure(options["trace"] + ":" + problem.substr(5));
   }
 
+  // The family, and where its stages run: one per rank unless
+  // --pipeline-ranks says fewer ranks (then a loop, or a V).
+  std::string familyName =
+      options.count("family") ? options["family"] : std::string("1f1b");
+  std::optional<schedule::Family> family = schedule::parseFamily(familyName);
+  if (!family)
+    return usage("--family must be one of " + schedule::familyNames() +
+                 ", got '" + familyName + "'");
+  double ranks = stages;
+  if (options.count("pipeline-ranks") &&
+      (!readNumber(options, "pipeline-ranks", ranks, error) || ranks < 1 ||
+       ranks > stages))
+    return usage(error.empty() ? "--pipeline-ranks must be 1..stages" : error);
+  std::string shape =
+      options.count("placement") ? options["placement"] : std::string("loop");
+  if (shape != "loop" && shape != "v")
+    return usage("--placement must be loop or v, got '" + shape + "'");
+  schedule::Placement placement =
+      shape == "v" ? schedule::Placement::vShape(int64_t(ranks))
+                   : schedule::Placement::loop(int64_t(stages), int64_t(ranks));
+  if (placement.stages() != int64_t(stages))
+    return usage("--placement v needs twice as many stages as ranks");
+
   int64_t groupSize = 0;
   std::string group = options.count("group-size") ? options["group-size"] : "";
   if (group == "adaptive") {
+    if (*family != schedule::Family::OneFOneB)
+      return usage("--group-size adaptive chooses among 1f1b schedules");
     sim::Choice choice = sim::chooseGroupSize(
         int64_t(stages), int64_t(microbatches), costs, int64_t(memoryCap));
     groupSize = choice.groupSize;
@@ -303,11 +333,17 @@ int runPipeline(int argc, char **argv) {
                                  : error);
     groupSize = int64_t(k);
   }
-  return report(
-      sim::simulate(
-          sim::kfkbPrograms(int64_t(stages), int64_t(microbatches), groupSize),
-          costs),
-      options);
+  std::vector<std::vector<schedule::Action>> programs =
+      schedule::familyPrograms(*family, placement, int64_t(microbatches),
+                               groupSize, error);
+  if (!error.empty())
+    return failure(error);
+  std::vector<schedule::Problem> problems =
+      schedule::verifyPrograms(programs, placement, int64_t(microbatches));
+  if (!problems.empty())
+    return failure("the " + familyName +
+                   " schedule is unsound: " + problems.front().message);
+  return report(sim::simulate(programs, costs, placement), options);
 }
 
 int runScheduledModule(int argc, char **argv) {
@@ -339,7 +375,7 @@ int runScheduledModule(int argc, char **argv) {
     sim::Costs costs;
     int64_t measuredSize = 0;
     if (std::string problem = profile::parsePipelineProfile(
-            text, int64_t(schedule.programs.size()), costs, &measuredSize);
+            text, schedule.placement.stages(), costs, &measuredSize);
         !problem.empty())
       return failure(options["profile"] + ": " + problem);
     // A schedule of another micro-batch size than the profile's runs the
@@ -358,7 +394,9 @@ int runScheduledModule(int argc, char **argv) {
           " samples), but the profile does not say at which size its times "
           "were measured; add \"microbatch_size\"");
     std::printf("schedule: @%s\n", schedule.name.c_str());
-    if (int status = report(sim::simulate(schedule.programs, costs), options))
+    if (int status =
+            report(sim::simulate(schedule.programs, costs, schedule.placement),
+                   options))
       return status;
   }
   return 0;

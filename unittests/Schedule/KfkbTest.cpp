@@ -105,25 +105,64 @@ TEST(VerifyPrograms, ReportsAMemoryCap) {
       verifyPrograms(kfkbPipeline(2, 4, 4), 4, /*memoryCap=*/3);
   ASSERT_FALSE(problems.empty());
   EXPECT_EQ(problems.front().message,
-            "stage 0 holds 4 activations in flight after F3, above the memory "
-            "cap of 3");
+            "rank 0 holds 4 micro-batch stashes after F3 of stage 0, above the "
+            "memory cap of 3");
 }
 
 TEST(VerifyPrograms, ReportsADeadlock) {
   // Both stages wait for the other first.
-  std::vector<std::vector<Action>> programs = {{{Action::Forward, 0},
-                                                {Action::RecvGradient, 0, 1},
-                                                {Action::SendActivation, 0, 1},
-                                                {Action::Backward, 0}},
-                                               {{Action::RecvActivation, 0, 0},
-                                                {Action::Forward, 0},
-                                                {Action::Backward, 0},
-                                                {Action::SendGradient, 0, 0}}};
+  std::vector<std::vector<Action>> programs = {
+      {{Action::Forward, 0, -1, 0},
+       {Action::RecvGradient, 0, 1, 0},
+       {Action::Backward, 0, -1, 0},
+       {Action::SendActivation, 0, 1, 0}},
+      {{Action::RecvActivation, 0, 0, 1},
+       {Action::Forward, 0, -1, 1},
+       {Action::Backward, 0, -1, 1},
+       {Action::SendGradient, 0, 0, 1}}};
   std::vector<Problem> problems = verifyPrograms(programs, 1);
   ASSERT_EQ(problems.size(), 1u);
+  // Posted receives would not help: B0 of stage 0 needs the gradient that
+  // stage 1 sends only after the activation stage 0 sends after it.
   EXPECT_EQ(problems.front().message,
-            "deadlock: stage 0 waits at the receive of gradient 0 from stage "
-            "1; stage 1 waits at the receive of activation 0 from stage 0");
+            "deadlock: rank 0 waits at stage 0's receive of gradient 0 from "
+            "stage 1 (from rank 1); rank 1 waits at stage 1's receive of "
+            "activation 0 from stage 0 (from rank 0)");
+  // Where rank 0 stops with posted receives: at B0.
+  EXPECT_EQ(problems.front().rank, 0);
+  EXPECT_EQ(problems.front().action, 2);
+}
+
+TEST(VerifyPrograms, TellsABlockingOnlyDeadlock) {
+  // Stage 0 waits for gradient 0 before sending activation 1, which stage 1
+  // needs before it sends gradient 0: posted receives would run it.
+  std::vector<std::vector<Action>> programs = {
+      {{Action::Forward, 0, -1, 0},
+       {Action::SendActivation, 0, 1, 0},
+       {Action::Forward, 1, -1, 0},
+       {Action::RecvGradient, 0, 1, 0},
+       {Action::SendActivation, 1, 1, 0},
+       {Action::Backward, 0, -1, 0},
+       {Action::RecvGradient, 1, 1, 0},
+       {Action::Backward, 1, -1, 0}},
+      {{Action::RecvActivation, 0, 0, 1},
+       {Action::RecvActivation, 1, 0, 1},
+       {Action::Forward, 0, -1, 1},
+       {Action::Backward, 0, -1, 1},
+       {Action::SendGradient, 0, 0, 1},
+       {Action::Forward, 1, -1, 1},
+       {Action::Backward, 1, -1, 1},
+       {Action::SendGradient, 1, 0, 1}}};
+  std::vector<Problem> problems = verifyPrograms(programs, 2);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems.front().message.rfind(
+                "deadlock with blocking receives: rank 0 waits at stage 0's "
+                "receive of gradient 0 from stage 1 (from rank 1); rank 1 "
+                "waits at stage 1's receive of activation 1 from stage 0 "
+                "(from rank 0) (it runs when receives are only posted",
+                0),
+            0u)
+      << problems.front().message;
 }
 
 TEST(VerifyPrograms, ReportsAForwardBeforeItsActivation) {
@@ -133,25 +172,92 @@ TEST(VerifyPrograms, ReportsAForwardBeforeItsActivation) {
   std::vector<Problem> problems = verifyPrograms(programs, 2);
   ASSERT_FALSE(problems.empty());
   EXPECT_EQ(problems.front().message,
-            "stage 1 runs F0 before receiving its activation from stage 0");
+            "rank 1 runs F0 of stage 1 before receiving its activation from "
+            "stage 0");
 }
 
-TEST(VerifyPrograms, ReportsALinkOutOfOrder) {
+TEST(VerifyPrograms, MatchesMessagesWhateverTheirOrder) {
   std::vector<std::vector<Action>> programs = kfkbPipeline(2, 2, 2);
   // Stage 1 receives activation 1 before activation 0, then runs both.
   ASSERT_EQ(describe(programs[1][0]),
-            "the receive of activation 0 from stage 0");
+            "stage 1's receive of activation 0 from stage 0");
   ASSERT_EQ(describe(programs[1][2]),
-            "the receive of activation 1 from stage 0");
+            "stage 1's receive of activation 1 from stage 0");
   std::swap(programs[1][1], programs[1][2]); // recv a0, recv a1, F0, F1
   std::swap(programs[1][0], programs[1][1]); // recv a1, recv a0, F0, F1
+  EXPECT_TRUE(verifyPrograms(programs, 2).empty());
+}
+
+TEST(VerifyPrograms, ReportsUnpairedTransfers) {
+  std::vector<std::vector<Action>> programs = kfkbPipeline(2, 2, 1);
+  // Stage 0 no longer sends activation 1.
+  auto isSendOfOne = [](const Action &action) {
+    return action.kind == Action::SendActivation && action.microbatch == 1;
+  };
+  programs[0].erase(
+      std::find_if(programs[0].begin(), programs[0].end(), isSendOfOne));
   std::vector<Problem> problems = verifyPrograms(programs, 2);
-  ASSERT_EQ(problems.size(), 1u);
+  ASSERT_EQ(problems.size(), 1u) << problems.front().message;
   EXPECT_EQ(problems.front().message,
-            "link 0 -> 1: message 0 is activation 0, but stage 1 receives "
-            "activation 1 there");
-  EXPECT_EQ(problems.front().stage, 1);
-  EXPECT_EQ(problems.front().action, 0);
+            "unpaired receive: rank 1 runs stage 1's receive of activation 1 "
+            "from stage 0, but rank 0 never sends it");
+  // And twice instead.
+  programs = kfkbPipeline(2, 2, 1);
+  auto send = std::find_if(programs[0].begin(), programs[0].end(), isSendOfOne);
+  programs[0].insert(send, *send);
+  problems = verifyPrograms(programs, 2);
+  ASSERT_EQ(problems.size(), 1u) << problems.front().message;
+  EXPECT_EQ(problems.front().message,
+            "rank 0 repeats stage 0's send of activation 1 to stage 1");
+}
+
+TEST(VerifyPrograms, ReportsASplitBackwardOutOfOrder) {
+  std::vector<std::vector<Action>> programs = {
+      {{Action::Forward, 0, -1, 0},
+       {Action::BackwardWeight, 0, -1, 0},
+       {Action::BackwardInput, 0, -1, 0}}};
+  std::vector<Problem> problems = verifyPrograms(programs, 1);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems.front().message, "rank 0 runs W0 of stage 0 before I0");
+  programs[0] = {{Action::Forward, 0, -1, 0},
+                 {Action::BackwardInput, 0, -1, 0}};
+  problems = verifyPrograms(programs, 1);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems.front().message, "rank 0 never runs W0 of stage 0");
+}
+
+TEST(VerifyPrograms, StagesOnOneRankHandOverWithoutTransfers) {
+  // Two stages on one rank: F0 of stage 1 needs F0 of stage 0 first.
+  Placement one;
+  one.rankOf = {0, 0};
+  one.ranks = 1;
+  std::vector<std::vector<Action>> programs = {{{Action::Forward, 0, -1, 1},
+                                                {Action::Forward, 0, -1, 0},
+                                                {Action::Backward, 0, -1, 1},
+                                                {Action::Backward, 0, -1, 0}}};
+  std::vector<Problem> problems = verifyPrograms(programs, one, 1);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems.front().message,
+            "rank 0 runs F0 of stage 1 before F0 of stage 0 produces its "
+            "activation");
+  std::swap(programs[0][0], programs[0][1]);
+  EXPECT_TRUE(verifyPrograms(programs, one, 1).empty());
+  programs[0].insert(programs[0].begin() + 1,
+                     {Action::SendActivation, 0, 1, 0});
+  problems = verifyPrograms(programs, one, 1);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems.front().message,
+            "rank 0: stage 0's send of activation 0 to stage 1 needs no "
+            "transfer: stage 1 is on the same rank");
+}
+
+TEST(VerifyPrograms, ReportsATaskOnTheWrongRank) {
+  std::vector<std::vector<Action>> programs = kfkbPipeline(2, 1, 1);
+  programs[0][0].stage = 1;
+  std::vector<Problem> problems = verifyPrograms(programs, 1);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems.front().message,
+            "rank 0 runs F0 of stage 1, but stage 1 is placed on rank 1");
 }
 
 TEST(SplitMicrobatches, RunsEachTaskAsConsecutiveSmallerOnes) {
@@ -160,13 +266,7 @@ TEST(SplitMicrobatches, RunsEachTaskAsConsecutiveSmallerOnes) {
   std::vector<std::vector<Action>> coarse = kfkbPrograms(2, 2, 1);
   std::vector<std::vector<Action>> fine = splitMicrobatches(coarse, 2);
   ASSERT_EQ(fine.size(), 2u);
-  std::vector<Task> computed;
-  for (const Action &action : fine[0])
-    if (action.kind == Action::Forward || action.kind == Action::Backward)
-      computed.push_back(
-          {action.kind == Action::Forward ? Task::Forward : Task::Backward,
-           action.microbatch});
-  EXPECT_EQ(formatProgram(computed), "F0 F1 F2 F3 B0 B1 B2 B3");
+  EXPECT_EQ(formatProgram(computeTasks(fine[0])), "F0 F1 F2 F3 B0 B1 B2 B3");
   EXPECT_EQ(fine[1].size(), 2 * coarse[1].size());
   // The split programs are sound programs of 4 micro-batches.
   EXPECT_TRUE(verifyPrograms(fine, 4).empty());
@@ -181,11 +281,11 @@ TEST(Kfkb, ProblemsDigestKeepsTheFirstOfEachKindAndCountsTheRest) {
   // Stage 1 of 2 misses every task of 1000 micro-batches but the first,
   // and runs one task twice: two kinds of "never runs" and one "twice".
   std::vector<std::vector<Action>> programs = kfkbPipeline(2, 1000, 1);
-  programs[1] = {{Action::RecvActivation, 0, 0},
-                 {Action::Forward, 0},
-                 {Action::Forward, 0},
-                 {Action::Backward, 0},
-                 {Action::SendGradient, 0, 0}};
+  programs[1] = {{Action::RecvActivation, 0, 0, 1},
+                 {Action::Forward, 0, -1, 1},
+                 {Action::Forward, 0, -1, 1},
+                 {Action::Backward, 0, -1, 1},
+                 {Action::SendGradient, 0, 0, 1}};
   std::vector<Problem> problems = verifyPrograms(programs, 1000);
   ASSERT_EQ(problems.size(), 1u + 2u * 999u);
   ProblemDigest digest = digestProblems(problems, /*perKind=*/2);
@@ -195,9 +295,11 @@ TEST(Kfkb, ProblemsDigestKeepsTheFirstOfEachKindAndCountsTheRest) {
   for (const Problem &problem : digest.shown)
     messages.push_back(problem.message);
   EXPECT_EQ(messages, (std::vector<std::string>{
-                          "stage 1 runs F0 twice", "stage 1 never runs F1",
-                          "stage 1 never runs B1", "stage 1 never runs F2",
-                          "stage 1 never runs B2"}));
+                          "rank 1 runs F0 of stage 1 twice",
+                          "rank 1 never runs F1 of stage 1",
+                          "rank 1 never runs B1 of stage 1 (nor I and W)",
+                          "rank 1 never runs F2 of stage 1",
+                          "rank 1 never runs B2 of stage 1 (nor I and W)"}));
   EXPECT_EQ(digest.more, (std::vector<int64_t>{0, 0, 0, 997, 997}));
   // Few problems: all shown, nothing counted.
   ProblemDigest all = digestProblems(problems, /*perKind=*/1000);

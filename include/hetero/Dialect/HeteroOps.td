@@ -44,8 +44,20 @@ def Hetero_PipelineOp : Hetero_Op<"pipeline", [
     Declares a pipeline of `stages` stages that processes `microbatches`
     micro-batches per training step. The body holds exactly one
     `hetero.stage` per stage id `0 .. stages-1`. An optional `shard.grid`
-    names the devices the pipeline runs on: axis 0 is the pipeline stage
-    (its size is `stages`), an optional axis 1 the data-parallel replica.
+    names the devices the pipeline runs on: axis 0 the pipeline's ranks, an
+    optional axis 1 the data-parallel replica, an optional axis 2 the
+    tensor-parallel shard.
+
+    By default stage s runs on rank s of axis 0 (axis 0 has `stages`
+    ranks). `placement` puts several stages on a rank:
+
+    * `placement = loop`: stage s on rank s mod R, for the R ranks of the
+      grid's axis 0 (interleaved schedules);
+    * `placement = v`: rank r holds stages r and 2R-1-r (V-shaped
+      schedules); the stages are twice the ranks;
+    * `placement = [0, 1, 1, 0]`: stage s on the rank at position s.
+
+    Every rank holds at least one stage.
 
     Stage functions follow one calling convention: the forward function of
     stage `s` takes the activation produced by stage `s-1` (the micro-batch
@@ -99,12 +111,13 @@ def Hetero_PipelineOp : Hetero_Op<"pipeline", [
     OptionalAttr<FlatSymbolRefAttr>:$data,
     OptionalAttr<Hetero_OptimizerAttr>:$optimizer,
     OptionalAttr<Hetero_SyncAttr>:$sync,
-    OptionalAttr<Hetero_CheckpointAttr>:$checkpoint
+    OptionalAttr<Hetero_CheckpointAttr>:$checkpoint,
+    OptionalAttr<AnyAttrOf<[StrAttr, DenseI64ArrayAttr]>>:$placement
   );
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `stages` `=` $num_stages `microbatches` `=` $num_microbatches
-    (`on` $grid^)? (`data` $data^)? (`optimizer` $optimizer^)?
+    (`placement` `=` custom<StagePlacement>($placement)^)? (`on` $grid^)? (`data` $data^)? (`optimizer` $optimizer^)?
     (`sync` $sync^)? (`checkpoint` $checkpoint^)? attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
@@ -123,6 +136,14 @@ def Hetero_PipelineOp : Hetero_Op<"pipeline", [
     /// True when the pipeline follows the stage ABI: it names its data
     /// function and its optimizer.
     bool isExecutable() { return getDataAttr() && getOptimizerAttr(); }
+
+    /// The ranks of the pipeline's axis: its grid's axis 0, else those its
+    /// placement names (one per stage by default); 0 when the placement
+    /// needs a grid it does not have.
+    int64_t getNumRanks();
+
+    /// Where each stage runs (verified: every rank holds a stage).
+    ::hetero::schedule::Placement getStagePlacement();
   }];
 }
 
@@ -244,9 +265,10 @@ def Hetero_ScheduleOp : Hetero_Op<"schedule", [
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "The ordered task program of every stage of a pipeline";
   let description = [{
-    A pipeline schedule: one `hetero.stage_program` per stage of the
-    pipeline named by `for`, each an ordered list of forward and backward
-    tasks and the transfers between neighbouring stages. `group_size` is the
+    A pipeline schedule: one `hetero.stage_program` per rank of the
+    pipeline named by `for` (per stage when each rank holds one), each an
+    ordered list of forward and backward tasks and the transfers between
+    neighbouring stages. `group_size` is the
     k of a kFkB schedule (1 for 1F1B) and `microbatch_size` the number of
     samples in one micro-batch. `microbatches` is the number of micro-batches
     the schedule runs when it splits the step's batch differently from the
@@ -298,10 +320,15 @@ def Hetero_ScheduleOp : Hetero_Op<"schedule", [
 
 def Hetero_StageProgramOp : Hetero_Op<"stage_program", [
     HasParent<"ScheduleOp">, NoTerminator, SingleBlock, NoRegionArguments]> {
-  let summary = "The ordered tasks of one stage in a schedule";
+  let summary = "The ordered tasks of one rank in a schedule";
   let description = [{
-    Holds the tasks of stage `id` in execution order: `hetero.fwd`,
-    `hetero.bwd`, `hetero.send_task` and `hetero.recv_task`.
+    Holds the tasks of pipeline rank `id` (the coordinate on the grid's
+    axis 0) in execution order: `hetero.fwd`, `hetero.bwd` (a whole
+    backward), `hetero.bwd_input` and `hetero.bwd_weight` (the halves of a
+    split backward), `hetero.send_task` and `hetero.recv_task`. A task names
+    its stage with `stage s` when the rank holds several stages; otherwise
+    it is the rank's one stage. Neighbouring stages on one rank hand their
+    values over without transfers.
 
     Example:
 
@@ -309,6 +336,12 @@ def Hetero_StageProgramOp : Hetero_Op<"stage_program", [
     hetero.stage_program 0 {
       hetero.fwd 0
       hetero.send_task activation 0 to 1
+    }
+    hetero.stage_program 1 {
+      hetero.fwd 0 stage 1
+      hetero.fwd 0 stage 2
+      hetero.bwd_input 0 stage 2
+      hetero.bwd_weight 0 stage 2
     }
     ```
   }];
@@ -324,30 +357,37 @@ class Hetero_TaskOp<string mnemonic>
 
 class Hetero_ComputeTaskOp<string mnemonic, string what>
     : Hetero_TaskOp<mnemonic> {
-  let summary = "Runs the " # what # " pass of one micro-batch";
+  let summary = "Runs the " # what # " of one micro-batch";
   let description = [{
-    A task of a stage program: the }] # what # [{ pass of micro-batch
-    `microbatch` on this stage.
+    A task of a stage program: the }] # what # [{ of micro-batch
+    `microbatch` on the rank's stage, or on stage `stage`.
 
     Example:
 
     ```mlir
     hetero.}] # mnemonic # [{ 3
+    hetero.}] # mnemonic # [{ 3 stage 2
     ```
   }];
-  let arguments = (ins Hetero_NonNegativeI64:$microbatch);
-  let assemblyFormat = "$microbatch attr-dict";
+  let arguments = (ins Hetero_NonNegativeI64:$microbatch,
+                       OptionalAttr<Hetero_NonNegativeI64>:$stage);
+  let assemblyFormat = "$microbatch (`stage` $stage^)? attr-dict";
 }
 
-def Hetero_FwdOp : Hetero_ComputeTaskOp<"fwd", "forward">;
-def Hetero_BwdOp : Hetero_ComputeTaskOp<"bwd", "backward">;
+def Hetero_FwdOp : Hetero_ComputeTaskOp<"fwd", "forward pass">;
+def Hetero_BwdOp : Hetero_ComputeTaskOp<"bwd", "whole backward pass">;
+def Hetero_BwdInputOp : Hetero_ComputeTaskOp<"bwd_input",
+    "input gradient (I) of a split backward">;
+def Hetero_BwdWeightOp : Hetero_ComputeTaskOp<"bwd_weight",
+    "weight gradient (W) of a split backward">;
 
 def Hetero_SendTaskOp : Hetero_TaskOp<"send_task"> {
   let summary = "Sends an activation or a gradient to a neighbouring stage";
   let description = [{
     Sends the activation (forward) or input gradient (backward) of one
-    micro-batch to stage `to`. Activations flow to the next stage, gradients
-    to the previous one.
+    micro-batch from the rank's stage (or stage `stage`) to stage `to`, on
+    another rank. Activations flow to the next stage, gradients to the
+    previous one.
 
     Example:
 
@@ -357,15 +397,17 @@ def Hetero_SendTaskOp : Hetero_TaskOp<"send_task"> {
   }];
   let arguments = (ins Hetero_Payload:$payload,
                        Hetero_NonNegativeI64:$microbatch,
-                       Hetero_I64Attr:$peer);
-  let assemblyFormat = "$payload $microbatch `to` $peer attr-dict";
+                       Hetero_I64Attr:$peer,
+                       OptionalAttr<Hetero_NonNegativeI64>:$stage);
+  let assemblyFormat =
+      "$payload $microbatch `to` $peer (`stage` $stage^)? attr-dict";
 }
 
 def Hetero_RecvTaskOp : Hetero_TaskOp<"recv_task"> {
   let summary = "Receives an activation or a gradient from a neighbouring stage";
   let description = [{
-    Blocks until the activation or gradient of one micro-batch arrives from
-    stage `from`.
+    Blocks until the activation or gradient of one micro-batch for the
+    rank's stage (or stage `stage`) arrives from stage `from`.
 
     Example:
 
@@ -375,8 +417,10 @@ def Hetero_RecvTaskOp : Hetero_TaskOp<"recv_task"> {
   }];
   let arguments = (ins Hetero_Payload:$payload,
                        Hetero_NonNegativeI64:$microbatch,
-                       Hetero_I64Attr:$peer);
-  let assemblyFormat = "$payload $microbatch `from` $peer attr-dict";
+                       Hetero_I64Attr:$peer,
+                       OptionalAttr<Hetero_NonNegativeI64>:$stage);
+  let assemblyFormat =
+      "$payload $microbatch `from` $peer (`stage` $stage^)? attr-dict";
 }
 
 def Hetero_PlanSetOp : Hetero_Op<"plan_set", [

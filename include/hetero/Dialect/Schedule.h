@@ -20,13 +20,16 @@
 
 namespace hetero {
 
-/// The programs of `schedule`, indexed by stage id, and the task ops of each
-/// program in the same order. Stages without a program stay empty.
+/// The programs of `schedule`, indexed by rank, and the task ops of each
+/// program in the same order; every action names its stage (a task
+/// without one runs its rank's one stage). Ranks without a program stay
+/// empty.
 struct StagePrograms {
   std::vector<std::vector<schedule::Action>> actions;
   std::vector<std::vector<mlir::Operation *>> ops;
+  schedule::Placement placement;
 };
-StagePrograms getStagePrograms(ScheduleOp schedule, int64_t numStages);
+StagePrograms getStagePrograms(ScheduleOp schedule, PipelineOp pipeline);
 
 /// Checks `programs` (those of `schedule`) with schedule::verifyPrograms and
 /// reports each problem as an error at the offending task op, or at the
@@ -37,7 +40,8 @@ mlir::LogicalResult verifyStagePrograms(ScheduleOp schedule,
                                         int64_t memoryCap = 0);
 
 /// Adds `hetero.schedule @name for @pipeline` right after the pipeline, with
-/// one stage program per entry of `programs` (the name is made unique in
+/// one stage program per entry (rank) of `programs`, whose tasks name their
+/// stage when the pipeline places several on a rank (the name is made unique in
 /// `symbols` if it is taken). A candidate of another micro-batch size states
 /// it and its micro-batch count.
 ScheduleOp

@@ -43,6 +43,11 @@ struct GptConfig {
   /// candidate plans of those sizes run as one task per micro-batch.
   std::vector<int64_t> microbatchSizes;
   int64_t stages = 2;
+  /// The pipeline's ranks (axis 0 of the grid): 0 for one per stage; fewer
+  /// than the stages places several on a rank as `placement` says.
+  int64_t pipelineRanks = 0;
+  /// "loop" (stage s on rank s mod R) or "v" (rank r holds r and 2R-1-r).
+  std::string placement = "loop";
   int64_t microbatches = 4;
   /// Tensor-parallel degree stated on the prunable linears.
   int64_t tp = 1;

@@ -209,21 +209,43 @@ def HeteroPrunableToLinalg : Pass<"hetero-prunable-to-linalg"> {
 }
 
 def HeteroKfkbSchedule : Pass<"hetero-kfkb-schedule", "::mlir::ModuleOp"> {
-  let summary = "Build the kFkB schedule of every pipeline";
+  let summary = "Build the schedule of every pipeline in one of the families";
   let description = [{
-    Adds, for every `hetero.pipeline @p`, a `hetero.schedule @p_<k>f<k>b` in
-    which each stage runs its micro-batches in groups of `group-size`: a
-    warm-up of min(S-1-s, G) forward groups, then one forward and one
-    backward group alternately, then the remaining backward groups (k = 1 is
-    1F1B, k >= M is GPipe). Activations are received right before and sent
-    right after each forward, gradients likewise around each backward.
+    Adds, for every `hetero.pipeline @p`, a `hetero.schedule` of `family`
+    (hetero/Schedule/Families.h) over groups of `group-size` micro-batches:
+    the family orders the groups as it orders single micro-batches, and a
+    group's task runs its micro-batches in ascending order.
+
+    * `1f1b` (`@p_<k>f<k>b`): one stage per rank; a warm-up of
+      min(S-1-s, G) forward groups, then one forward and one backward group
+      alternately, then the remaining backward groups (k = 1 is 1F1B, k >= M
+      is GPipe): Ada-Grouper's kFkB.
+    * `interleaved` (`@p_interleaved`): the loop placement; the groups go
+      round a rank's stages R at a time (interleaved 1F1B).
+    * `looped-bfs`: every forward of a rank's stages, then every backward.
+    * `zb1p`: interleaved with split backwards (I and W tasks), rank r's
+      weight gradients r slots late, filling the bubbles.
+    * `zbv`: the V placement with split backwards (ZB-V).
+    * `dualpipev`: the V placement; forwards of one stage paired with
+      backwards of the other, split backwards in the cool-down (DualPipeV).
+
+    The zero-bubble and V families need split backward stages: run
+    `hetero-derive-backward{split=true}` first. Other families than `1f1b`
+    are named `@p_<family>` (`@p_<family>_k<k>` for k > 1). A value needed
+    from a stage on another rank is received right before the task that
+    needs it and sent right after the task that produces it; neighbouring
+    stages on one rank hand their values over without a transfer.
 
     ```
     hetero-opt --hetero-kfkb-schedule=group-size=2 --hetero-print-schedule
     hetero-opt --hetero-kfkb-schedule=group-sizes=1,2,4   # a plan set for hetero-run --adaptive
+    hetero-opt --hetero-derive-backward=split=true --hetero-kfkb-schedule="family=zbv group-size=2"
     ```
   }];
   let options = [
+    Option<"family", "family", "std::string", /*default=*/"\"1f1b\"",
+           "The schedule family: 1f1b, interleaved, looped-bfs, zb1p, zbv "
+           "or dualpipev">,
     Option<"groupSize", "group-size", "int64_t", /*default=*/"1",
            "Micro-batches per group (k)">,
     ListOption<"groupSizes", "group-sizes", "int64_t",

@@ -19,11 +19,46 @@
 
 namespace hetero::schedule {
 
+/// Where the stages of a pipeline run: stage s on rank rankOf[s] of the
+/// pipeline axis. Several stages may share a rank (interleaved and V-shaped
+/// schedules); every rank holds at least one.
+struct Placement {
+  std::vector<int64_t> rankOf;
+  int64_t ranks = 0;
+
+  int64_t stages() const { return rankOf.size(); }
+  /// The stages on `rank`, ascending.
+  std::vector<int64_t> stagesOf(int64_t rank) const;
+  bool onePerRank() const { return ranks == stages(); }
+
+  /// Stage s on rank s.
+  static Placement identity(int64_t stages);
+  /// Stage s on rank s mod `ranks` (interleaved).
+  static Placement loop(int64_t stages, int64_t ranks);
+  /// Rank r holds stages r and 2 ranks - 1 - r (V-shaped); stages must be
+  /// twice the ranks.
+  static Placement vShape(int64_t ranks);
+  /// "" when `rankOf` places every stage on a rank 0..ranks-1 and leaves
+  /// no rank empty; else what is wrong.
+  static std::string check(const std::vector<int64_t> &rankOf, int64_t ranks);
+  bool operator==(const Placement &other) const {
+    return rankOf == other.rankOf && ranks == other.ranks;
+  }
+};
+
+/// "[0, 1, 1, 0]".
+std::string formatPlacement(const std::vector<int64_t> &rankOf);
+
+/// A compute task of a stage: its forward, its whole backward, or the two
+/// halves of a split backward (the input gradient I, then the weight
+/// gradient W).
 struct Task {
-  enum Kind { Forward, Backward } kind;
+  enum Kind { Forward, Backward, BackwardInput, BackwardWeight } kind;
   int64_t microbatch;
+  int64_t stage = 0;
   bool operator==(const Task &other) const {
-    return kind == other.kind && microbatch == other.microbatch;
+    return kind == other.kind && microbatch == other.microbatch &&
+           stage == other.stage;
   }
 };
 
@@ -37,14 +72,21 @@ struct Task {
 std::vector<Task> kfkbProgram(int64_t stages, int64_t microbatches,
                               int64_t groupSize, int64_t stage);
 
-/// "F0 F1 B0 ..." as printed by --hetero-print-schedule.
-std::string formatProgram(const std::vector<Task> &program);
+/// "F0 F1 B0 ..." as printed by --hetero-print-schedule (I and W for the
+/// halves of a split backward); with `withStage`, each task is prefixed by
+/// its stage as in PyTorch's CSV ("2F0").
+std::string formatProgram(const std::vector<Task> &program,
+                          bool withStage = false);
 
-/// One step of a stage program including its transfers.
+/// One step of a rank's program including its transfers. `stage` is the
+/// stage whose task it is (for a transfer: the stage that sends or
+/// receives), `peer` the stage at the other end of a transfer.
 struct Action {
   enum Kind {
     Forward,
     Backward,
+    BackwardInput,
+    BackwardWeight,
     SendActivation,
     RecvActivation,
     SendGradient,
@@ -52,6 +94,7 @@ struct Action {
   } kind;
   int64_t microbatch;
   int64_t peer = -1; // transfers only
+  int64_t stage = 0;
 };
 
 /// Kinds of transfer: sends and receives, of activations (forward) or of
@@ -59,11 +102,22 @@ struct Action {
 bool isSend(Action::Kind kind);
 bool isReceive(Action::Kind kind);
 bool carriesActivation(Action::Kind kind);
+bool isCompute(Action::Kind kind);
+/// A backward task that produces the input gradient: B or I.
+bool producesInputGradient(Action::Kind kind);
+Action::Kind actionKind(Task::Kind kind);
 
-/// `program` with its transfers: the activation of micro-batch i is received
-/// from stage s-1 right before F(i) and sent to s+1 right after it; the
-/// gradient is received from s+1 right before B(i) and sent to s-1 right
-/// after it.
+/// The compute tasks of `program` (its transfers dropped).
+std::vector<Task> computeTasks(const std::vector<Action> &program);
+
+/// `program` (the compute tasks of rank `rank`) with its transfers: a task
+/// that needs a value from a stage on another rank receives it right before
+/// it runs, and a task whose value a stage on another rank needs sends it
+/// right after; neighbouring stages on one rank hand values over without a
+/// transfer.
+std::vector<Action> withTransfers(const std::vector<Task> &program,
+                                  const Placement &placement, int64_t rank);
+/// One stage per rank.
 std::vector<Action> withTransfers(const std::vector<Task> &program,
                                   int64_t stages, int64_t stage);
 
@@ -79,52 +133,70 @@ std::vector<std::vector<Action>>
 splitMicrobatches(const std::vector<std::vector<Action>> &programs,
                   int64_t factor);
 
-/// Runs `programs` with blocking receives and buffered sends, stage after
-/// stage until none can go on: `step(stage, action)` performs an action, or
-/// returns false when it must wait (a receive whose message has not been
-/// sent). Returns where each program stopped (its size when it finished).
-/// The verifier's deadlock check and the simulator share it.
+/// Runs `programs` (one per rank) with blocking receives and buffered
+/// sends, rank after rank until none can go on: `step(rank, action)`
+/// performs an action, or returns false when it must wait (a receive whose
+/// message has not been sent). Returns where each program stopped (its size
+/// when it finished). The verifier's deadlock check and the simulator share
+/// it.
 template <typename Step>
 std::vector<size_t>
 runBlocking(const std::vector<std::vector<Action>> &programs, Step step) {
   std::vector<size_t> next(programs.size(), 0);
   for (bool progress = true; progress;) {
     progress = false;
-    for (size_t s = 0; s < programs.size(); ++s)
-      while (next[s] < programs[s].size() &&
-             step(int64_t(s), programs[s][next[s]])) {
-        ++next[s];
+    for (size_t r = 0; r < programs.size(); ++r)
+      while (next[r] < programs[r].size() &&
+             step(int64_t(r), programs[r][next[r]])) {
+        ++next[r];
         progress = true;
       }
   }
   return next;
 }
 
-/// "F3", "B0", "send activation 2 to 1", ... for messages.
+/// "F3 of stage 2", "the send of activation 2 from stage 0 to stage 1", ...
+/// for messages.
 std::string describe(const Action &action);
 
-/// A problem found in a schedule: the stage, the index of the offending
-/// action in its program (or -1 for the stage as a whole) and a sentence.
+/// A problem found in a schedule: the rank, the index of the offending
+/// action in its program (or -1 for the rank as a whole) and a sentence.
 struct Problem {
-  int64_t stage;
+  int64_t rank;
   int64_t action;
   std::string message;
 };
 
-/// Verifies the programs of a pipeline of `programs.size()` stages running
-/// `microbatches` micro-batches:
-///  - every F(i) and B(i) exactly once per stage, F(i) before B(i);
-///  - activations arrive before the forward that needs them and gradients
-///    before the backward, and are sent only after they are produced;
-///  - on every directed link the receive order equals the send order;
-///  - no deadlock: a simulation with blocking receives and buffered sends
-///    completes every program;
-///  - when `memoryCap` > 0, no stage holds more than `memoryCap` forward
-///    activations in flight (forwards run minus backwards run).
+/// Verifies the programs (one per rank of `placement`) of a pipeline
+/// running `microbatches` micro-batches:
+///  - every task of a rank belongs to a stage placed there;
+///  - every stage runs F(i) once and either B(i) or I(i) then W(i) once,
+///    its backward after its forward;
+///  - a task's input is there before it runs: received from a stage on
+///    another rank, or produced earlier on this rank by the neighbouring
+///    stage; values are sent only after they are produced, and only to
+///    stages on another rank;
+///  - every send has exactly one receive and every receive one send;
+///  - no deadlock: with blocking receives and buffered sends every program
+///    runs to its end (a cycle of waiting ranks is named), and likewise
+///    when receives are only posted and waited for by the task that needs
+///    them;
+///  - when `memoryCap` > 0, no rank holds more than `memoryCap`
+///    micro-batch stashes (a forward's inputs and residuals, kept until
+///    its backward or weight-gradient task).
 /// Returns the problems in program order; empty when the schedule is sound.
 std::vector<Problem>
 verifyPrograms(const std::vector<std::vector<Action>> &programs,
+               const Placement &placement, int64_t microbatches,
+               int64_t memoryCap = 0);
+/// One stage per rank.
+std::vector<Problem>
+verifyPrograms(const std::vector<std::vector<Action>> &programs,
                int64_t microbatches, int64_t memoryCap = 0);
+
+/// The most micro-batch stashes each rank of `programs` holds at once.
+std::vector<int64_t>
+peakStashes(const std::vector<std::vector<Action>> &programs);
 
 /// The problems worth showing: the first `perKind` of each kind (problems
 /// whose messages differ only in their numbers are of one kind), in their

@@ -4,12 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// MLIR-free. Each stage is a device that runs its program in order; a task
-// starts when the device is free and its input has arrived: F(s, i) needs
-// F(s-1, i)'s output over link s-1 -> s, B(s, i) needs B(s+1, i)'s output
-// over link s+1 -> s, B(S-1, i) needs F(S-1, i) locally. A directed link
-// carries one message at a time, in send order; a transfer starts when its
-// producer has finished and the link is free. Links can be slowed over time
+// MLIR-free. Each pipeline rank is a device that runs its program in order;
+// a task starts when the device is free and its input has arrived: F(s, i)
+// needs F(s-1, i)'s output, B(s, i) (or I(s, i)) needs B(s+1, i)'s, over
+// the link between their ranks, or at once when the two stages share a
+// rank. A directed link between ranks carries one message at a time, in
+// send order; a transfer starts when its producer has finished and the link
+// is free. Links can be slowed over time
 // windows (a preemption trace) and devices by a constant factor
 // (stragglers).
 //
@@ -52,8 +53,12 @@ struct Costs {
   /// shaped or congested link). Transfers then queue in the order they are
   /// ready.
   bool sharedMedium = false;
-  /// Per stage; empty or 1.0 means full speed.
+  /// Per rank; empty or 1.0 means full speed.
   std::vector<double> deviceSlowdown;
+  /// The part of a backward its input gradient (I) takes when the backward
+  /// is split; the weight gradient (W) takes the rest. The zero-bubble
+  /// paper's model has T_F = T_I = T_W.
+  double inputGradientShare = 0.5;
   std::vector<LinkWindow> linkWindows;
 
   /// The unslowed time of one micro-batch's forward or backward on `stage`.
@@ -81,10 +86,10 @@ struct Span {
 
 struct Result {
   double iterationMs = 0.0;
-  /// 1 - busy device time / (stages x iteration time).
+  /// 1 - busy device time / (ranks x iteration time).
   double bubbleFraction = 0.0;
   std::vector<int64_t> peakInflight;
-  /// Per stage: when each compute task ran, in program order.
+  /// Per rank: when each compute task ran, in program order.
   std::vector<std::vector<Span>> computeSpans;
   std::vector<std::vector<schedule::Action>> computeTasks;
   /// Per directed link (from, to) used: its busy and idle spans.
@@ -97,9 +102,16 @@ struct Result {
   std::vector<Link> links;
 };
 
-/// Simulates sound programs (see schedule::verifyPrograms).
+/// Simulates sound programs (see schedule::verifyPrograms), one per rank
+/// of `placement` (one stage per rank by default). A device is a rank: its
+/// tasks run one after the other, each taking its stage's time; I and W
+/// take `inputGradientShare` and the rest of the stage's backward. A
+/// receive is posted where the program has it, and the task that needs its
+/// message waits for it, as the lowered step runs.
 Result simulate(const std::vector<std::vector<schedule::Action>> &programs,
                 const Costs &costs);
+Result simulate(const std::vector<std::vector<schedule::Action>> &programs,
+                const Costs &costs, const schedule::Placement &placement);
 
 using schedule::kfkbPrograms;
 
