@@ -817,6 +817,36 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       zeroGradientSums(s);
   };
 
+  // After a backward's parameter gradients are in their sums: count it for
+  // a dynamic sync, or reduce the sums after the last one, so that the
+  // reduction overlaps with what the stage still does.
+  auto afterBackward = [&](int64_t index, int64_t mb) {
+    if (dynamicSync()) {
+      ++backwards;
+      if (backwards % syncEvery == 0 || index == lastBackward)
+        syncDueAfterSendOf = mb;
+      return;
+    }
+    if (index == lastBackward && !lateGradientSync) {
+      readSums();
+      reduceGradients(gradients);
+    }
+  };
+  // The input-gradient task of a split backward on `taskArguments` (the
+  // activation, the target or output gradient, the residuals): its input
+  // gradient goes to the previous stage; returns what the weight task
+  // needs.
+  auto emitInputTask = [&](ArrayRef<Value> taskArguments, int64_t mb) {
+    auto input = func::CallOp::create(builder, loc, code.backwardInputTask,
+                                      taskArguments);
+    unsigned inputGradients =
+        code.backwardInput.getNumResults() - code.savedCount();
+    if (s != 0)
+      toSend[mb] = input.getResult(0);
+    return llvm::to_vector_of<Value>(
+        input.getResults().drop_front(inputGradients));
+  };
+
   // The weight task of a split backward whose input gradient the program
   // sends next: emitted right after that send.
   std::function<void()> pendingWeight;
@@ -891,14 +921,7 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       received.erase(mb);
       SmallVector<Value> taskArguments = {entry.input, secondArgument};
       llvm::append_range(taskArguments, entry.residuals);
-      auto input = func::CallOp::create(builder, loc, code.backwardInputTask,
-                                        taskArguments);
-      unsigned inputGradients =
-          code.backwardInput.getNumResults() - code.savedCount();
-      if (s != 0)
-        toSend[mb] = input.getResult(0);
-      savedForWeight[mb] = llvm::to_vector_of<Value>(
-          input.getResults().drop_front(inputGradients));
+      savedForWeight[mb] = emitInputTask(taskArguments, mb);
       break;
     }
     case Action::BackwardWeight: {
@@ -912,14 +935,7 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       func::CallOp::create(builder, loc, code.backwardWeightTask, arguments);
       TaskMarkOp::create(builder, loc, TaskKind::backward,
                          builder.getI64IntegerAttr(mb));
-      if (dynamicSync()) {
-        ++backwards;
-        if (backwards % syncEvery == 0 || int64_t(index) == lastBackward)
-          syncDueAfterSendOf = mb;
-      } else if (int64_t(index) == lastBackward && !lateGradientSync) {
-        readSums();
-        reduceGradients(gradients);
-      }
+      afterBackward(int64_t(index), mb);
       break;
     }
     case Action::Backward: {
@@ -933,34 +949,12 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       // gradient, the residuals.
       SmallVector<Value> taskArguments = {entry.input, secondArgument};
       llvm::append_range(taskArguments, entry.residuals);
-      // After a backward's parameter gradients are in their sums: count it
-      // for a dynamic sync, or reduce the sums after the last one, so that
-      // the reduction overlaps with what the stage still does.
-      auto afterBackward = [&, index = int64_t(index), mb] {
-        if (dynamicSync()) {
-          ++backwards;
-          if (backwards % syncEvery == 0 || index == lastBackward)
-            syncDueAfterSendOf = mb;
-          return;
-        }
-        if (index == lastBackward && !lateGradientSync) {
-          readSums();
-          reduceGradients(gradients);
-        }
-      };
       if (code.isSplit()) {
         // The input gradient first, for the previous stage; the weight
         // gradients after its send, when the program sends it next, so
         // that the previous stage does not wait for them.
-        auto input = func::CallOp::create(builder, loc, code.backwardInputTask,
-                                          taskArguments);
-        unsigned inputGradients =
-            code.backwardInput.getNumResults() - code.savedCount();
-        if (s != 0)
-          toSend[mb] = input.getResult(0);
-        SmallVector<Value> saved = llvm::to_vector_of<Value>(
-            input.getResults().drop_front(inputGradients));
-        auto weight = [&, entry, saved, eager, afterBackward, mb] {
+        SmallVector<Value> saved = emitInputTask(taskArguments, mb);
+        auto weight = [&, entry, saved, eager, mb, index = int64_t(index)] {
           SmallVector<Value> arguments;
           if (eager) {
             arguments = forwardArguments(s, entry.input, readParams(s),
@@ -978,7 +972,7 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
           TaskMarkOp::create(builder, loc, TaskKind::backward,
                              builder.getI64IntegerAttr(mb));
           if (!eager)
-            afterBackward();
+            afterBackward(index, mb);
         };
         bool sendsNext = index + 1 < program.size() &&
                          program[index + 1].kind == Action::SendGradient &&
@@ -1011,7 +1005,7 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
                          builder.getI64IntegerAttr(mb));
       if (s != 0)
         toSend[mb] = call.getResult(0);
-      afterBackward();
+      afterBackward(int64_t(index), mb);
       break;
     }
     }

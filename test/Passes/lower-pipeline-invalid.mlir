@@ -81,7 +81,7 @@ hetero.pipeline @p stages = 1 microbatches = 2 data @data optimizer #hetero.sgd<
 // An unsound schedule is not lowered: the verifier's problems are reported.
 hetero.schedule @p_unsound for @p group_size = 1 {
   hetero.stage_program 0 {
-    // expected-error @+1 {{schedule 'p_unsound': stage 0 runs B1 before F1}}
+    // expected-error @+1 {{schedule 'p_unsound': rank 0 runs B1 of stage 0 before F1}}
     hetero.bwd 1
     hetero.fwd 0
     hetero.bwd 0
