@@ -196,12 +196,14 @@ static ParseResult parseStagePlacement(OpAsmParser &parser,
     return success();
   }
   SmallVector<int64_t> ranks;
-  SMLoc at = parser.getCurrentLocation();
-  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, [&] {
-        return parser.parseInteger(ranks.emplace_back());
-      }))
-    return parser.emitError(at, "expected a placement: loop, v, or a list "
-                                "of one rank per stage such as [0, 1, 1, 0]");
+  if (failed(parser.parseOptionalLSquare()))
+    return parser.emitError(parser.getCurrentLocation(),
+                            "expected a placement: loop, v, or a list of one "
+                            "rank per stage such as [0, 1, 1, 0]");
+  if (parser.parseCommaSeparatedList(
+          [&] { return parser.parseInteger(ranks.emplace_back()); }) ||
+      parser.parseRSquare())
+    return failure();
   placement = parser.getBuilder().getDenseI64ArrayAttr(ranks);
   return success();
 }

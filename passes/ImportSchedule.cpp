@@ -47,17 +47,17 @@ struct HeteroImportSchedulePass
     schedule::ImportedSchedule imported = schedule::importTorchCsv(
         input->getBuffer().str(), pipeline.getNumStages(),
         pipeline.getNumMicrobatches());
-    if (!imported.error.empty())
-      return fail(inputFile + ": " + imported.error);
     schedule::Placement placement = pipeline.getStagePlacement();
-    if (int64_t(imported.programs.size()) != placement.ranks)
-      return fail(inputFile + " has " + Twine(imported.programs.size()) +
+    if (imported.rows && imported.rows != placement.ranks)
+      return fail(inputFile + " has " + Twine(imported.rows) +
                   " rows (ranks), but pipeline '" + pipeline.getSymName() +
                   "' runs on " + Twine(placement.ranks) + " ranks");
+    if (!imported.error.empty())
+      return fail(inputFile + ": " + imported.error);
     if (imported.rankOf != placement.rankOf)
       return fail(inputFile + " places the stages on ranks " +
                   schedule::formatPlacement(imported.rankOf) +
-                  " (-1: on no row), but pipeline '" + pipeline.getSymName() +
+                  ", but pipeline '" + pipeline.getSymName() +
                   "' places them on " +
                   schedule::formatPlacement(placement.rankOf));
     std::vector<schedule::Problem> problems = schedule::verifyPrograms(

@@ -137,20 +137,20 @@ InterleaveCheckpointsPass::programsOf(PipelineOp pipeline) {
     auto microbatchOf = [&](int64_t tag) { return tag % microbatches; };
     for (Operation &op : function.getBody().front()) {
       if (auto mark = dyn_cast<TaskMarkOp>(op)) {
-        programs[s].push_back({mark.getKind() == TaskKind::forward
-                                   ? Action::Forward
-                                   : Action::Backward,
-                               int64_t(mark.getMicrobatch().value_or(0))});
+        programs[s].push_back(
+            {mark.getKind() == TaskKind::forward ? Action::Forward
+                                                 : Action::Backward,
+             int64_t(mark.getMicrobatch().value_or(0)), -1, s});
       } else if (auto send = dyn_cast<SendOp>(op)) {
         int64_t peer = send.getPeer();
         programs[s].push_back(
             {peer > s ? Action::SendActivation : Action::SendGradient,
-             microbatchOf(send.getTag()), peer});
+             microbatchOf(send.getTag()), peer, s});
       } else if (auto recv = dyn_cast<RecvOp>(op)) {
         int64_t peer = recv.getPeer();
         programs[s].push_back(
             {peer < s ? Action::RecvActivation : Action::RecvGradient,
-             microbatchOf(recv.getTag()), peer});
+             microbatchOf(recv.getTag()), peer, s});
       }
     }
   }

@@ -272,12 +272,13 @@ private:
   DenseI16ArrayAttr axes(ArrayRef<int16_t> values) {
     return builder.getDenseI16ArrayAttr(values);
   }
-  /// The stage's program as one function (stage, replica) -> local loss
-  /// sum; its tasks call the stage functions of `factor` times the
-  /// pipeline's micro-batch.
-  func::FuncOp emitStageProgram(StringRef stepName, int64_t stage,
-                                const std::vector<Action> &program,
-                                int64_t factor);
+  /// The program of pipeline rank `rank` as one function (step, replica)
+  /// -> local loss sum: @<step>_stage<s> with one stage per rank,
+  /// @<step>_rank<r> with several. Its tasks call the stage functions of
+  /// `factor` times the pipeline's micro-batch.
+  func::FuncOp emitRankProgram(StringRef stepName, int64_t rank,
+                               const std::vector<Action> &program,
+                               int64_t factor);
   /// Adds the optimizer update of every parameter of `stage` with the
   /// gradient sums `gradients` of `count` micro-batches.
   void emitUpdates(int64_t stage, ArrayRef<Value> gradients, int64_t count);
@@ -297,6 +298,8 @@ private:
   OpBuilder builder;
   Location loc;
   SmallVector<Stage> stages;
+  /// The pipeline rank (grid axis 0) of each stage.
+  schedule::Placement placement;
   func::FuncOp data;
   FlatSymbolRefAttr grid;
   /// Whether the grid has axis 1; without it there is one replica.
@@ -318,6 +321,7 @@ private:
 
 LogicalResult PipelineLowering::prepare() {
   microbatches = pipeline.getNumMicrobatches();
+  placement = pipeline.getStagePlacement();
   data = symbols.lookup<func::FuncOp>(pipeline.getDataAttr().getValue());
   SmallVector<memref::GlobalOp> allParams;
   // A stage without its backward cannot train until one is derived.
@@ -395,6 +399,17 @@ LogicalResult PipelineLowering::prepare() {
                << "has no parameters, but the pipeline synchronises its "
                   "replicas in dynamic groups (policy = dynamic), which "
                   "average every stage's parameters";
+  if (!placement.onePerRank() &&
+      (dynamicSync() || pipeline.getCheckpointAttr()))
+    return pipeline.emitOpError()
+           << "places its " << numStages() << " stages on " << placement.ranks
+           << " ranks and "
+           << (dynamicSync() ? "synchronises its replicas in dynamic groups "
+                               "(policy = dynamic)"
+                             : "keeps in-memory checkpoints (checkpoint <...>)")
+           << "; hetero-lower-pipeline lowers "
+           << (dynamicSync() ? "dynamic sync groups" : "checkpoints")
+           << " for one stage per rank";
   if (pipeline.getCheckpointAttr())
     for (int64_t s = 0; s < numStages(); ++s)
       if (stages[s].params.empty())
@@ -740,67 +755,125 @@ std::pair<Value, Value> PipelineLowering::emitData(int64_t s, Value step,
 }
 
 func::FuncOp
-PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
-                                   const std::vector<Action> &program,
-                                   int64_t factor) {
+PipelineLowering::emitRankProgram(StringRef stepName, int64_t rank,
+                                  const std::vector<Action> &program,
+                                  int64_t factor) {
   Type i64 = builder.getI64Type();
-  std::string name = (stepName + "_stage" + std::to_string(s)).str();
+  std::vector<int64_t> local = placement.stagesOf(rank);
+  bool onePerRank = placement.onePerRank();
+  std::string name = onePerRank
+                         ? (stepName + "_stage" + Twine(local.front())).str()
+                         : (stepName + "_rank" + Twine(rank)).str();
   func::FuncOp function = createFunction(
       name, builder.getFunctionType({i64, i64}, {builder.getF32Type()}),
       /*isPublic=*/false);
-  getHeteroDialect(builder.getContext())
-      .getStageAttrHelper()
-      .setAttr(function, builder.getI64IntegerAttr(s));
+  if (onePerRank)
+    getHeteroDialect(builder.getContext())
+        .getStageAttrHelper()
+        .setAttr(function, builder.getI64IntegerAttr(local.front()));
   Value step = function.getArgument(0), replica = function.getArgument(1);
-  Stage &stage = stages[s];
   int64_t last = numStages() - 1;
+  // One stage per rank (planOf refuses a checkpoint otherwise).
   if (pipeline.getCheckpointAttr())
-    emitCheckpoint(s, step);
+    emitCheckpoint(local.front(), step);
 
-  StageCode &code = stage.code.at(factor);
-  FunctionType forwardType = code.forward.getFunctionType();
-  Type inputType = forwardType.getInput(0);
-  Type outputType = forwardType.getResult(0);
-  // The bytes one micro-batch's stash holds: its input, its target on the
-  // last stage, and the residuals of an augmented forward.
-  int64_t stashBytes = tensorBytes(inputType);
-  if (s == last)
-    stashBytes += tensorBytes(forwardType.getInputs().back());
-  for (Type residual : code.residualTypes())
-    stashBytes += tensorBytes(residual);
-
-  // What a micro-batch's forward left for its backward (the stash), and
-  // the values in flight between a task and its transfer.
+  // What a micro-batch's forward left for its backward (the stash).
   struct Stashed {
     Value input, target;
     SmallVector<Value> residuals;
   };
-  std::map<int64_t, Stashed> stash;
-  std::map<int64_t, Value> received, toSend;
-  // What a split backward's I task left for its W task, per micro-batch.
-  std::map<int64_t, SmallVector<Value>> savedForWeight;
-  // The gradient sums: globals that the backward tasks add into, zeroed
-  // here and read as `gradients` once the last backward is done.
-  emitStageFunctions(s, factor);
-  func::FuncOp forward = code.forwardTask;
-  // The micro-batches the program's tasks run: the step's own, or fewer of
-  // a variant's larger size.
-  int64_t tasks = microbatches / factor;
-  zeroGradientSums(s);
-  SmallVector<Value> gradients;
-  auto readSums = [&] {
-    for (memref::GlobalOp sum : stage.gradientSums)
-      gradients.push_back(readGlobal(builder, loc, sum));
+  // What the program keeps of each of the rank's stages.
+  struct LocalStage {
+    StageCode *code = nullptr;
+    Type inputType, outputType;
+    // The bytes one micro-batch's stash holds: its input, its target on
+    // the last stage, and the residuals of an augmented forward.
+    int64_t stashBytes = 0;
+    std::map<int64_t, Stashed> stash;
+    // What a split backward's I task left for its W task, per micro-batch.
+    std::map<int64_t, SmallVector<Value>> savedForWeight;
+    // The gradient sums, read once the stage's last backward is done.
+    SmallVector<Value> gradients;
+    int64_t lastBackward = -1;
   };
-  Value loss = f32Constant(0.0);
-  int64_t lastBackward = -1, peakStash = 0;
+  std::map<int64_t, LocalStage> states;
+  for (int64_t s : local) {
+    LocalStage &state = states[s];
+    // The gradient sums: globals that the backward tasks add into, zeroed
+    // here.
+    emitStageFunctions(s, factor);
+    state.code = &stages[s].code.at(factor);
+    FunctionType forwardType = state.code->forward.getFunctionType();
+    state.inputType = forwardType.getInput(0);
+    state.outputType = forwardType.getResult(0);
+    state.stashBytes = tensorBytes(state.inputType);
+    if (s == last)
+      state.stashBytes += tensorBytes(forwardType.getInputs().back());
+    for (Type residual : state.code->residualTypes())
+      state.stashBytes += tensorBytes(residual);
+    zeroGradientSums(s);
+  }
   for (auto [index, action] : llvm::enumerate(program))
     if (action.kind == Action::Backward ||
         action.kind == Action::BackwardWeight)
-      lastBackward = int64_t(index);
-  // Dynamic sync: a local step and a group average every `syncEvery`
-  // backward passes. One that is due waits for the send of its backward's
-  // input gradient, so that the previous stage does not wait for the sync.
+      states.at(action.stage).lastBackward = int64_t(index);
+
+  // The values in flight, keyed by stage, payload (activation or gradient)
+  // and micro-batch: those a stage takes (received, or handed over by a
+  // neighbouring stage of this rank), those it sends, and the receives the
+  // program has posted, with their peer stages. A posted receive is
+  // emitted right before the task that takes its value: a task waits for
+  // its message there, and no earlier.
+  using Key = std::tuple<int64_t, bool, int64_t>;
+  std::map<Key, Value> inbox, outbox;
+  std::map<Key, int64_t> posted;
+  // A message's tag: its payload and micro-batch, and which stage of the
+  // sending rank sends it.
+  auto tagOf = [&](int64_t sender, bool activation, int64_t mb) {
+    std::vector<int64_t> senders = placement.stagesOf(placement.rankOf[sender]);
+    int64_t position = llvm::find(senders, sender) - senders.begin();
+    return builder.getI64IntegerAttr(
+        (2 * position + (activation ? 0 : 1)) * microbatches + mb);
+  };
+  auto take = [&](int64_t s, bool activation, int64_t mb) -> Value {
+    Key key{s, activation, mb};
+    auto receive = posted.find(key);
+    if (receive == posted.end()) {
+      Value value = inbox[key];
+      inbox.erase(key);
+      return value;
+    }
+    int64_t peer = receive->second;
+    posted.erase(receive);
+    LocalStage &state = states.at(s);
+    return RecvOp::create(
+        builder, loc, activation ? state.inputType : state.outputType, grid,
+        axes({kStageAxis}), builder.getI64IntegerAttr(placement.rankOf[peer]),
+        tagOf(peer, activation, mb));
+  };
+  // A stage's output (activation) or input gradient: to its neighbour on
+  // this rank, or to be sent.
+  auto handOver = [&](int64_t s, bool activation, int64_t mb, Value value) {
+    int64_t peer = activation ? s + 1 : s - 1;
+    if (placement.rankOf[peer] == rank)
+      inbox[{peer, activation, mb}] = value;
+    else
+      outbox[{s, activation, mb}] = value;
+  };
+
+  // The micro-batches the program's tasks run: the step's own, or fewer of
+  // a variant's larger size.
+  int64_t tasks = microbatches / factor;
+  auto readSums = [&](int64_t s) {
+    for (memref::GlobalOp sum : stages[s].gradientSums)
+      states.at(s).gradients.push_back(readGlobal(builder, loc, sum));
+  };
+  Value loss = f32Constant(0.0);
+  int64_t peakStash = 0, peakBytes = 0;
+  // Dynamic sync (one stage per rank): a local step and a group average
+  // every `syncEvery` backward passes. One that is due waits for the send
+  // of its backward's input gradient, so that the previous stage does not
+  // wait for the sync.
   int64_t syncEvery = 0, backwards = 0, synced = 0;
   std::optional<int64_t> syncDueAfterSendOf;
   if (dynamicSync())
@@ -811,38 +884,40 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
     if (!syncDueAfterSendOf)
       return;
     syncDueAfterSendOf.reset();
-    emitLocalStepAndSync(s, backwards - synced);
+    emitLocalStepAndSync(local.front(), backwards - synced);
     synced = backwards;
     if (backwards != microbatches)
-      zeroGradientSums(s);
+      zeroGradientSums(local.front());
   };
 
   // After a backward's parameter gradients are in their sums: count it for
-  // a dynamic sync, or reduce the sums after the last one, so that the
-  // reduction overlaps with what the stage still does.
-  auto afterBackward = [&](int64_t index, int64_t mb) {
+  // a dynamic sync, or reduce the sums after the stage's last one, so that
+  // the reduction overlaps with what the rank still does.
+  auto afterBackward = [&](int64_t s, int64_t index, int64_t mb) {
     if (dynamicSync()) {
       ++backwards;
-      if (backwards % syncEvery == 0 || index == lastBackward)
+      if (backwards % syncEvery == 0 || index == states.at(s).lastBackward)
         syncDueAfterSendOf = mb;
       return;
     }
-    if (index == lastBackward && !lateGradientSync) {
-      readSums();
-      reduceGradients(gradients);
+    if (index == states.at(s).lastBackward && !lateGradientSync) {
+      readSums(s);
+      reduceGradients(states.at(s).gradients);
     }
   };
   // The input-gradient task of a split backward on `taskArguments` (the
   // activation, the target or output gradient, the residuals): its input
   // gradient goes to the previous stage; returns what the weight task
   // needs.
-  auto emitInputTask = [&](ArrayRef<Value> taskArguments, int64_t mb) {
+  auto emitInputTask = [&](int64_t s, ArrayRef<Value> taskArguments,
+                           int64_t mb) {
+    StageCode &code = *states.at(s).code;
     auto input = func::CallOp::create(builder, loc, code.backwardInputTask,
                                       taskArguments);
     unsigned inputGradients =
         code.backwardInput.getNumResults() - code.savedCount();
     if (s != 0)
-      toSend[mb] = input.getResult(0);
+      handOver(s, /*activation=*/false, mb, input.getResult(0));
     return llvm::to_vector_of<Value>(
         input.getResults().drop_front(inputGradients));
   };
@@ -850,30 +925,26 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
   // The weight task of a split backward whose input gradient the program
   // sends next: emitted right after that send.
   std::function<void()> pendingWeight;
-  auto peerAttr = [&](int64_t peer) { return builder.getI64IntegerAttr(peer); };
-  auto tagAttr = [&](int64_t tag) { return builder.getI64IntegerAttr(tag); };
   for (auto [index, action] : llvm::enumerate(program)) {
-    int64_t mb = action.microbatch;
+    int64_t mb = action.microbatch, s = action.stage;
     if (action.kind != Action::SendGradient ||
         syncDueAfterSendOf != std::optional<int64_t>(mb))
       syncIfDue();
+    LocalStage &state = states.at(s);
+    StageCode &code = *state.code;
     switch (action.kind) {
     case Action::RecvActivation:
-    case Action::RecvGradient: {
-      bool activation = action.kind == Action::RecvActivation;
-      received[mb] =
-          RecvOp::create(builder, loc, activation ? inputType : outputType,
-                         grid, axes({kStageAxis}), peerAttr(action.peer),
-                         tagAttr(activation ? mb : microbatches + mb));
+    case Action::RecvGradient:
+      posted[{s, action.kind == Action::RecvActivation, mb}] = action.peer;
       break;
-    }
     case Action::SendActivation:
     case Action::SendGradient: {
       bool activation = action.kind == Action::SendActivation;
-      SendOp::create(builder, loc, grid, axes({kStageAxis}), toSend[mb],
-                     peerAttr(action.peer),
-                     tagAttr(activation ? mb : microbatches + mb));
-      toSend.erase(mb);
+      Key key{s, activation, mb};
+      SendOp::create(builder, loc, grid, axes({kStageAxis}), outbox[key],
+                     builder.getI64IntegerAttr(placement.rankOf[action.peer]),
+                     tagOf(s, activation, mb));
+      outbox.erase(key);
       // A split backward's weight task, once its input gradient is sent.
       if (pendingWeight) {
         std::function<void()> weight = std::move(pendingWeight);
@@ -894,12 +965,12 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
           entry.target = target;
       }
       if (s != 0)
-        entry.input = received[mb];
-      received.erase(mb);
+        entry.input = take(s, /*activation=*/true, mb);
       SmallVector<Value> arguments = {entry.input};
       if (s == last)
         arguments.push_back(entry.target);
-      auto call = func::CallOp::create(builder, loc, forward, arguments);
+      auto call =
+          func::CallOp::create(builder, loc, code.forwardTask, arguments);
       Value output = call.getResult(0);
       entry.residuals =
           llvm::to_vector_of<Value>(call.getResults().drop_front());
@@ -908,43 +979,53 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       if (s == last)
         loss = addLoss(loss, output);
       else
-        toSend[mb] = output;
-      stash[mb] = entry;
-      peakStash = std::max(peakStash, int64_t(stash.size()));
+        handOver(s, /*activation=*/true, mb, output);
+      state.stash[mb] = entry;
+      int64_t held = 0, heldBytes = 0;
+      for (auto &[t, other] : states) {
+        held += other.stash.size();
+        int64_t bytes;
+        if (llvm::MulOverflow(int64_t(other.stash.size()), other.stashBytes,
+                              bytes) ||
+            llvm::AddOverflow(heldBytes, bytes, heldBytes))
+          heldBytes = std::numeric_limits<int64_t>::max();
+      }
+      peakStash = std::max(peakStash, held);
+      peakBytes = std::max(peakBytes, heldBytes);
       break;
     }
     case Action::BackwardInput: {
       // The input gradient of a split backward as its own task; the stash
       // stays for the weight gradient.
-      Stashed &entry = stash[mb];
-      Value secondArgument = s == last ? entry.target : received[mb];
-      received.erase(mb);
+      Stashed &entry = state.stash[mb];
+      Value secondArgument =
+          s == last ? entry.target : take(s, /*activation=*/false, mb);
       SmallVector<Value> taskArguments = {entry.input, secondArgument};
       llvm::append_range(taskArguments, entry.residuals);
-      savedForWeight[mb] = emitInputTask(taskArguments, mb);
+      state.savedForWeight[mb] = emitInputTask(s, taskArguments, mb);
       break;
     }
     case Action::BackwardWeight: {
-      Stashed entry = stash[mb];
-      stash.erase(mb);
+      Stashed entry = state.stash[mb];
+      state.stash.erase(mb);
       SmallVector<Value> arguments = {entry.input};
       if (s == last)
         arguments.push_back(entry.target);
-      llvm::append_range(arguments, savedForWeight[mb]);
-      savedForWeight.erase(mb);
+      llvm::append_range(arguments, state.savedForWeight[mb]);
+      state.savedForWeight.erase(mb);
       func::CallOp::create(builder, loc, code.backwardWeightTask, arguments);
       TaskMarkOp::create(builder, loc, TaskKind::backward,
                          builder.getI64IntegerAttr(mb));
-      afterBackward(int64_t(index), mb);
+      afterBackward(s, int64_t(index), mb);
       break;
     }
     case Action::Backward: {
-      Stashed entry = stash[mb];
-      stash.erase(mb);
-      Value secondArgument = s == last ? entry.target : received[mb];
-      received.erase(mb);
+      Stashed entry = state.stash[mb];
+      state.stash.erase(mb);
+      Value secondArgument =
+          s == last ? entry.target : take(s, /*activation=*/false, mb);
       bool eager = eagerGradientSync && hasReplicaAxis && !dynamicSync() &&
-                   int64_t(index) == lastBackward;
+                   int64_t(index) == state.lastBackward;
       // The task's arguments: the activation, the target or the output
       // gradient, the residuals.
       SmallVector<Value> taskArguments = {entry.input, secondArgument};
@@ -953,14 +1034,17 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
         // The input gradient first, for the previous stage; the weight
         // gradients after its send, when the program sends it next, so
         // that the previous stage does not wait for them.
-        SmallVector<Value> saved = emitInputTask(taskArguments, mb);
-        auto weight = [&, entry, saved, eager, mb, index = int64_t(index)] {
+        SmallVector<Value> saved = emitInputTask(s, taskArguments, mb);
+        auto weight = [&, s, entry, saved, eager, mb, index = int64_t(index)] {
+          LocalStage &state = states.at(s);
+          StageCode &code = *state.code;
           SmallVector<Value> arguments;
           if (eager) {
             arguments = forwardArguments(s, entry.input, readParams(s),
                                          s == last ? entry.target : Value());
             llvm::append_range(arguments, saved);
-            emitEagerBackward(s, code.backwardWeight, arguments, gradients);
+            emitEagerBackward(s, code.backwardWeight, arguments,
+                              state.gradients);
           } else {
             arguments = {entry.input};
             if (s == last)
@@ -972,10 +1056,11 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
           TaskMarkOp::create(builder, loc, TaskKind::backward,
                              builder.getI64IntegerAttr(mb));
           if (!eager)
-            afterBackward(index, mb);
+            afterBackward(s, index, mb);
         };
         bool sendsNext = index + 1 < program.size() &&
                          program[index + 1].kind == Action::SendGradient &&
+                         program[index + 1].stage == s &&
                          program[index + 1].microbatch == mb;
         if (sendsNext)
           pendingWeight = weight;
@@ -990,11 +1075,11 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
         if (s != last)
           arguments.push_back(secondArgument);
         SmallVector<Value> results =
-            emitEagerBackward(s, code.backward, arguments, gradients);
+            emitEagerBackward(s, code.backward, arguments, state.gradients);
         TaskMarkOp::create(builder, loc, TaskKind::backward,
                            builder.getI64IntegerAttr(mb));
         if (s != 0)
-          toSend[mb] = results.front();
+          handOver(s, /*activation=*/false, mb, results.front());
         break;
       }
       // The parameter gradients go into the sums; what the call returns is
@@ -1004,31 +1089,30 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
       TaskMarkOp::create(builder, loc, TaskKind::backward,
                          builder.getI64IntegerAttr(mb));
       if (s != 0)
-        toSend[mb] = call.getResult(0);
-      afterBackward(int64_t(index), mb);
+        handOver(s, /*activation=*/false, mb, call.getResult(0));
+      afterBackward(s, int64_t(index), mb);
       break;
     }
     }
   }
   if (dynamicSync()) {
     syncIfDue();
-    func::ReturnOp::create(builder, loc, loss);
   } else {
-    if (lateGradientSync) {
-      readSums();
-      reduceGradients(gradients);
+    for (int64_t s : local) {
+      if (lateGradientSync) {
+        readSums(s);
+        reduceGradients(states.at(s).gradients);
+      }
+      func::CallOp::create(builder, loc, updateFunction(s, tasks),
+                           states.at(s).gradients);
     }
-    func::CallOp::create(builder, loc, updateFunction(s, tasks), gradients);
-    func::ReturnOp::create(builder, loc, loss);
   }
+  func::ReturnOp::create(builder, loc, loss);
   // The most micro-batches whose forward inputs (and residuals) the
-  // program holds at once, and their bytes.
+  // program holds at once, over all its stages, and their bytes.
   HeteroDialect &dialect = getHeteroDialect(builder.getContext());
   dialect.getPeakStashAttrHelper().setAttr(
       function, builder.getI64IntegerAttr(peakStash));
-  int64_t peakBytes;
-  if (llvm::MulOverflow(peakStash, stashBytes, peakBytes))
-    peakBytes = std::numeric_limits<int64_t>::max();
   dialect.getPeakStashBytesAttrHelper().setAttr(
       function, builder.getI64IntegerAttr(peakBytes));
   return function;
@@ -1036,11 +1120,11 @@ PipelineLowering::emitStageProgram(StringRef stepName, int64_t s,
 
 func::FuncOp PipelineLowering::emitStep(StringRef name, const StepPlan &plan,
                                         StringAttr scheduleName) {
-  SmallVector<func::FuncOp> stageFunctions;
-  for (int64_t s = numStages() - 1; s >= 0; --s)
-    stageFunctions.push_back(
-        emitStageProgram(name, s, plan.programs[s], plan.factor));
-  std::reverse(stageFunctions.begin(), stageFunctions.end());
+  SmallVector<func::FuncOp> rankFunctions;
+  for (int64_t r = placement.ranks - 1; r >= 0; --r)
+    rankFunctions.push_back(
+        emitRankProgram(name, r, plan.programs[r], plan.factor));
+  std::reverse(rankFunctions.begin(), rankFunctions.end());
 
   Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
   func::FuncOp step =
@@ -1065,16 +1149,16 @@ func::FuncOp PipelineLowering::emitStep(StringRef name, const StepPlan &plan,
                             .getResult()
                       : i64Constant(0);
   SmallVector<int64_t> cases;
-  for (int64_t s = 0; s < numStages(); ++s)
-    cases.push_back(s);
+  for (int64_t r = 0; r < placement.ranks; ++r)
+    cases.push_back(r);
   auto dispatch = scf::IndexSwitchOp::create(builder, loc, TypeRange{f32},
                                              coordinates->getResult(0), cases,
                                              cases.size());
   Value stepArgument = step.getArgument(0);
-  for (int64_t s = 0; s < numStages(); ++s) {
+  for (int64_t r = 0; r < placement.ranks; ++r) {
     builder.setInsertionPointToStart(
-        &dispatch.getCaseRegions()[s].emplaceBlock());
-    Value localLoss = func::CallOp::create(builder, loc, stageFunctions[s],
+        &dispatch.getCaseRegions()[r].emplaceBlock());
+    Value localLoss = func::CallOp::create(builder, loc, rankFunctions[r],
                                            ValueRange{stepArgument, replica})
                           .getResult(0);
     scf::YieldOp::create(builder, loc, localLoss);
@@ -1349,6 +1433,14 @@ struct HeteroLowerPipelinePass
         continue;
       }
       // One step per plan, and the table hetero-run --adaptive picks from.
+      if (!pipeline.getStagePlacement().onePerRank()) {
+        planSet.emitOpError()
+            << "offers plans for pipeline '" << pipeline.getSymName()
+            << "', which places several stages on a rank; hetero-run "
+               "--adaptive re-plans one stage per rank, so lower one of its "
+               "schedules (hetero-lower-pipeline{schedule=...})";
+        return signalPassFailure();
+      }
       SmallVector<func::FuncOp> steps;
       SmallVector<ScheduleOp> schedules;
       SmallVector<StepPlan> plans;
@@ -1375,6 +1467,15 @@ struct HeteroLowerPipelinePass
                              const PipelineLowering &lowering) {
     StepPlan plan;
     if (!schedule) {
+      schedule::Placement placement = pipeline.getStagePlacement();
+      if (!placement.onePerRank()) {
+        pipeline.emitOpError()
+            << "places its " << pipeline.getNumStages() << " stages on "
+            << placement.ranks
+            << " ranks, but has no hetero.schedule; schedule it first (for "
+               "example hetero-kfkb-schedule{family=interleaved})";
+        return failure();
+      }
       plan.programs = schedule::kfkbPrograms(pipeline.getNumStages(),
                                              pipeline.getNumMicrobatches(),
                                              /*groupSize=*/1);
@@ -1400,14 +1501,6 @@ struct HeteroLowerPipelinePass
     StagePrograms stagePrograms = getStagePrograms(schedule, pipeline);
     if (failed(verifyStagePrograms(schedule, pipeline, stagePrograms)))
       return failure();
-    if (!stagePrograms.placement.onePerRank())
-      return schedule.emitOpError()
-             << "runs the " << pipeline.getNumStages() << " stages of '"
-             << pipeline.getSymName() << "' on "
-             << stagePrograms.placement.ranks
-             << " ranks; hetero-lower-pipeline lowers schedules of one stage "
-                "per rank (hetero-verify-schedule and hetero-sim take "
-                "several)";
     for (const std::vector<Action> &program : stagePrograms.actions)
       for (const Action &action : program)
         if ((action.kind == Action::BackwardInput ||

@@ -1443,9 +1443,10 @@ void hetero::configureHeteroToRuntimeTarget(ConversionTarget &target) {
                          linalg::LinalgDialect, LLVM::LLVMDialect,
                          memref::MemRefDialect, tensor::TensorDialect>();
   target.addIllegalDialect<HeteroDialect>();
-  target.addLegalOp<PipelineOp, StageOp, StageVariantOp, ScheduleOp,
-                    StageProgramOp, FwdOp, BwdOp, SendTaskOp, RecvTaskOp,
-                    PlanSetOp>();
+  target
+      .addLegalOp<PipelineOp, StageOp, StageVariantOp, ScheduleOp, PlanSetOp>();
+  // A schedule's tasks are data, whatever their kind.
+  target.markOpRecursivelyLegal<ScheduleOp>();
   target
       .addIllegalOp<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>();
 }

@@ -279,7 +279,7 @@ void HeteroSummaryPass::runOnOperation() {
   for (auto schedule : module.getOps<ScheduleOp>()) {
     int64_t tasks = 0;
     schedule.walk([&](Operation *op) {
-      if (isa<FwdOp, BwdOp>(op))
+      if (isa<FwdOp, BwdOp, BwdInputOp, BwdWeightOp>(op))
         ++tasks;
     });
     os << "schedule @" << schedule.getSymName() << " for @"

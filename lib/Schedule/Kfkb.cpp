@@ -529,10 +529,9 @@ verifyPrograms(const std::vector<std::vector<Action>> &programs,
   for (int64_t r = 0; r < ranks; ++r)
     verifyRank(programs[r], r, placement, microbatches, memoryCap, state,
                problems);
-  if (!problems.empty())
-    return problems;
 
-  // Every send has one receive and every receive one send.
+  // Every send has one receive and every receive one send: also where a
+  // rank's own program is wrong, which a missing receive often explains.
   std::map<MessageKey, std::vector<std::pair<int64_t, int64_t>>> sends,
       receives;
   for (int64_t r = 0; r < ranks; ++r)

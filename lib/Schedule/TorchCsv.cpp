@@ -334,6 +334,14 @@ ImportedSchedule importTorchCsv(const std::string &text, int64_t stages,
         rank = r;
         transfers = transfers || !isCompute(action.kind);
       }
+  result.rows = cells.size();
+  for (int64_t s = 0; s < stages; ++s)
+    if (result.rankOf[s] < 0) {
+      result.error = "no row runs a task of stage " + std::to_string(s) +
+                     ", but the pipeline has " + std::to_string(stages) +
+                     " stages";
+      return result;
+    }
   if (transfers) {
     for (const auto &rank : cells) {
       result.programs.emplace_back();
@@ -365,9 +373,6 @@ ImportedSchedule importTorchCsv(const std::string &text, int64_t stages,
   Placement placement;
   placement.rankOf = result.rankOf;
   placement.ranks = cells.size();
-  for (int64_t &rank : placement.rankOf)
-    if (rank < 0)
-      rank = 0; // the caller reports the stage no row runs
   result.programs = addTransfersInTurn(order, placement, result.error);
   return result;
 }

@@ -20,22 +20,25 @@
 // IMPORT:        hetero.stage_program 1 {
 // IMPORT-NEXT:     hetero.recv_task activation 0 from 0
 // IMPORT-NEXT:     hetero.fwd 0
+// IMPORT-NEXT:     hetero.recv_task activation 1 from 0
 // IMPORT-NEXT:     hetero.bwd 0
 // IMPORT-NEXT:     hetero.send_task gradient 0 to 0
 
 // Bad files are reported with their place in the file.
 // RUN: not hetero-opt %s --hetero-import-schedule="input=%S/Inputs/split-backward.csv" 2>&1 | FileCheck %s --check-prefix=SPLIT
-// SPLIT: error: hetero-import-schedule: {{.*}}split-backward.csv: line 1, column 2: '0I0' is not an action hetero schedules (F, B, SEND_F, RECV_F, SEND_B, RECV_B with a micro-batch; split backwards I/W and UNSHARD/RESHARD are not supported)
+// SPLIT: error: hetero-import-schedule: {{.*}}split-backward.csv: rank 0 never runs W0 of stage 0
 // RUN: not hetero-opt %s --hetero-import-schedule="input=%S/Inputs/wrong-rank.csv" 2>&1 | FileCheck %s --check-prefix=RANK
-// RANK: error: hetero-import-schedule: {{.*}}wrong-rank.csv: line 1, column 2: '1F1' runs stage 1 on rank 0; hetero places stage s on rank s
+// RANK: error: hetero-import-schedule: {{.*}}wrong-rank.csv: line 2 runs stage 1, which line 1 runs too; a stage runs on one rank
+// RUN: not hetero-opt %s --hetero-import-schedule="input=%S/Inputs/swapped.csv" 2>&1 | FileCheck %s --check-prefix=PLACED
+// PLACED: error: hetero-import-schedule: {{.*}}swapped.csv places the stages on ranks [1, 0], but pipeline 'two' places them on [0, 1]
 // RUN: not hetero-opt %s --hetero-import-schedule="input=%S/Inputs/microbatch.csv" 2>&1 | FileCheck %s --check-prefix=MB
 // MB: error: hetero-import-schedule: {{.*}}microbatch.csv: line 1, column 2: '0B9' names micro-batch 9, but the pipeline has 4
 // RUN: not hetero-opt %s --hetero-import-schedule="input=%S/Inputs/no-stage.csv" 2>&1 | FileCheck %s --check-prefix=CELL
-// CELL: error: hetero-import-schedule: {{.*}}no-stage.csv: line 1, column 2: expected [stage][F|B|SEND_F|RECV_F|SEND_B|RECV_B][micro-batch], got 'F0'
+// CELL: error: hetero-import-schedule: {{.*}}no-stage.csv: line 1, column 2: expected [stage][F|I|W|B|BW|SEND_F|RECV_F|SEND_B|RECV_B|UNSHARD|RESHARD|REDUCE_GRAD][micro-batch] or (a;b)OVERLAP_F_B, got 'F0'
 // RUN: not hetero-opt %s --hetero-import-schedule="input=%S/Inputs/one-row.csv" 2>&1 | FileCheck %s --check-prefix=ROWS
-// ROWS: error: hetero-import-schedule: {{.*}}one-row.csv has 1 rows, but pipeline 'two' has 2 stages
+// ROWS: error: hetero-import-schedule: {{.*}}one-row.csv has 1 rows (ranks), but pipeline 'two' runs on 2 ranks
 // RUN: not hetero-opt %s --hetero-import-schedule="input=%S/Inputs/incomplete.csv" 2>&1 | FileCheck %s --check-prefix=UNSOUND
-// UNSOUND: error: hetero-import-schedule: {{.*}}incomplete.csv: stage 0 never runs F1
+// UNSOUND: error: hetero-import-schedule: {{.*}}incomplete.csv: rank 0 never runs F1 of stage 0
 // RUN: not hetero-opt %s --hetero-import-schedule="input=%t.missing" 2>&1 | FileCheck %s --check-prefix=FILE
 // FILE: error: hetero-import-schedule: cannot read '{{.*}}.missing'
 // RUN: not hetero-opt %s --hetero-kfkb-schedule --hetero-kfkb-schedule=group-size=2 --hetero-export-schedule 2>&1 | FileCheck %s --check-prefix=WHICH

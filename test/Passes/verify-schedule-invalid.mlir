@@ -227,3 +227,55 @@ hetero.schedule @s for @p group_size = 1 {
     hetero.fwd 1
   }
 }
+
+// -----
+
+func.func @weight_before_input(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+hetero.pipeline @p stages = 1 microbatches = 1 {
+  hetero.stage 0 forward @weight_before_input backward_input @weight_before_input backward_weight @weight_before_input
+}
+hetero.schedule @s for @p group_size = 1 {
+  hetero.stage_program 0 {
+    hetero.fwd 0
+    // expected-error @+1 {{schedule 's': rank 0 runs W0 of stage 0 before I0}}
+    hetero.bwd_weight 0
+    hetero.bwd_input 0
+  }
+}
+
+// -----
+
+func.func @input_without_weight(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+hetero.pipeline @p stages = 1 microbatches = 1 {
+  hetero.stage 0 forward @input_without_weight backward_input @input_without_weight backward_weight @input_without_weight
+}
+hetero.schedule @s for @p group_size = 1 {
+  // expected-error @+1 {{schedule 's': rank 0 never runs W0 of stage 0}}
+  hetero.stage_program 0 {
+    hetero.fwd 0
+    hetero.bwd_input 0
+  }
+}
+
+// -----
+
+func.func @activation_never_received(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+hetero.pipeline @p stages = 2 microbatches = 1 {
+  hetero.stage 0 forward @activation_never_received backward @activation_never_received
+  hetero.stage 1 forward @activation_never_received backward @activation_never_received
+}
+hetero.schedule @s for @p group_size = 1 {
+  hetero.stage_program 0 {
+    hetero.fwd 0
+    // expected-error @+1 {{schedule 's': unpaired send: rank 0 runs stage 0's send of activation 0 to stage 1, but rank 1 never receives it}}
+    hetero.send_task activation 0 to 1
+    hetero.recv_task gradient 0 from 1
+    hetero.bwd 0
+  }
+  hetero.stage_program 1 {
+    // expected-error @+1 {{schedule 's': rank 1 runs F0 of stage 1 before receiving its activation from stage 0}}
+    hetero.fwd 0
+    hetero.bwd 0
+    hetero.send_task gradient 0 to 0
+  }
+}

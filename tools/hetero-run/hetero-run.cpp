@@ -558,7 +558,8 @@ struct PipelineFacts {
     /// The whole parameter's shape; a sharded one (hetero.shard_dim) holds
     /// the slice of its shard index along `shardDim`.
     std::vector<int64_t> shape;
-    int64_t stage;
+    /// The pipeline rank (grid axis 0) whose stage holds it.
+    int64_t pipelineRank;
     int64_t shardDim = -1;
   };
   std::vector<Parameter> params;
@@ -647,6 +648,7 @@ preparePipeline(ModuleOp module, const hetero::CheckpointConfig &checkpoint) {
     return failure();
   hetero::HeteroDialect &dialect =
       hetero::getHeteroDialect(module.getContext());
+  hetero::schedule::Placement placement = pipeline.getStagePlacement();
   for (int64_t s = 0; s < pipeline.getNumStages(); ++s)
     for (FlatSymbolRefAttr param : pipeline.getStage(s).getParamSymbols()) {
       auto global = module.lookupSymbol<memref::GlobalOp>(param.getAttr());
@@ -656,7 +658,7 @@ preparePipeline(ModuleOp module, const hetero::CheckpointConfig &checkpoint) {
           param.getValue().str(),
           std::vector<int64_t>(global.getType().getShape().begin(),
                                global.getType().getShape().end()),
-          s};
+          placement.rankOf[s]};
       if (IntegerAttr dim = dialect.getShardDimAttrHelper().getAttr(global)) {
         fact.shardDim = dim.getInt();
         fact.shape[size_t(fact.shardDim)] *= facts.shards;
@@ -757,7 +759,7 @@ bool exchangeParameters(ExecutionEngine &engine, const PipelineFacts &facts,
   }
   for (const PipelineFacts::Parameter &param : facts.params) {
     bool owner = isStep ? (rank % facts.perStage() == 0 &&
-                           rank / facts.perStage() == param.stage)
+                           rank / facts.perStage() == param.pipelineRank)
                         : rank == 0;
     bool sharded = param.shardDim >= 0;
     if (save && !owner && !sharded)

@@ -406,8 +406,10 @@ def Hetero_SendTaskOp : Hetero_TaskOp<"send_task"> {
 def Hetero_RecvTaskOp : Hetero_TaskOp<"recv_task"> {
   let summary = "Receives an activation or a gradient from a neighbouring stage";
   let description = [{
-    Blocks until the activation or gradient of one micro-batch for the
-    rank's stage (or stage `stage`) arrives from stage `from`.
+    Receives the activation or gradient of one micro-batch for the rank's
+    stage (or stage `stage`) from stage `from`, on another rank. The
+    receive is posted where the program has it; the task that needs the
+    value waits for it to arrive.
 
     Example:
 

@@ -34,7 +34,9 @@ std::string exportTorchCsv(const std::vector<std::vector<Action>> &programs);
 struct ImportedSchedule {
   /// The program of every row (rank).
   std::vector<std::vector<Action>> programs;
-  /// The rank each stage of `stages` appears on (-1: on none).
+  /// The rows (ranks) of the file, once its cells are read.
+  int64_t rows = 0;
+  /// The rank each stage runs on.
   std::vector<int64_t> rankOf;
   /// Whether the file held compute actions only (its transfers added).
   bool computeOnly = false;
