@@ -48,6 +48,7 @@
 #include "hetero/Dialect/Schedule.h"
 #include "hetero/Dialect/Utils.h"
 #include "hetero/Passes/Passes.h"
+#include "hetero/Schedule/Families.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -1460,21 +1461,29 @@ struct HeteroLowerPipelinePass
     }
   }
 
-  /// How the step runs `schedule` (1F1B when it is null): its stage
+  /// How the step runs `schedule` (when it is null: 1F1B, or interleaved
+  /// 1F1B or looped BFS on several stages per rank): its stage
   /// programs, verified, on the stage functions of the largest micro-batch
   /// that divides the schedule's; failure after a diagnostic.
   FailureOr<StepPlan> planOf(PipelineOp pipeline, ScheduleOp schedule,
                              const PipelineLowering &lowering) {
     StepPlan plan;
     if (!schedule) {
+      // Several stages per rank: interleaved 1F1B where the placement is
+      // its loop, else looped BFS, which any placement runs.
       schedule::Placement placement = pipeline.getStagePlacement();
       if (!placement.onePerRank()) {
-        pipeline.emitOpError()
-            << "places its " << pipeline.getNumStages() << " stages on "
-            << placement.ranks
-            << " ranks, but has no hetero.schedule; schedule it first (for "
-               "example hetero-kfkb-schedule{family=interleaved})";
-        return failure();
+        std::string error;
+        plan.programs = schedule::familyPrograms(
+            schedule::Family::Interleaved, placement,
+            pipeline.getNumMicrobatches(), /*groupSize=*/1, error);
+        if (!error.empty()) {
+          error.clear();
+          plan.programs = schedule::familyPrograms(
+              schedule::Family::LoopedBfs, placement,
+              pipeline.getNumMicrobatches(), /*groupSize=*/1, error);
+        }
+        return plan;
       }
       plan.programs = schedule::kfkbPrograms(pipeline.getNumStages(),
                                              pipeline.getNumMicrobatches(),

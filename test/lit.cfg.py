@@ -71,6 +71,15 @@ if config.hetero_enable_mpi and shutil.which("mpirun"):
         ("%mpirun", os.path.join(config.test_source_root, "mpirun.sh")
          + " --allow-run-as-root --oversubscribe --bind-to none"
          + mpirun_env))
+    # %run_family RANKS MODEL DERIVE FAMILY K OUT REFERENCE: one schedule family
+    # trained against a reference run (Integration/Inputs/train-family.sh).
+    config.substitutions.append(
+        ("%run_family", "env MPIRUN='" + os.path.join(config.test_source_root,
+                                                 "mpirun.sh")
+         + " --allow-run-as-root --oversubscribe --bind-to none"
+         + mpirun_env + "' PYTHON=" + sys.executable + " "
+         + os.path.join(config.test_source_root, "Integration", "Inputs",
+                        "train-family.sh")))
 # A real, kernel-shaped link (scripts/shaped-link.sh): a network namespace
 # whose loopback passes through tc's token bucket, where root or user
 # namespaces and tc allow it. MPI jobs inside talk TCP over lo (%mpilo).

@@ -104,13 +104,28 @@ Span communicationSpan(const std::string &name, const std::string &category,
 
 std::vector<Row> rowsOf(const sim::Result &result) {
   std::vector<Row> rows;
-  for (size_t s = 0; s < result.computeSpans.size(); ++s) {
-    Row row{int64_t(rows.size()), "stage " + std::to_string(s), {}};
-    for (size_t t = 0; t < result.computeSpans[s].size(); ++t) {
-      const schedule::Action &task = result.computeTasks[s][t];
-      const sim::Span &span = result.computeSpans[s][t];
-      row.spans.push_back(taskSpan(task.kind == schedule::Action::Forward,
-                                   task.microbatch, span.startMs, span.endMs));
+  for (size_t r = 0; r < result.computeSpans.size(); ++r) {
+    // A rank of one stage is named by it; a rank of several by its number,
+    // and its tasks by their stages (PyTorch's `2F0`).
+    const std::vector<schedule::Action> &tasks = result.computeTasks[r];
+    bool onlyItsStage =
+        std::all_of(tasks.begin(), tasks.end(),
+                    [&](const auto &task) { return task.stage == int64_t(r); });
+    Row row{int64_t(rows.size()),
+            (onlyItsStage ? "stage " : "rank ") + std::to_string(r),
+            {}};
+    for (size_t t = 0; t < result.computeSpans[r].size(); ++t) {
+      const schedule::Action &task = tasks[t];
+      const sim::Span &span = result.computeSpans[r][t];
+      Span drawn = taskSpan(task.kind == schedule::Action::Forward,
+                            task.microbatch, span.startMs, span.endMs);
+      if (task.kind == schedule::Action::BackwardInput)
+        drawn.name[0] = 'I';
+      else if (task.kind == schedule::Action::BackwardWeight)
+        drawn.name[0] = 'W';
+      if (!onlyItsStage)
+        drawn.name = std::to_string(task.stage) + drawn.name;
+      row.spans.push_back(std::move(drawn));
     }
     rows.push_back(std::move(row));
   }

@@ -40,16 +40,17 @@
 // CHECK:         call @mlp_stage0_backward_task_b8(%[[I1]], %[[G0]])
 // CHECK:         call @mlp_stage0_update_2(
 
-// Stage 1 joins the targets.
+// Stage 1 joins the targets, then receives the activation its forward
+// takes (a receive waits right before the task that needs it).
 // CHECK-LABEL: func.func private @mlp_step_mlp_k1_b8_stage1(
-// CHECK:         %[[RECV0:.*]] = hetero.recv from 0 on @grid axes = [0] : tensor<8x16xf32>
 // CHECK:         %[[T0:.*]]:2 = call @data(%{{.*}}, %{{.*}}, %c0_i64)
 // CHECK:         %[[T1:.*]]:2 = call @data(%{{.*}}, %{{.*}}, %c1_i64)
 // CHECK-NOT:     tensor<4x8xf32> into
 // CHECK:         %[[E1:.*]] = tensor.empty() : tensor<8x4xf32>
 // CHECK:         %[[J0:.*]] = tensor.insert_slice %[[T0]]#1 into %[[E1]][0, 0] [4, 4] [1, 1]
 // CHECK:         %[[J1:.*]] = tensor.insert_slice %[[T1]]#1 into %[[J0]][4, 0] [4, 4] [1, 1]
-// CHECK:         call @mlp_stage1_forward_task_b8(%[[RECV0]], %[[J1]])
+// CHECK-NEXT:    %[[RECV0:.*]] = hetero.recv from 0 on @grid axes = [0] : tensor<8x16xf32>
+// CHECK-NEXT:    call @mlp_stage1_forward_task_b8(%[[RECV0]], %[[J1]])
 // CHECK:         hetero.task_mark forward 0
 // CHECK:         call @mlp_stage1_backward_task_b8(%[[RECV0]], %[[J1]])
 // CHECK:         hetero.send %{{.*}} to 0 on @grid axes = [0] tag = 4 : tensor<8x16xf32>

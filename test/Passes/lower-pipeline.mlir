@@ -94,12 +94,13 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
 // Stage 0 computes no loss.
 // CHECK:         return %cst
 
-// The last stage takes the target from the data function, sums the losses,
-// and starts its all-reduce before it sends the last gradient.
+// The last stage takes the target from the data function, receives the
+// activation right before the forward that takes it, sums the losses, and
+// starts its all-reduce before it sends the last gradient.
 // CHECK-LABEL: func.func private @p_step_stage1(
-// CHECK:         %[[H0:.*]] = hetero.recv from 0 on @grid axes = [0] :
 // CHECK:         %[[B0:.*]]:2 = call @data(
-// CHECK:         %[[L0:.*]] = call @p_stage1_forward_task(%[[H0]], %[[B0]]#1)
+// CHECK-NEXT:    %[[H0:.*]] = hetero.recv from 0 on @grid axes = [0] :
+// CHECK-NEXT:    %[[L0:.*]] = call @p_stage1_forward_task(%[[H0]], %[[B0]]#1)
 // CHECK:         tensor.extract %[[L0]][]
 // CHECK:         %[[H1:.*]] = hetero.recv from 0 on @grid axes = [0] tag = 1
 // CHECK:         call @p_stage1_forward_task(%[[H1]],

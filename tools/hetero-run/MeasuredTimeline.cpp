@@ -155,8 +155,16 @@ std::string RankLayout::name(int64_t rank) const {
   if (replicas <= 0)
     return text;
   int64_t shard = rank % shards, replica = rank / shards % replicas;
-  text += " (stage " + std::to_string(rank / shards / replicas) + ", replica " +
-          std::to_string(replica);
+  int64_t position = rank / shards / replicas;
+  if (position < int64_t(stagesOf.size())) {
+    const std::vector<int64_t> &stages = stagesOf[position];
+    text += stages.size() == 1 ? " (stage " : " (stages ";
+    for (size_t i = 0; i < stages.size(); ++i)
+      text += (i ? ", " : "") + std::to_string(stages[i]);
+  } else {
+    text += " (stage " + std::to_string(position);
+  }
+  text += ", replica " + std::to_string(replica);
   if (shards > 1)
     text += ", shard " + std::to_string(shard);
   return text + ")";

@@ -27,7 +27,11 @@ struct RankLayout {
   int64_t replicas = 0;
   /// Tensor-parallel shards per replica.
   int64_t shards = 1;
-  /// "rank r (stage s, replica p[, shard t])", or "rank r".
+  /// The stages of each pipeline rank where a rank holds several; empty
+  /// when pipeline rank s runs stage s.
+  std::vector<std::vector<int64_t>> stagesOf;
+  /// "rank r (stage s, replica p[, shard t])" ("stages s, u" for several),
+  /// or "rank r".
   std::string name(int64_t rank) const;
 };
 

@@ -548,7 +548,9 @@ struct PipelineFacts {
   /// The ranks of one stage: its replicas' shards, which hold the same
   /// parameters and optimizer state.
   int64_t perStage() const { return replicas * shards; }
-  hetero::RankLayout layout() const { return {replicas, shards}; }
+  hetero::RankLayout layout() const { return {replicas, shards, stagesOf}; }
+  /// The stages of each pipeline rank, where one holds several.
+  std::vector<std::vector<int64_t>> stagesOf;
   int64_t stages = 1;
   int64_t microbatches = 1;
   /// Whether its replicas sync in dynamic groups (#hetero.sync).
@@ -649,6 +651,9 @@ preparePipeline(ModuleOp module, const hetero::CheckpointConfig &checkpoint) {
   hetero::HeteroDialect &dialect =
       hetero::getHeteroDialect(module.getContext());
   hetero::schedule::Placement placement = pipeline.getStagePlacement();
+  if (!placement.onePerRank())
+    for (int64_t r = 0; r < placement.ranks; ++r)
+      facts.stagesOf.push_back(placement.stagesOf(r));
   for (int64_t s = 0; s < pipeline.getNumStages(); ++s)
     for (FlatSymbolRefAttr param : pipeline.getStage(s).getParamSymbols()) {
       auto global = module.lookupSymbol<memref::GlobalOp>(param.getAttr());

@@ -166,8 +166,8 @@ TEST(PlanModel, SplitMicrobatchesRunAsConsecutiveTasks) {
   PlanModel model(2);
   model.setStage(0, 2, 1.0, 2.0);
   model.setStage(1, 2, 1.0, 2.0);
-  model.setLink(0, 1, {1.0, 0.0}, 0.0);
-  model.setLink(1, 0, {1.0, 0.0}, 0.0);
+  model.setLink(0, 1, {3.0, 0.0}, 0.0);
+  model.setLink(1, 0, {3.0, 0.0}, 0.0);
   Plan plan{2, 4, 4, 2};
   EXPECT_EQ(plan.taskSize(), 2);
   Costs costs = model.costsAt(2, true);
@@ -176,7 +176,8 @@ TEST(PlanModel, SplitMicrobatchesRunAsConsecutiveTasks) {
                costs)
           .iterationMs;
   EXPECT_DOUBLE_EQ(model.iterationMs(plan, true), split);
-  // One task of the whole micro-batch instead: compute doubles per task.
+  // One task of the whole micro-batch instead: compute doubles per task,
+  // and half as many messages of 3 ms each cross the link.
   EXPECT_NE(model.iterationMs({2, 4, 4, 1}, true), split);
 }
 
