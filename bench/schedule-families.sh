@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Every schedule family of hetero-kfkb-schedule on the GPT over 4 ranks:
+# Every schedule family of hetero-kfkb-schedule on the GPT over RANKS ranks:
 # step time, bubble fraction and peak stash per rank, unshaped (shared
 # memory) and over a kernel-shaped link (tc tbf on a network namespace's
 # loopback, MPI over TCP: bench/shaped-launch.sh), beside the simulator's
 # figures for the same schedules and the zero-bubble paper's claim.
 #
-# The model is one GPT of LAYERS layers: 1F1B runs it as 4 stages, one per
-# rank; the other families as 8 stages of half as many layers, 2 per rank,
+# The model is one GPT of LAYERS layers: 1F1B runs it as RANKS stages, one
+# per rank; the other families as 2 x RANKS stages of half as many layers,
+# 2 per rank,
 # in a loop (interleaved, looped-bfs, zb1p) or in a V (zbv, dualpipev).
 # Every rank holds the same layers in both cuts, and a stash of a stage of
 # half the layers holds half the activations: the peak stash per rank, in
@@ -28,18 +29,23 @@
 # throughput than 1F1B at similar memory for ZB-H1 (zb1p), and close to
 # zero bubble for ZB-V at 1F1B's memory.
 #
+# Ranks are processes: on a machine of fewer cores than RANKS they share
+# cores, and a rank's idle time runs another's tasks, so the measured
+# bubble says little there; RANKS=2 on 2 cores measures it.
+#
 # usage: bench/schedule-families.sh [build dir]
-#   RATE=200 (Mbit/s of the shaped link)  ITERATIONS=6  ROUNDS=3
-#   LAYERS=8 HIDDEN=64 SEQ=32 MICROBATCHES=8
+#   RANKS=4  RATE=800 (Mbit/s of the shaped link)  ITERATIONS=6  ROUNDS=3
+#   LAYERS=8 HIDDEN=128 SEQ=64 MICROBATCHES=8
 set -euo pipefail
 # shellcheck source=bench/common.sh
 source "$(dirname "$0")/common.sh" "$@"
-RATE="${RATE:-200}"
+RANKS="${RANKS:-4}"
+RATE="${RATE:-800}"
 ITERATIONS="${ITERATIONS:-6}"
 ROUNDS="${ROUNDS:-3}"
 LAYERS="${LAYERS:-8}"
-HIDDEN="${HIDDEN:-64}"
-SEQ="${SEQ:-32}"
+HIDDEN="${HIDDEN:-128}"
+SEQ="${SEQ:-64}"
 MICROBATCHES="${MICROBATCHES:-8}"
 BIN="$BUILD/bin"
 WORK="$(mktemp -d)"
@@ -54,14 +60,14 @@ gen() { # <name> <hetero-gen placement arguments...>
     --seq "$SEQ" --batch 1 --microbatches "$MICROBATCHES" --optimizer sgd \
     --lr 0.01 "$@" -o "$WORK/$name.mlir"
 }
-gen s4 --stages 4
-gen loop --stages 8 --pipeline-ranks 4 --placement loop
-gen v --stages 8 --pipeline-ranks 4 --placement v
+gen one --stages "$RANKS"
+gen loop --stages $((2 * RANKS)) --pipeline-ranks "$RANKS" --placement loop
+gen v --stages $((2 * RANKS)) --pipeline-ranks "$RANKS" --placement v
 
 FAMILIES="1f1b interleaved looped-bfs zb1p zbv dualpipev"
 model_of() {
   case "$1" in
-    1f1b) echo s4 ;;
+    1f1b) echo one ;;
     interleaved | looped-bfs | zb1p) echo loop ;;
     *) echo v ;;
   esac
@@ -75,16 +81,16 @@ for family in $FAMILIES; do
     --hetero-kfkb-schedule=family="$family" --hetero-lower-pipeline \
     -o "$WORK/$family.mlir"
 done
-echo "model: GPT of $LAYERS layers, hidden $HIDDEN, $SEQ tokens a micro-batch, $MICROBATCHES micro-batches, SGD; 4 ranks on $(nproc) cores"
+echo "model: GPT of $LAYERS layers, hidden $HIDDEN, $SEQ tokens a micro-batch, $MICROBATCHES micro-batches, SGD; $RANKS ranks on $(nproc) cores"
 
 run() { # <link> <family> <round>
   local out="$WORK/$1-$2-$3"
   local args=("$BIN/hetero-run" "$WORK/$2.mlir" --iterations "$ITERATIONS"
               --profile-timeline "$out.json")
   if [[ "$1" == shaped ]]; then
-    shaped_mpirun 4 "${args[@]}" > "$out.txt"
+    shaped_mpirun "$RANKS" "${args[@]}" > "$out.txt"
   else
-    "${LAUNCH[@]}" -np 4 "${args[@]}" > "$out.txt"
+    "${LAUNCH[@]}" -np "$RANKS" "${args[@]}" > "$out.txt"
   fi
 }
 LINKS=unshaped
@@ -101,4 +107,4 @@ done
 # simulator; over shared memory, none.
 message_ms="$(awk -v b="$((SEQ * HIDDEN * 4))" -v r="$RATE" 'BEGIN {print b * 8 / (r * 1000)}')"
 "$PYTHON" "$ROOT/bench/schedule_families.py" "$WORK" "$BIN/hetero-sim" \
-  "$ROUNDS" "$MICROBATCHES" "$LINKS" "unshaped=0,shaped=$message_ms" $FAMILIES
+  "$RANKS" "$ROUNDS" "$MICROBATCHES" "$LINKS" "unshaped=0,shaped=$message_ms" $FAMILIES

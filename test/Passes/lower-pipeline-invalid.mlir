@@ -122,3 +122,37 @@ hetero.pipeline @p stages = 2 microbatches = 2 on @grid data @data optimizer #he
   hetero.stage 0 forward @s0_fwd backward @s0_bwd
   hetero.stage 1 forward @s1_fwd backward @s1_bwd params [@w]
 }
+
+// -----
+
+// Several stages per rank: dynamic sync groups and checkpoints are lowered
+// for one stage per rank.
+memref.global "private" @w0 : memref<4x4xf32> = dense<0.0>
+memref.global "private" @w1 : memref<4x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+func.func private @fwd(tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+func.func private @bwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32>)
+func.func private @last(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+func.func private @last_bwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32>)
+shard.grid @grid(shape = 1x2)
+// expected-error @+1 {{'hetero.pipeline' op places its 2 stages on 1 ranks and synchronises its replicas in dynamic groups (policy = dynamic); hetero-lower-pipeline lowers dynamic sync groups for one stage per rank}}
+hetero.pipeline @p stages = 2 microbatches = 2 placement = [0, 0] on @grid data @data optimizer #hetero.sgd<lr = 1.0e-01> sync #hetero.sync<policy = dynamic, period = 1> {
+  hetero.stage 0 forward @fwd backward @bwd params [@w0]
+  hetero.stage 1 forward @last backward @last_bwd params [@w1]
+}
+
+// -----
+
+memref.global "private" @w0 : memref<4x4xf32> = dense<0.0>
+memref.global "private" @w1 : memref<4x4xf32> = dense<0.0>
+func.func private @data(i64, i64, i64) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+func.func private @fwd(tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+func.func private @bwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32>)
+func.func private @last(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+func.func private @last_bwd(tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32>)
+shard.grid @grid(shape = 1x2)
+// expected-error @+1 {{'hetero.pipeline' op places its 2 stages on 1 ranks and keeps in-memory checkpoints (checkpoint <...>); hetero-lower-pipeline lowers checkpoints for one stage per rank}}
+hetero.pipeline @p stages = 2 microbatches = 2 placement = [0, 0] on @grid data @data optimizer #hetero.sgd<lr = 1.0e-01> checkpoint #hetero.checkpoint<replicas = 2, placement = group> {
+  hetero.stage 0 forward @fwd backward @bwd params [@w0]
+  hetero.stage 1 forward @last backward @last_bwd params [@w1]
+}
