@@ -73,18 +73,26 @@ Placement Placement::vShape(int64_t ranks) {
 
 std::string Placement::check(const std::vector<int64_t> &rankOf,
                              int64_t ranks) {
-  std::vector<bool> used(ranks > 0 ? ranks : 0);
+  // The ranks in use, as a set: a list may name ranks far beyond its
+  // stages.
+  std::set<int64_t> used;
   for (size_t s = 0; s < rankOf.size(); ++s) {
     if (rankOf[s] < 0 || rankOf[s] >= ranks)
       return "places stage " + std::to_string(s) + " on rank " +
              std::to_string(rankOf[s]) + ", outside ranks 0.." +
              std::to_string(ranks - 1);
-    used[rankOf[s]] = true;
+    used.insert(rankOf[s]);
   }
-  for (int64_t r = 0; r < ranks; ++r)
-    if (!used[r])
-      return "places no stage on rank " + std::to_string(r) + " of " +
-             std::to_string(ranks);
+  // The first rank without a stage: the first gap in the sorted set.
+  int64_t expected = 0;
+  for (int64_t r : used) {
+    if (r != expected)
+      break;
+    ++expected;
+  }
+  if (expected < ranks)
+    return "places no stage on rank " + std::to_string(expected) + " of " +
+           std::to_string(ranks);
   return "";
 }
 

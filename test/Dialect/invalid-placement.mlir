@@ -203,3 +203,13 @@ hetero.schedule @s for @p group_size = 1 {
   hetero.stage_program 2 {
   }
 }
+
+// -----
+
+// A rank far beyond the stages: reported, without a table of every rank.
+func.func @id(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+// expected-error @+1 {{'hetero.pipeline' op places no stage on rank 1 of 1000000000001}}
+hetero.pipeline @p stages = 2 microbatches = 2 placement = [0, 1000000000000] {
+  hetero.stage 0 forward @id backward @id
+  hetero.stage 1 forward @id backward @id
+}
