@@ -29,32 +29,35 @@ using namespace hetero;
 
 /// Checks that `stageId` names a stage of a pipeline with `numStages` stages.
 static LogicalResult verifyStageInRange(Operation *op, StringRef what,
-                                        int64_t stageId, int64_t numStages) {
+                                        int64_t stageId, int64_t numStages,
+                                        StringRef plural = "stages") {
   if (stageId >= 0 && stageId < numStages)
     return success();
   return op->emitOpError() << what << " " << stageId
-                           << " is outside the pipeline (stages 0.."
+                           << " is outside the pipeline (" << plural << " 0.."
                            << numStages - 1 << ")";
 }
 
-/// Checks that the ops of `region` have one stage id each, covering
-/// 0..numStages-1 exactly once; `StageLikeOp` has a `getStageId()`.
+/// Checks that the ops of `region` have one id each, covering 0..count-1
+/// exactly once; `StageLikeOp` has a `getStageId()`, the id of a stage, or
+/// of a rank when `noun` is "rank".
 template <typename StageLikeOp>
 static LogicalResult verifyStageCover(Operation *owner, Region &region,
-                                      int64_t numStages, StringRef kind) {
+                                      int64_t count, StringRef kind,
+                                      StringRef noun = "stage") {
   llvm::SmallDenseMap<int64_t, StageLikeOp> byId;
   for (auto op : region.getOps<StageLikeOp>()) {
     int64_t id = op.getStageId();
-    if (failed(verifyStageInRange(op, "stage", id, numStages)))
+    if (failed(verifyStageInRange(op, noun, id, count, (noun + "s").str())))
       return failure();
     auto [it, inserted] = byId.try_emplace(id, op);
     if (!inserted)
-      return op.emitOpError() << "stage " << id << " already has a '" << kind
+      return op.emitOpError() << noun << " " << id << " already has a '" << kind
                               << "' in this " << owner->getName();
   }
-  for (int64_t id = 0; id < numStages; ++id)
+  for (int64_t id = 0; id < count; ++id)
     if (!byId.count(id))
-      return owner->emitOpError() << "stage " << id << " of " << numStages
+      return owner->emitOpError() << noun << " " << id << " of " << count
                                   << " has no '" << kind << "'";
   return success();
 }
@@ -956,27 +959,9 @@ LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 /// rank holds one).
 static LogicalResult verifyRankCover(ScheduleOp schedule, int64_t ranks,
                                      bool onePerRank) {
-  if (onePerRank)
-    return verifyStageCover<StageProgramOp>(schedule, schedule.getBody(), ranks,
-                                            "hetero.stage_program");
-  llvm::SmallDenseSet<int64_t> seen;
-  for (auto program : schedule.getBody().getOps<StageProgramOp>()) {
-    int64_t rank = program.getStageId();
-    if (rank < 0 || rank >= ranks)
-      return program.emitOpError()
-             << "rank " << rank << " is outside the pipeline (ranks 0.."
-             << ranks - 1 << ")";
-    if (!seen.insert(rank).second)
-      return program.emitOpError()
-             << "rank " << rank
-             << " already has a 'hetero.stage_program' in "
-                "this hetero.schedule";
-  }
-  for (int64_t rank = 0; rank < ranks; ++rank)
-    if (!seen.count(rank))
-      return schedule.emitOpError() << "rank " << rank << " of " << ranks
-                                    << " has no 'hetero.stage_program'";
-  return success();
+  return verifyStageCover<StageProgramOp>(schedule, schedule.getBody(), ranks,
+                                          "hetero.stage_program",
+                                          onePerRank ? "stage" : "rank");
 }
 
 LogicalResult ScheduleOp::verify() {
