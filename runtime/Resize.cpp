@@ -163,11 +163,10 @@ struct ResizeState {
   /// Since the configuration: every hrt_mlir_prune_plan's columns asked,
   /// kept and migrated, and the GEMMs run for other ranks' columns.
   hrt_resize_stats totals{};
-  /// HETERO_RT_SLOW_GEMM: the slowdown of each rank named; this rank's
-  /// (once its rank is known) and the extra sleep not yet slept.
+  /// HETERO_RT_SLOW_GEMM: the slowdown of each rank named and this rank's
+  /// (once its rank is known).
   std::map<long, double> slowdowns;
-  std::optional<double> slowdown;
-  double owedSeconds = 0;
+  std::optional<hetero::rt::Slowdown> slowdown;
 };
 
 ResizeState &resize() {
@@ -836,14 +835,10 @@ extern "C" void hrt_mlir_gemm_mark(int event) {
   // not at whatever share of a pending sleep its iteration happened to pay.
   if (!s.slowdown) {
     auto found = s.slowdowns.find(worldRank());
-    s.slowdown = found == s.slowdowns.end() ? 1.0 : found->second;
+    s.slowdown =
+        hetero::rt::Slowdown{found == s.slowdowns.end() ? 1.0 : found->second};
   }
-  double took = *s.slowdown * (now - start);
-  s.owedSeconds += took - (now - start);
-  if (s.owedSeconds >= 1e-3) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(s.owedSeconds));
-    s.owedSeconds -= hrt_wtime() - now;
-  }
+  double took = s.slowdown->pay(now - start);
   (own ? s.gemmSeconds : s.migratedSeconds) += took;
   if (!own)
     s.totals.migrated_gemm_seconds += took;
@@ -854,38 +849,8 @@ namespace hetero::rt {
 
 hrt_status configureSlowGemmFromEnvironment(const CallSite &site) {
   ResizeState &s = ::resize();
-  s.slowdowns.clear();
   s.slowdown.reset();
-  s.owedSeconds = 0;
-  const char *text = std::getenv("HETERO_RT_SLOW_GEMM");
-  if (!text || !*text)
-    return HRT_SUCCESS;
-  std::string value(text);
-  size_t start = 0;
-  while (start <= value.size()) {
-    size_t end = value.find(',', start);
-    std::string item =
-        value.substr(start, end == std::string::npos ? end : end - start);
-    char *rest = nullptr;
-    long who = std::strtol(item.c_str(), &rest, 10);
-    double factor = 0;
-    bool valid = rest != item.c_str() && *rest == ':' && who >= 0;
-    if (valid) {
-      const char *number = rest + 1;
-      factor = std::strtod(number, &rest);
-      valid = rest != number && *rest == '\0' && std::isfinite(factor) &&
-              factor >= 1.0;
-    }
-    if (!valid)
-      return fail(HRT_ERROR_INVALID_ARGUMENT, site,
-                  "HETERO_RT_SLOW_GEMM='" + value +
-                      "' is not '<rank>:<slowdown >= 1>[,<rank>:<slowdown>]'");
-    s.slowdowns[who] = factor;
-    if (end == std::string::npos)
-      break;
-    start = end + 1;
-  }
-  return HRT_SUCCESS;
+  return readRankFactors("HETERO_RT_SLOW_GEMM", site, s.slowdowns);
 }
 
 } // namespace hetero::rt

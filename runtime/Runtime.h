@@ -300,8 +300,25 @@ double communicationSeconds();
 hrt_status configureSlowGemmFromEnvironment(const CallSite &site);
 /// One timed message's time on its link.
 void noteTransfer(double seconds);
-/// Reads HETERO_RT_COMPUTE: emulated compute, a sleep at each task mark.
+/// Reads HETERO_RT_COMPUTE (emulated compute, a sleep at each task mark)
+/// and HETERO_RT_SLOWDOWN (a rank's tasks take a factor longer).
 hrt_status configureComputeFromEnvironment(const CallSite &site);
+
+/// Reads `<rank>:<factor >= 1>[,<rank>:<factor>...]` from the environment
+/// variable `variable` into `factors` (empty when it is unset); a malformed
+/// value fails with a message naming the variable and the format.
+hrt_status readRankFactors(const char *variable, const CallSite &site,
+                           std::map<long, double> &factors);
+
+/// Emulates a slower device: after work that took `seconds`, sleeps
+/// (factor - 1) times as long. Sleeps shorter than a millisecond would
+/// overshoot, so they add up until they reach one.
+struct Slowdown {
+  double factor = 1.0;
+  double owedSeconds = 0;
+  /// Returns the work's emulated time, factor x seconds.
+  double pay(double seconds);
+};
 
 /// Notes the communication call of compiled code that runs for as long as
 /// it lives.

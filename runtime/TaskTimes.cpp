@@ -16,7 +16,9 @@
 #include "Runtime.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -61,6 +63,9 @@ void emulateCompute(int kind) {
 struct TaskClock {
   double lastMark = -1.0;
   double communicationSinceMark = 0.0;
+  /// Every communication call since the mark, collectives included: time
+  /// a slower device would not stretch.
+  double waitingSinceMark = 0.0;
   double sums[2] = {0.0, 0.0};
   long counts[2] = {0, 0};
   double transferSum = 0.0;
@@ -70,6 +75,30 @@ struct TaskClock {
 TaskClock &taskClock() {
   static TaskClock clock;
   return clock;
+}
+
+/// HETERO_RT_SLOWDOWN: each named rank's factor, and this rank's once its
+/// rank is known.
+struct TaskSlowdown {
+  std::map<long, double> factors;
+  std::optional<Slowdown> slowdown;
+};
+
+TaskSlowdown &taskSlowdown() {
+  static TaskSlowdown state;
+  return state;
+}
+
+/// Stretches the task that ends now, which computed for `seconds`.
+void emulateSlowdown(double seconds) {
+  TaskSlowdown &state = taskSlowdown();
+  if (!state.slowdown) {
+    auto found = state.factors.find(worldRank());
+    state.slowdown =
+        Slowdown{found == state.factors.end() ? 1.0 : found->second};
+  }
+  if (state.slowdown->factor > 1.0 && seconds > 0)
+    state.slowdown->pay(seconds);
 }
 
 } // namespace
@@ -90,10 +119,61 @@ void noteCommunication(hrt_timeline_kind kind, double start, double end) {
   // (tensor parallelism) is part of the task as the planner simulates it.
   if (kind == HRT_TIMELINE_SEND || kind == HRT_TIMELINE_RECV)
     taskClock().communicationSinceMark += end - start;
+  taskClock().waitingSinceMark += end - start;
   recordCommunication(kind, start, end);
 }
 
+double Slowdown::pay(double seconds) {
+  double took = factor * seconds;
+  owedSeconds += took - seconds;
+  if (owedSeconds >= 1e-3) {
+    double start = hrt_wtime();
+    std::this_thread::sleep_for(std::chrono::duration<double>(owedSeconds));
+    owedSeconds -= hrt_wtime() - start;
+  }
+  return took;
+}
+
+hrt_status readRankFactors(const char *variable, const CallSite &site,
+                           std::map<long, double> &factors) {
+  factors.clear();
+  const char *text = std::getenv(variable);
+  if (!text || !*text)
+    return HRT_SUCCESS;
+  std::string value(text);
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = value.find(',', start);
+    std::string item =
+        value.substr(start, end == std::string::npos ? end : end - start);
+    char *rest = nullptr;
+    long who = std::strtol(item.c_str(), &rest, 10);
+    double factor = 0;
+    bool valid = rest != item.c_str() && *rest == ':' && who >= 0;
+    if (valid) {
+      const char *number = rest + 1;
+      factor = std::strtod(number, &rest);
+      valid = rest != number && *rest == '\0' && std::isfinite(factor) &&
+              factor >= 1.0;
+    }
+    if (!valid)
+      return fail(HRT_ERROR_INVALID_ARGUMENT, site,
+                  std::string(variable) + "='" + value +
+                      "' is not '<rank>:<slowdown >= 1>[,<rank>:<slowdown>]'");
+    factors[who] = factor;
+    if (end == std::string::npos)
+      break;
+    start = end + 1;
+  }
+  return HRT_SUCCESS;
+}
+
 hrt_status configureComputeFromEnvironment(const CallSite &site) {
+  TaskSlowdown &slowdown = taskSlowdown();
+  slowdown.slowdown.reset();
+  if (hrt_status status =
+          readRankFactors("HETERO_RT_SLOWDOWN", site, slowdown.factors))
+    return status;
   ComputeEmulation &emulation = computeEmulation();
   emulation = ComputeEmulation();
   const char *text = std::getenv("HETERO_RT_COMPUTE");
@@ -146,6 +226,8 @@ extern "C" void hrt_mlir_task_mark(int kind, long long microbatch) {
     return;
   emulateCompute(kind);
   TaskClock &clock = taskClock();
+  if (clock.lastMark >= 0.0)
+    emulateSlowdown(hrt_wtime() - clock.lastMark - clock.waitingSinceMark);
   double now = hrt_wtime();
   recordTask(hrt_timeline_kind(kind), microbatch, now);
   if (clock.lastMark >= 0.0) {
@@ -154,6 +236,7 @@ extern "C" void hrt_mlir_task_mark(int kind, long long microbatch) {
   }
   clock.lastMark = now;
   clock.communicationSinceMark = 0.0;
+  clock.waitingSinceMark = 0.0;
 }
 
 extern "C" void hrt_task_times(double *forward_ms, double *backward_ms,

@@ -13,6 +13,7 @@
 // RUN: hetero-opt %s --hetero-lower-to-runtime | FileCheck %s
 // RUN: hetero-opt %s --hetero-lower-to-cpu | FileCheck %s
 // RUN: hetero-opt %s --hetero-lower-to-gpu=format=isa | FileCheck %s
+// RUN: hetero-opt %s --hetero-partition-stages=stages=4 | FileCheck %s
 
 // CHECK: module {
 // CHECK-NEXT: }

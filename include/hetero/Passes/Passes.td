@@ -505,6 +505,74 @@ def HeteroImportSchedule : Pass<"hetero-import-schedule",
   let dependentDialects = ["::hetero::HeteroDialect"];
 }
 
+def HeteroPartitionStages : Pass<"hetero-partition-stages",
+                                  "::mlir::ModuleOp"> {
+  let summary = "Cut a one-stage model into pipeline stages for its ranks";
+  let description = [{
+    For every `hetero.pipeline` of one stage whose forward is the whole
+    model (no backward: `hetero-derive-backward` derives the stages'
+    backwards afterwards), cuts the forward's body into `stages` stage
+    functions `@<forward>_stage<s>` at boundaries between its ops (a call
+    of a block is one op; constants, `tensor.empty` and fills of them are
+    copied into every stage that uses them). A cut falls only where one
+    floating-point tensor of static shape is live across it, the model's
+    input is not used after it nor the target before it, and no parameter
+    is used on both sides. The pipeline gets `stages` stages with the
+    parameters their functions use, and the grid's axis 0 `stages` ranks
+    (its replica and shard axes are kept).
+
+    The cut minimises the slowest stage's predicted time, the larger of
+    its compute (the sum of its ops' forward and backward seconds over the
+    rank's relative speed) and the transfers over the cut before it
+    (2 (alpha + beta bytes): the activation and its gradient, beside the
+    compute), subject to each rank's memory cap (its parameters, their
+    gradient sums, the optimizer's state, and min(k (S - s), M) stashed
+    inputs); among the cuts that reach it, the one whose largest compute
+    is least. An op costs 3 (flops / flops-per-second + bytes /
+    bytes-per-second) by default; `profile=FILE` gives measured
+    milliseconds per op or per callee and the link's alpha and beta
+    (docs/partitioning.md). On a chain this is exact: dynamic programming
+    over (stage, cut), equal to brute force over all cuts.
+
+    `split-after=i,j,...` cuts by hand after the ops numbered i, j, ...
+    (from 0, in the body's order, constants not counted). A cut that leaves
+    a stage empty, falls where it cannot, or puts a stage over its cap is
+    an error naming the stage. A remark on the pipeline gives each stage's
+    ops, predicted time and memory.
+
+    ```
+    hetero-opt --hetero-partition-stages="stages=4 speeds=1,1,1,0.5" --hetero-derive-backward
+    hetero-opt --hetero-partition-stages="stages=3 split-after=2,5 memory=1000000"
+    ```
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Pipeline stages to cut the model into (required)">,
+    ListOption<"speeds", "speeds", "double",
+               "Relative compute speed of each pipeline rank (default: all "
+               "1)">,
+    ListOption<"memory", "memory", "int64_t",
+               "Bytes each rank may hold: one value for every rank or one "
+               "per rank (default: no cap)">,
+    ListOption<"splitAfter", "split-after", "int64_t",
+               "Cut by hand after these ops (stages - 1 of them)">,
+    Option<"profile", "profile", "std::string", /*default=*/"\"\"",
+           "JSON with measured op and call times and the link model">,
+    Option<"groupSize", "group-size", "int64_t", /*default=*/"1",
+           "k of the kFkB schedule the memory caps hold for">,
+    Option<"flopsPerSecond", "flops-per-second", "double",
+           /*default=*/"2.0e10", "Built-in model: arithmetic rate">,
+    Option<"bytesPerSecond", "bytes-per-second", "double",
+           /*default=*/"1.0e10", "Built-in model: memory bandwidth">,
+    Option<"linkAlphaMs", "link-alpha-ms", "double", /*default=*/"0.05",
+           "Link start-up time per message, ms">,
+    Option<"linkBetaMsPerMb", "link-beta-ms-per-mb", "double",
+           /*default=*/"1.0", "Link time per MB (2^20 bytes), ms">
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::hetero::HeteroDialect"];
+}
+
 def HeteroDeriveBackward : Pass<"hetero-derive-backward", "::mlir::ModuleOp"> {
   let summary = "Derive the backward functions of stages that have none";
   let description = [{
