@@ -73,7 +73,7 @@ def blocks(cut):
     text = open(f"{work}/{cut}.forward.mlir").read()
     counts = []
     for s in range(4):
-        m = re.search(r"func\.func @\w*?(?:stage%d_forward|_stage%d)\(.*?\n}\n" % (s, s),
+        m = re.search(r"func\.func @\w*?(?:stage%d_forward|_stage%d)\(.*?\n  }\n" % (s, s),
                       text, re.S)
         counts.append(m.group(0).count("call @gpt_block_forward(") if m else -1)
     return counts

@@ -93,31 +93,6 @@ parallelLoopsFirst(ArrayRef<utils::IteratorType> iterators) {
   return order;
 }
 
-/// `expr` at the loop indices `point`.
-int64_t evaluate(AffineExpr expr, ArrayRef<int64_t> point) {
-  if (auto dim = dyn_cast<AffineDimExpr>(expr))
-    return point[dim.getPosition()];
-  if (auto constant = dyn_cast<AffineConstantExpr>(expr))
-    return constant.getValue();
-  auto binary = cast<AffineBinaryOpExpr>(expr);
-  int64_t lhs = evaluate(binary.getLHS(), point);
-  int64_t rhs = evaluate(binary.getRHS(), point);
-  switch (expr.getKind()) {
-  case AffineExprKind::Add:
-    return lhs + rhs;
-  case AffineExprKind::Mul:
-    return lhs * rhs;
-  case AffineExprKind::FloorDiv:
-    return llvm::divideFloorSigned(lhs, rhs);
-  case AffineExprKind::CeilDiv:
-    return llvm::divideCeilSigned(lhs, rhs);
-  case AffineExprKind::Mod:
-    return llvm::mod(lhs, rhs);
-  default:
-    return 0;
-  }
-}
-
 /// True when `map`, over the loops it uses with the static `ranges`,
 /// sends no two iterations to one element. Boxes of more than 2^22 points
 /// are not enumerated (false: the adjoint then reduces, which is right and
@@ -146,7 +121,7 @@ bool isInjectiveOnLoops(AffineMap map, ArrayRef<int64_t> ranges,
     // The element's position in the row-major operand.
     int64_t linear = 0;
     for (auto [result, size] : llvm::zip(map.getResults(), shape)) {
-      int64_t coordinate = evaluate(result, point);
+      int64_t coordinate = evaluateAffine(result, point);
       if (coordinate < 0 || coordinate >= size)
         return false;
       linear = linear * size + coordinate;
@@ -348,6 +323,30 @@ LogicalResult ScalarTangents::propagate(Operation *original, Operation *clone,
 } // namespace
 
 namespace hetero {
+
+int64_t evaluateAffine(AffineExpr expr, ArrayRef<int64_t> point) {
+  if (auto dim = dyn_cast<AffineDimExpr>(expr))
+    return point[dim.getPosition()];
+  if (auto constant = dyn_cast<AffineConstantExpr>(expr))
+    return constant.getValue();
+  auto binary = cast<AffineBinaryOpExpr>(expr);
+  int64_t lhs = evaluateAffine(binary.getLHS(), point);
+  int64_t rhs = evaluateAffine(binary.getRHS(), point);
+  switch (expr.getKind()) {
+  case AffineExprKind::Add:
+    return lhs + rhs;
+  case AffineExprKind::Mul:
+    return lhs * rhs;
+  case AffineExprKind::FloorDiv:
+    return llvm::divideFloorSigned(lhs, rhs);
+  case AffineExprKind::CeilDiv:
+    return llvm::divideCeilSigned(lhs, rhs);
+  case AffineExprKind::Mod:
+    return llvm::mod(lhs, rhs);
+  default:
+    return 0;
+  }
+}
 
 /// The derivation of one function: the primal values re-computed, then
 /// the adjoints accumulated in reverse.

@@ -121,6 +121,9 @@ private:
 /// operands of its linalg ops' bodies that they do not use.
 void simplifyDerivative(mlir::func::FuncOp function);
 
+/// The value of `expr`, which has no symbols, at the loop indices `point`.
+int64_t evaluateAffine(mlir::AffineExpr expr, llvm::ArrayRef<int64_t> point);
+
 /// Splits derived backward functions into the part that computes the
 /// input gradient and the part that computes the weight gradients, for
 /// schedules that run them as separate tasks (zero-bubble).

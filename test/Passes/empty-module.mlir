@@ -14,6 +14,7 @@
 // RUN: hetero-opt %s --hetero-lower-to-cpu | FileCheck %s
 // RUN: hetero-opt %s --hetero-lower-to-gpu=format=isa | FileCheck %s
 // RUN: hetero-opt %s --hetero-partition-stages=stages=4 | FileCheck %s
+// RUN: hetero-opt %s --hetero-rebatch=sizes=8 | FileCheck %s
 
 // CHECK: module {
 // CHECK-NEXT: }

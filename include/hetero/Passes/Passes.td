@@ -573,6 +573,44 @@ def HeteroPartitionStages : Pass<"hetero-partition-stages",
                            "::hetero::HeteroDialect"];
 }
 
+def HeteroRebatch : Pass<"hetero-rebatch", "::mlir::ModuleOp"> {
+  let summary = "Give every stage variants for larger micro-batches";
+  let description = [{
+    For every executable `hetero.pipeline` and every size n in `sizes` (in
+    samples, a multiple m > 1 of the pipeline's micro-batch, the first
+    dimension of the data function's input), adds per stage
+    `hetero.stage_variant s microbatch_size = n forward @<forward>_b<n>`:
+    the stage's forward with the sample dimension of every tensor that
+    holds samples m times larger. The dimension is followed from the
+    input and the target through structured ops (by their indexing maps),
+    prunable products, reshapes that keep the samples outermost, slices
+    that keep them whole, element-wise ops and calls (a callee is re-typed
+    once per size, `@<callee>_b<n>`); the empty tensors and fills the ops
+    write into are re-created at the new size. A sum over the samples (the
+    loss's) may only be scaled and added; the last stage divides its loss
+    by m, so that it is the mean over the larger micro-batch. The variants
+    have no backward: `hetero-derive-backward` derives them.
+
+    A function it cannot re-type is an error naming the op and why: a
+    constant or parameter shaped by the batch, a reshape or slice that
+    mixes the sample dimension, a reduction over the samples other than a
+    sum, a read of single samples or of the sample index.
+
+    ```
+    hetero-opt --hetero-rebatch=sizes=8,16 --hetero-derive-backward --hetero-plan-candidates=memory-cap=65536
+    ```
+  }];
+  let options = [
+    ListOption<"sizes", "sizes", "int64_t",
+               "Micro-batch sizes in samples, multiples of the pipeline's "
+               "(required)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::hetero::HeteroDialect"];
+}
+
 def HeteroDeriveBackward : Pass<"hetero-derive-backward", "::mlir::ModuleOp"> {
   let summary = "Derive the backward functions of stages that have none";
   let description = [{
