@@ -13,13 +13,17 @@ if [[ "$(id -u)" == 0 ]]; then LAUNCH+=(--allow-run-as-root); fi
 
 # interleaved_runs RANKS "KIND..." [hetero-run arguments]: ROUNDS rounds
 # (one run of every kind each, so that the machine's drift reaches all
-# alike) of hetero-run on $WORK/<kind>.mlir, into $WORK/<kind>-<round>.txt;
+# alike; round r starts at kind r, so that no kind always runs first) of
+# hetero-run on $WORK/<kind>.mlir, into $WORK/<kind>-<round>.txt;
 # bench/step_times.py reads their step times.
 interleaved_runs() {
-  local ranks=$1 kinds=$2 round kind
+  local ranks=$1 round kind i
+  local -a kinds
+  read -r -a kinds <<< "$2"
   shift 2
   for round in $(seq 1 "$ROUNDS"); do
-    for kind in $kinds; do
+    for i in "${!kinds[@]}"; do
+      kind="${kinds[$(((i + round - 1) % ${#kinds[@]}))]}"
       "${LAUNCH[@]}" -np "$ranks" "$BUILD/bin/hetero-run" "$WORK/$kind.mlir" \
         "$@" > "$WORK/$kind-$round.txt"
     done

@@ -438,6 +438,15 @@ LogicalResult HeteroPartitionStagesPass::partition(
     }
     costs.stateBytes.push_back(state);
   }
+  if (measured.microbatchMs) {
+    // A measured micro-batch: the model's shares, scaled to its time.
+    double modeled = 0;
+    for (double seconds : costs.seconds)
+      modeled += seconds;
+    for (double &seconds : costs.seconds)
+      if (modeled > 0)
+        seconds *= *measured.microbatchMs * 1e-3 / modeled;
+  }
   for (auto [p, param] : llvm::enumerate(stage.getParamSymbols()))
     if (!paramsSeen.contains(chain.param(p)))
       // A parameter no op reads stays with stage 0.

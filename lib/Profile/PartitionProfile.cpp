@@ -6,6 +6,8 @@
 
 #include "hetero/Profile/PartitionProfile.h"
 
+#include "hetero/Profile/TimelineProfile.h"
+
 #include "Json.h"
 
 namespace hetero::profile {
@@ -95,9 +97,26 @@ bool readProfile(const Value &root, PartitionProfile &profile,
 std::string parsePartitionProfile(const std::string &text,
                                   PartitionProfile &profile) {
   profile = {};
-  return parseProfile(text, [&](const Value &root, JsonError &error) {
-    return readProfile(root, profile, error);
-  });
+  std::string syntax;
+  std::optional<Value> root = parseJson(text, syntax);
+  if (!root)
+    return syntax;
+  const Object *object = root->getAsObject();
+  if (object && object->get("traceEvents")) {
+    // A measured iteration of the one-stage pipeline: a forward and a
+    // backward task per micro-batch.
+    std::vector<checkpoint::StageTimeline> timelines;
+    std::string problem = parseTimelineProfile(text, 1, timelines);
+    if (!problem.empty())
+      return problem;
+    double ms = 0;
+    for (const sim::Span &task : timelines.front().tasks)
+      ms += task.endMs - task.startMs;
+    profile.microbatchMs = ms / (0.5 * double(timelines.front().tasks.size()));
+    return "";
+  }
+  JsonError error;
+  return readProfile(*root, profile, error) ? "" : error.str();
 }
 
 } // namespace hetero::profile

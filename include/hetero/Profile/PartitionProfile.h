@@ -16,6 +16,11 @@
 // own time before its callee's, and an op listed in neither keeps the
 // built-in model's. "link" replaces the link model's options.
 //
+// Or the Chrome trace `hetero-run --profile-timeline` writes of the
+// one-stage pipeline: its tasks (stage 0's first replica) give the mean
+// forward and backward time of a micro-batch, to which the model's op
+// times are scaled.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef HETERO_PROFILE_PARTITIONPROFILE_H
@@ -34,6 +39,9 @@ struct PartitionProfile {
   std::map<int64_t, double> opMs;
   std::map<std::string, double> callMs;
   std::optional<fusion::LinearCost> link;
+  /// From a trace: the measured forward and backward milliseconds of one
+  /// micro-batch.
+  std::optional<double> microbatchMs;
 };
 
 /// Reads `text` into `profile`; "" or the problem (JSON path or line and
