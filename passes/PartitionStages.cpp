@@ -209,7 +209,14 @@ ForwardChain analyze(func::FuncOp forward, StageOp stage) {
   chain.crossing.assign(size_t(n + 1), Value());
   chain.why.assign(size_t(n + 1), "");
   chain.crossing[0] = chain.input();
+  // The values of the chain's ops live across boundary b, kept as b grows.
+  SmallVector<Value> live;
   for (int64_t b = 1; b < n; ++b) {
+    for (Value result : chain.ops[size_t(b - 1)]->getResults())
+      if (lastUse.count(result))
+        live.push_back(result);
+    llvm::erase_if(live,
+                   [&](Value value) { return lastUse.lookup(value) < b; });
     std::string &why = chain.why[size_t(b)];
     if (firstUse.count(chain.input()) && lastUse.lookup(chain.input()) >= b) {
       why = "the model's input is used after it";
@@ -232,11 +239,6 @@ ForwardChain analyze(func::FuncOp forward, StageOp stage) {
     }
     if (tied)
       continue;
-    SmallVector<Value> live;
-    for (int64_t i = 0; i < b; ++i)
-      for (Value result : chain.ops[size_t(i)]->getResults())
-        if (lastUse.count(result) && lastUse.lookup(result) >= b)
-          live.push_back(result);
     if (live.size() != 1) {
       why = llvm::formatv("{0} values are live across it", live.size());
       continue;

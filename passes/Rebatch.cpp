@@ -452,8 +452,16 @@ LogicalResult Rebatcher::retypeSumStructured(linalg::LinalgOp op,
   Operation *copy = builder.clone(*op, mapping);
   Operation *yield = body->getTerminator();
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    // An output written into a value that holds samples (a fill of one)
+    // holds them where it does.
+    Value init = op.getDpsInits()[i];
+    if (of(init).dim >= 0) {
+      copy->getResult(unsigned(i)).setType(mapping.lookup(init).getType());
+      where[result] = of(init);
+    } else {
+      where[result] = {-1, isSum(yield->getOperand(unsigned(i)))};
+    }
     mapping.map(result, copy->getResult(unsigned(i)));
-    where[result] = {-1, isSum(yield->getOperand(unsigned(i)))};
   }
   return success();
 }
