@@ -18,6 +18,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   libopenblas-dev  # the products of compiled CPU code
   libgtest-dev libgmock-dev
+  libonnx-dev libprotobuf-dev  # hetero-import-onnx reads ONNX models with them
   python3-numpy
   procps  # pgrep and pkill: the checkpoint tests stop agents as a failure would
   iproute2  # tc and ip: tests and benchmarks on a kernel-shaped link

@@ -44,7 +44,7 @@ config.environment["HETERO_RUN"] = " ".join(
 
 tools = ["hetero-opt", "hetero-gen", "hrt-collectives", "hrt-errors",
          "hrt-timeout", "hrt-half", "hrt-mlir-abi", "hrt-planner", "hrt-resize", "hrt-link", "hrt-link-costs", "hrt-compressed", "hrt-compressed-hosted", "hrt-sparse", "hrt-nccl", "hrt-cuda-compress", "hrt-compressed-device", "bench-collectives", "bench-zen-hashing",
-         "hetero-sim",
+         "hetero-sim", "hetero-import-onnx",
          ToolSubst("hetero-run", extra_args=hetero_run_flags)]
 llvm_config.add_tool_substitutions(tools, [config.hetero_tools_dir])
 
@@ -118,3 +118,10 @@ if os.path.exists("/dev/nvidia1"):
     config.available_features.add("cuda-devices-2")
 if config.hetero_fuzzer:
     config.available_features.add("fuzzer")
+# hetero-import-onnx (built with libonnx-dev); the tests that export a model
+# with PyTorch also need python3-torch (and python3-onnx to inspect it).
+if config.hetero_enable_onnx:
+    config.available_features.add("onnx")
+if subprocess.call([sys.executable, "-c", "import torch, onnx"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("torch")

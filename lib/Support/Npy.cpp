@@ -74,9 +74,12 @@ std::string write(const std::string &path, const std::vector<int64_t> &shape,
   return "";
 }
 
-std::string read(const std::string &path, const std::vector<int64_t> &shape,
-                 void *data, Dtype dtype) {
-  std::ifstream file(path, std::ios::binary);
+namespace {
+
+/// Reads the header of `path` from `file`: the array's dtype and shape.
+/// Returns "" or what is wrong with the file.
+std::string readHeader(std::ifstream &file, const std::string &path,
+                       Dtype &dtype, std::vector<int64_t> &shape) {
   if (!file)
     return "cannot open " + path + ": " + std::strerror(errno);
   char prefix[10];
@@ -93,20 +96,19 @@ std::string read(const std::string &path, const std::vector<int64_t> &shape,
   std::smatch match;
   if (!std::regex_search(dictionary, match,
                          std::regex("'descr'\\s*:\\s*'([^']*)'")) ||
-      match[1] != descr(dtype))
+      (match[1] != descr(Dtype::Float32) && match[1] != descr(Dtype::Int64)))
     return path + " holds " +
            (match.empty() ? std::string("no dtype")
                           : "dtype " + match[1].str()) +
-           ", expected little-endian " +
-           (dtype == Dtype::Float32 ? "float32" : "int64") + " ('" +
-           descr(dtype) + "')";
+           ", expected little-endian float32 ('<f4') or int64 ('<i8')";
+  dtype = match[1] == descr(Dtype::Float32) ? Dtype::Float32 : Dtype::Int64;
   if (!std::regex_search(dictionary, match,
                          std::regex("'fortran_order'\\s*:\\s*False")))
     return path + " is in Fortran order, expected C order";
   if (!std::regex_search(dictionary, match,
                          std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)")))
     return path + ": the header states no shape";
-  std::vector<int64_t> found;
+  shape.clear();
   std::stringstream extents(match[1].str());
   for (std::string item; std::getline(extents, item, ',');) {
     if (item.find_first_not_of(" ") == std::string::npos)
@@ -117,11 +119,15 @@ std::string read(const std::string &path, const std::vector<int64_t> &shape,
         std::string(end).find_first_not_of(" L") != std::string::npos)
       return path + ": the header's shape (" + match[1].str() +
              ") is not a tuple of sizes";
-    found.push_back(extent);
+    shape.push_back(extent);
   }
-  if (found != shape)
-    return path + " holds an array of shape " + shapeText(found) +
-           ", expected " + shapeText(shape);
+  return "";
+}
+
+/// Reads the data of an array of `shape` and `dtype` after its header.
+std::string readData(std::ifstream &file, const std::string &path,
+                     const std::vector<int64_t> &shape, Dtype dtype,
+                     void *data) {
   std::streamsize bytes =
       std::streamsize(size_t(elementCount(shape)) * elementBytes(dtype));
   if (!file.read(static_cast<char *>(data), bytes))
@@ -130,6 +136,42 @@ std::string read(const std::string &path, const std::vector<int64_t> &shape,
   if (file.peek() != std::char_traits<char>::eof())
     return path + ": trailing bytes after the array";
   return "";
+}
+
+} // namespace
+
+std::string read(const std::string &path, const std::vector<int64_t> &shape,
+                 void *data, Dtype dtype) {
+  std::ifstream file(path, std::ios::binary);
+  Dtype found;
+  std::vector<int64_t> foundShape;
+  if (std::string error = readHeader(file, path, found, foundShape);
+      !error.empty())
+    return error;
+  if (found != dtype)
+    return path + " holds dtype " + descr(found) + ", expected little-endian " +
+           (dtype == Dtype::Float32 ? "float32" : "int64") + " ('" +
+           descr(dtype) + "')";
+  if (foundShape != shape)
+    return path + " holds an array of shape " + shapeText(foundShape) +
+           ", expected " + shapeText(shape);
+  return readData(file, path, shape, dtype, data);
+}
+
+std::string read(const std::string &path, Array &array) {
+  std::ifstream file(path, std::ios::binary);
+  if (std::string error = readHeader(file, path, array.dtype, array.shape);
+      !error.empty())
+    return error;
+  size_t count = size_t(elementCount(array.shape));
+  if (array.dtype == Dtype::Float32) {
+    array.floats.resize(count);
+    array.ints.clear();
+    return readData(file, path, array.shape, array.dtype, array.floats.data());
+  }
+  array.ints.resize(count);
+  array.floats.clear();
+  return readData(file, path, array.shape, array.dtype, array.ints.data());
 }
 
 } // namespace hetero::npy

@@ -7,7 +7,7 @@
 // MLIR-free: reads and writes NumPy format 1.0 files holding little-endian
 // float32 (or int64) arrays in C order, as hetero-run's --save and --load
 // exchange parameters with NumPy (and its disk checkpoints the optimizer's
-// step counter).
+// step counter), and hetero-import-onnx reads a data set's samples.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +46,19 @@ inline std::string read(const std::string &path,
                         const std::vector<int64_t> &shape, float *data) {
   return read(path, shape, data, Dtype::Float32);
 }
+
+/// An array of either element type, as a file holds it.
+struct Array {
+  Dtype dtype = Dtype::Float32;
+  std::vector<int64_t> shape;
+  /// The elements in C order: `floats` for Float32, `ints` for Int64.
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+};
+
+/// Reads `path`, whatever its shape and element type (of the two); returns
+/// "" or what is wrong with the file.
+std::string read(const std::string &path, Array &array);
 
 } // namespace hetero::npy
 
