@@ -71,29 +71,11 @@ SIZES="${SIZES:-demo,medium,large}"
 ROUNDS="${ROUNDS:-2}"
 LR="${LR:-0.003}"
 CORPUS="${CORPUS:-/usr/share/common-licenses/GPL-3}"
-if [[ -n "${WORK:-}" ]]; then
-  mkdir -p "$WORK"
-else
-  WORK="$(mktemp -d)"
-  trap 'rm -rf "$WORK"' EXIT
-fi
+work_dir
 # One thread a process, for BLAS and OpenMP alike.
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-# PyTorch from Debian, installed when missing.
-if ! "$PYTHON" -c "import torch" 2>/dev/null ||
-  ! dpkg -s libopenblas0-pthread >/dev/null 2>&1; then
-  echo "installing python3-torch and libopenblas0-pthread (apt-get)"
-  SUDO=()
-  if [[ "$(id -u)" != 0 ]]; then SUDO=(sudo); fi
-  export DEBIAN_FRONTEND=noninteractive
-  if ! "${SUDO[@]}" apt-get install -y -q python3-torch libopenblas0-pthread \
-    > "$WORK/apt.txt" 2>&1; then
-    "${SUDO[@]}" apt-get update -q > "$WORK/apt.txt" 2>&1
-    "${SUDO[@]}" apt-get install -y -q python3-torch libopenblas0-pthread \
-      >> "$WORK/apt.txt" 2>&1 || { cat "$WORK/apt.txt"; exit 1; }
-  fi
-fi
+need_torch
 
 # name: layers hidden heads seq batch microbatches default-steps
 declare -A SHAPES=(

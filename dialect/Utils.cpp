@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hetero/Dialect/Utils.h"
+#include "hetero/Dialect/LinalgBuilders.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -91,4 +92,18 @@ Value hetero::transposeTensor(OpBuilder &builder, Location loc, Value tensor,
 
 bool hetero::hasInputGradient(Type type) {
   return isa<FloatType>(cast<ShapedType>(type).getElementType());
+}
+
+Value hetero::buildGeneric(OpBuilder &builder, Location loc, ValueRange inputs,
+                           ArrayRef<AffineMap> maps, Value init,
+                           ArrayRef<utils::IteratorType> iterators,
+                           GenericBody body) {
+  return linalg::GenericOp::create(
+             builder, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
+             maps, iterators,
+             [&](OpBuilder &nested, Location nestedLoc, ValueRange arguments) {
+               linalg::YieldOp::create(nested, nestedLoc,
+                                       body(nested, nestedLoc, arguments));
+             })
+      .getResult(0);
 }

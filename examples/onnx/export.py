@@ -9,6 +9,7 @@
                --loss cross-entropy)
 
   python3 examples/onnx/export.py OUT_DIR [--opset 17] [--batch 4] [--hidden 32]
+                                  [--seq 16]
 
 writes OUT_DIR/<model>.onnx for each model and, for the two MLPs, a small
 data set OUT_DIR/<model>/x.npy and y.npy (hetero-import-onnx --data npy:DIR).
@@ -97,11 +98,12 @@ def main():
     parser.add_argument("--opset", type=int, default=17)
     parser.add_argument("--batch", type=int, default=4, help="samples per micro-batch")
     parser.add_argument("--hidden", type=int, default=32, help="the language model's width")
+    parser.add_argument("--seq", type=int, default=16, help="the language model's tokens a sequence")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)
 
-    lm = TinyLM(hidden=args.hidden)
+    lm = TinyLM(hidden=args.hidden, seq=args.seq)
     ids = torch.zeros(args.batch, lm.wpe.num_embeddings, dtype=torch.int64)
     export(lm, (ids, ids), ["ids", "targets"], os.path.join(args.out, "tiny-lm.onnx"), args.opset)
 

@@ -23,6 +23,8 @@
 #include "OnnxGraph.h"
 
 #include "hetero/Dialect/Hetero.h"
+#include "hetero/Dialect/LinalgBuilders.h"
+#include "hetero/Dialect/Utils.h"
 #include "hetero/Support/Npy.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -48,7 +50,7 @@ using namespace mlir;
 namespace hetero::onnx_import {
 namespace {
 
-using Body = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+using Body = GenericBody;
 
 /// A value of the graph while it is built: known (a literal), computed (a
 /// tensor Value), or both once a literal has been materialized.
@@ -676,14 +678,7 @@ Value Importer::filled(ArrayRef<int64_t> shape, Type type, double value) {
 
 Value Importer::generic(ValueRange inputs, ArrayRef<AffineMap> maps, Value init,
                         ArrayRef<utils::IteratorType> iterators, Body body) {
-  return linalg::GenericOp::create(
-             builder, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
-             maps, iterators,
-             [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-               linalg::YieldOp::create(nested, nestedLoc,
-                                       body(nested, nestedLoc, args));
-             })
-      .getResult(0);
+  return buildGeneric(builder, loc, inputs, maps, init, iterators, body);
 }
 
 Operand Importer::broadcastOperand(Value value, ArrayRef<int64_t> shape) {
@@ -1744,10 +1739,7 @@ bool Importer::importTranspose(const onnx::NodeProto &node) {
   if (in->literal) {
     result.literal = transpose(*in->literal, perm);
   } else {
-    result.value = linalg::TransposeOp::create(
-                       builder, loc, materialize(*in),
-                       empty(shape, elementType(in->element)), perm)
-                       .getResult()[0];
+    result.value = transposeTensor(builder, loc, materialize(*in), perm);
   }
   define(node, 0, std::move(result));
   return true;

@@ -26,6 +26,7 @@
 #include "hetero/Models/Gpt.h"
 
 #include "hetero/Dialect/Hetero.h"
+#include "hetero/Dialect/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -66,7 +67,7 @@ constexpr double kLayerNormEpsilon = 1e-5;
 /// have the same shapes, so one copy of its code serves every layer.
 constexpr llvm::StringLiteral kBlockForward = "gpt_block_forward";
 
-using Body = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+using Body = GenericBody;
 
 /// Builds the functions of one stage at the end of a module.
 class StageBuilder {
@@ -307,14 +308,7 @@ Value StageBuilder::slice(Value source, int64_t row, int64_t column,
 Value StageBuilder::generic(ValueRange inputs, ArrayRef<AffineMap> maps,
                             Value init, ArrayRef<utils::IteratorType> iterators,
                             Body body) {
-  return linalg::GenericOp::create(
-             builder, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
-             maps, iterators,
-             [&](OpBuilder &nested, Location nestedLoc, ValueRange arguments) {
-               linalg::YieldOp::create(nested, nestedLoc,
-                                       body(nested, nestedLoc, arguments));
-             })
-      .getResult(0);
+  return buildGeneric(builder, loc, inputs, maps, init, iterators, body);
 }
 
 Value StageBuilder::elementwise(ValueRange inputs, Body body) {

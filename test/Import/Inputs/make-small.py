@@ -4,11 +4,12 @@ import-onnx.test's Dropout (python3-onnx).
 
   make-small.py OUT_DIR
 
-Each model is valid ONNX that hetero-import-onnx must refuse, for one
-reason: an opset it does not implement, an operator it does not build, a
-dynamic dimension, an exponent computed at run time. They are checked into
-the test suite (with samples of their shapes in OUT_DIR/three); the script
-documents how they were made.
+Each model but dropout.onnx is valid ONNX that hetero-import-onnx must
+refuse, for one reason: an opset it does not implement, an operator it does
+not build, a dynamic dimension, an exponent computed at run time, a
+negative step, a used Dropout mask, doubles. They are checked into the test
+suite (with samples of their shapes in OUT_DIR/three); the script documents
+how they were made.
 """
 
 import os
@@ -49,6 +50,21 @@ def main():
         "dropout": mlp([helper.make_node("MatMul", ["x", "w"], ["h"], name="product"),
                         helper.make_node("Dropout", ["h"], ["y"], name="drop")],
                        [x], 17, [weight]),
+        # x[:, ::-1]: a negative step.
+        "negative-step": mlp([helper.make_node("Constant", [], ["s"], value=helper.make_tensor("s", TensorProto.INT64, [1], [-1])),
+                              helper.make_node("Constant", [], ["e"], value=helper.make_tensor("e", TensorProto.INT64, [1], [-4])),
+                              helper.make_node("Constant", [], ["a"], value=helper.make_tensor("a", TensorProto.INT64, [1], [1])),
+                              helper.make_node("Slice", ["x", "s", "e", "a", "s"], ["y"], name="reverse")],
+                             [x], 17),
+        # Dropout's mask feeds the output.
+        "dropout-mask": mlp([helper.make_node("Dropout", ["x"], ["d", "mask"], name="drop"),
+                             helper.make_node("Cast", ["mask"], ["m"], to=TensorProto.FLOAT),
+                             helper.make_node("Mul", ["d", "m"], ["y"], name="masked")],
+                            [x], 17),
+        # A model of doubles, as PyTorch exports one after model.double().
+        "double": mlp([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                      [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2, 3])], 17,
+                      outputs=[helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2, 3])]),
         # Pow's exponent is the model's input.
         "runtime-exponent": mlp([helper.make_node("MatMul", ["x", "w"], ["h"], name="product"),
                                  helper.make_node("Pow", ["h", "x"], ["y"], name="power")],
