@@ -75,10 +75,10 @@ for size in "${sizes[@]}"; do
 done
 
 "$PYTHON" - "$WORK" "$ROUNDS" "$ROOT/bench" "$SIZES" <<'PY'
-import pathlib, re, sys
+import sys
 work, rounds = sys.argv[1], int(sys.argv[2])
 sys.path.insert(0, sys.argv[3])
-from step_times import median_ms
+from step_times import compare_losses, losses, median_ms
 
 TOLERANCE = 1e-4
 # kind, label, the PyTorch run it is compared with
@@ -86,13 +86,6 @@ KINDS = [("pytorch", "pytorch (1 process)", "pytorch"),
          ("reference", "hetero reference step (1 rank)", "pytorch"),
          ("pytorch-dp", "pytorch, 2 replicas' windows", "pytorch-dp"),
          ("ranks", "hetero 2 stages x 2 replicas (4 ranks)", "pytorch-dp")]
-
-
-def losses(d, kind, r):
-    text = pathlib.Path(f"{d}/{kind}-{r}.txt").read_text()
-    return [float(v) for v in
-            re.findall(r"^iteration \d+: loss (\S+),", text, re.MULTILINE)]
-
 
 ok = True
 for size in sys.argv[4].split(","):
@@ -107,25 +100,12 @@ for size in sys.argv[4].split(","):
         if kind != base:
             line += f"  / pytorch's {times[kind] / times[base]:.3f}"
         print(line)
-    worst, count = 0.0, 0
-    for kind, _, base in KINDS:
-        for r in range(1, rounds + 1):
-            a, b = losses(d, kind, r), losses(d, base, 1)
-            if len(a) != len(b):
-                print(f"   MISMATCH: {kind} round {r}: {len(a)} losses against {len(b)}")
-                ok = False
-                continue
-            for step, (x, y) in enumerate(zip(a, b)):
-                difference = abs(x - y) / abs(y)
-                worst = max(worst, difference)
-                if not difference <= TOLERANCE:
-                    print(f"   MISMATCH: {kind} round {r} step {step}: loss {x} "
-                          f"against {base}'s {y}")
-                    ok = False
-            count += len(a)
+    agree, worst, count = compare_losses(
+        d, [(kind, base) for kind, _, base in KINDS], rounds, TOLERANCE)
+    ok &= agree
     first = losses(d, "pytorch", 1)
     print(f"   losses {first[0]:.4f} -> {first[-1]:.4f}; {count} losses agree with "
           f"PyTorch's within {worst:.1e} relative (tolerance {TOLERANCE:g})"
-          if ok else "   losses do NOT agree")
+          if agree else "   losses do NOT agree")
 sys.exit(0 if ok else 1)
 PY

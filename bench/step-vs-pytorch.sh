@@ -145,7 +145,7 @@ import pathlib, re, sys
 import numpy as np
 work, rounds, lr = sys.argv[1], int(sys.argv[2]), float(sys.argv[5])
 sys.path.insert(0, sys.argv[3])
-from step_times import median_ms
+from step_times import compare_losses, losses, median_ms
 
 VOCAB, REPLICAS, TOLERANCE = 80, 2, 1e-4
 KINDS = [("pytorch", "pytorch (1 process)", 1),
@@ -170,12 +170,6 @@ def forward_flops(layers, hidden, seq, tokens):
     t = tokens
     return layers * (24 * t * hidden**2 + 4 * t * seq * hidden) \
         + 2 * t * hidden * VOCAB
-
-
-def losses(kind_dir, kind, r):
-    text = pathlib.Path(f"{kind_dir}/{kind}-{r}.txt").read_text()
-    return [float(v) for v in
-            re.findall(r"^iteration \d+: loss (\S+),", text, re.MULTILINE)]
 
 
 def parameter_difference(a_dir, b_dir):
@@ -216,27 +210,13 @@ for size in sys.argv[4].split(","):
             base = ms
         print(line)
     reference = losses(d, "pytorch", 1)
-    worst, count = 0.0, 0
-    for kind, _, _ in KINDS:
-        for r in range(1, rounds + 1):
-            other = losses(d, kind, r)
-            if len(other) != len(reference):
-                print(f"   MISMATCH: {kind} round {r}: {len(other)} losses "
-                      f"against pytorch's {len(reference)}")
-                ok = False
-                continue
-            for step, (a, b) in enumerate(zip(other, reference)):
-                difference = abs(a - b) / abs(b)
-                worst = max(worst, difference)
-                if not difference <= TOLERANCE:
-                    print(f"   MISMATCH: {kind} round {r} step {step}: loss "
-                          f"{a} against pytorch's {b}")
-                    ok = False
-            count += len(other)
+    agree, worst, count = compare_losses(
+        d, [(kind, "pytorch") for kind, _, _ in KINDS], rounds, TOLERANCE)
+    ok &= agree
     print(f"   losses: {reference[0]:.4f} -> {reference[-1]:.4f}; "
           f"{count} losses of all runs agree with pytorch's within "
           f"{worst:.1e} relative (tolerance {TOLERANCE:g})"
-          if ok else "   losses do NOT agree")
+          if agree else "   losses do NOT agree")
     # Informational: Adam moves every element by about lr a step, whatever
     # its gradient's size, so where a gradient is near zero its rounding
     # shows in full; the differences are small against that step.

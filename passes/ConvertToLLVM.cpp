@@ -9,7 +9,8 @@
 // one dialect conversion: each op of a large training step is visited once
 // instead of once per dialect's pass. The math functions that LLVM has no
 // intrinsic for (erf, the inverse and hyperbolic trigonometry) become calls
-// of the C library first.
+// of the C library first, except a float32 erf, which becomes upstream's
+// polynomial approximation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,7 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -47,6 +49,22 @@ struct HeteroConvertToLLVMPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
+    // A float32 erf (the exact GELU of an imported model) as the upstream
+    // polynomial approximation, inline code that the loop vectoriser
+    // widens, where a call of the C library's erff stays one element at a
+    // time.
+    SmallVector<Operation *> approximated;
+    module.walk([&](math::ErfOp op) {
+      if (op.getType().isF32())
+        approximated.push_back(op);
+    });
+    if (!approximated.empty()) {
+      RewritePatternSet approximations(context);
+      populatePolynomialApproximateErfPattern(approximations);
+      if (failed(
+              applyOpPatternsGreedily(approximated, std::move(approximations))))
+        return signalPassFailure();
+    }
     // Calls of the C library for the math functions without an LLVM
     // intrinsic; the others stay intrinsics, which the vectorisers widen.
     SmallVector<Operation *> library;

@@ -22,7 +22,9 @@
 //   them whole, element-wise ops keep them where they are, a call re-types
 //   its callee;
 // * a sum over the samples grows m times; it may be scaled and added, and
-//   the last stage divides its loss by m.
+//   the last stage divides its loss by m. A sum divided by another sum (a
+//   mean over what a cross-entropy does not ignore) means the same for
+//   more samples and is left as it is.
 //
 //===----------------------------------------------------------------------===//
 
@@ -414,9 +416,23 @@ bool keepsSum(Operation *op, function_ref<bool(Value)> isSum) {
   return isa<arith::NegFOp, tensor::ExtractOp>(op);
 }
 
+/// Whether `op` divides a sum over the samples by another: a mean (the
+/// cross-entropy's over the labels it does not ignore), which means the
+/// same for more samples and grows with nothing.
+bool isRatioOfSums(Operation *op, function_ref<bool(Value)> isSum) {
+  return isa<arith::DivFOp>(op) && isSum(op->getOperand(0)) &&
+         isSum(op->getOperand(1));
+}
+
 /// Scalar arithmetic and tensor.extract or tensor.from_elements on sums
 /// over the samples.
 LogicalResult Rebatcher::retypeLinear(Operation *op, OpBuilder &builder) {
+  if (isRatioOfSums(op, [&](Value v) { return of(v).sum; })) {
+    Operation *copy = builder.clone(*op, mapping);
+    mapping.map(op->getResult(0), copy->getResult(0));
+    where[op->getResult(0)] = {-1, false};
+    return success();
+  }
   if (!keepsSum(op, [&](Value v) { return of(v).sum; }))
     return fail(op) << "it is not linear in a sum over the samples (only "
                        "scaling, adding and negating keep the sum's meaning "
@@ -442,7 +458,8 @@ LogicalResult Rebatcher::retypeSumStructured(linalg::LinalgOp op,
       sums.insert(op.getMatchingBlockArgument(&operand));
   auto isSum = [&](Value v) { return sums.contains(v); };
   for (Operation &inner : body->without_terminator()) {
-    if (llvm::none_of(inner.getOperands(), isSum))
+    if (llvm::none_of(inner.getOperands(), isSum) ||
+        isRatioOfSums(&inner, isSum))
       continue;
     if (!keepsSum(&inner, isSum))
       return fail(op) << "its body's '" << inner.getName()

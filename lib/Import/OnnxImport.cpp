@@ -1973,9 +1973,46 @@ bool Importer::importGather(const onnx::NodeProto &node) {
     defineValue(node, 0, reshape(joined, shape), data->element);
     return true;
   }
-  // Indices known at run time: a one-hot contraction over the gathered
-  // dimension, out[pre, idx, post] = sum_v (ids[idx] == v) data[pre, v, post],
-  // so that a gradient reaches the table.
+  // Indices known at run time. An embedding (rows of a float matrix) is
+  // the product of the ids' one-hot rows and the table, exact, and an sgemm
+  // forward and backward on the CPU: out = onehot(ids) [N, V] x data [V, H].
+  if (axis == 0 && data->rank() == 2 && data->element == Element::Float) {
+    int64_t count = elementCount(indices->shape), width = data->shape[1];
+    Value ids = reshape(materialize(*indices), {count});
+    Value oneHot =
+        generic({ids},
+                {AffineMap::get(2, 0, {builder.getAffineDimExpr(0)}, context),
+                 builder.getMultiDimIdentityMap(2)},
+                empty({count, extent}, f32),
+                {utils::IteratorType::parallel, utils::IteratorType::parallel},
+                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value id = a[0];
+                  Value negative =
+                      arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, id,
+                                            scalar(Element::Int, 0, b, l));
+                  id = arith::SelectOp::create(
+                      b, l, negative,
+                      arith::AddIOp::create(b, l, id,
+                                            scalar(Element::Int, extent, b, l)),
+                      id);
+                  Value column = arith::IndexCastOp::create(
+                      b, l, i64, linalg::IndexOp::create(b, l, 1));
+                  Value hit = arith::CmpIOp::create(
+                      b, l, arith::CmpIPredicate::eq, id, column);
+                  return arith::UIToFPOp::create(b, l, f32, hit);
+                });
+    Value rows =
+        linalg::MatmulOp::create(
+            builder, loc, TypeRange{RankedTensorType::get({count, width}, f32)},
+            ValueRange{oneHot, table},
+            ValueRange{filled({count, width}, f32, 0.0)})
+            .getResult(0);
+    defineValue(node, 0, reshape(rows, shape), Element::Float);
+    return true;
+  }
+  // Otherwise a one-hot contraction over the gathered dimension,
+  // out[pre, idx, post] = sum_v (ids[idx] == v) data[pre, v, post], so that
+  // a gradient reaches the table.
   unsigned pre = unsigned(axis), idx = unsigned(indices->rank()),
            post = unsigned(data->rank() - axis - 1);
   unsigned loops = pre + idx + post + 1, vDim = loops - 1;
