@@ -48,6 +48,14 @@ Tensor *Importer::input(const onnx::NodeProto &node, int index) {
   return &found->second;
 }
 
+bool Importer::inputs(const onnx::NodeProto &node,
+                      ArrayRef<Tensor **> tensors) {
+  for (auto [index, tensor] : llvm::enumerate(tensors))
+    if (!(*tensor = input(node, int(index))))
+      return false;
+  return true;
+}
+
 const Literal *Importer::literalInput(const onnx::NodeProto &node, int index,
                                       const char *what) {
   Tensor *tensor = input(node, index);
@@ -339,8 +347,8 @@ bool Importer::importElementwise(const onnx::NodeProto &node) {
 }
 
 bool Importer::importMatMul(const onnx::NodeProto &node) {
-  Tensor *a = input(node, 0), *b = a ? input(node, 1) : nullptr;
-  if (!b)
+  Tensor *a, *b;
+  if (!inputs(node, {&a, &b}))
     return false;
   if (a->element != Element::Float || b->element != Element::Float)
     return failAt(node, "its inputs are not float");
@@ -361,8 +369,8 @@ bool Importer::importMatMul(const onnx::NodeProto &node) {
 }
 
 bool Importer::importGemm(const onnx::NodeProto &node) {
-  Tensor *a = input(node, 0), *b = a ? input(node, 1) : nullptr;
-  if (!b)
+  Tensor *a, *b;
+  if (!inputs(node, {&a, &b}))
     return false;
   if (a->rank() != 2 || b->rank() != 2 || a->element != Element::Float ||
       b->element != Element::Float)
@@ -506,8 +514,8 @@ bool Importer::importSoftmax(const onnx::NodeProto &node, bool logarithm) {
 }
 
 bool Importer::importLayerNorm(const onnx::NodeProto &node) {
-  Tensor *x = input(node, 0), *scale = x ? input(node, 1) : nullptr;
-  if (!scale)
+  Tensor *x, *scale;
+  if (!inputs(node, {&x, &scale}))
     return false;
   Tensor *bias = nullptr;
   if (hasInput(node, 2) && !(bias = input(node, 2)))
@@ -583,8 +591,8 @@ bool Importer::importLayerNorm(const onnx::NodeProto &node) {
 }
 
 bool Importer::importSoftmaxCrossEntropy(const onnx::NodeProto &node) {
-  Tensor *scores = input(node, 0), *labels = scores ? input(node, 1) : nullptr;
-  if (!labels)
+  Tensor *scores, *labels;
+  if (!inputs(node, {&scores, &labels}))
     return false;
   if (hasInput(node, 2))
     return failAt(node, "it has class weights; expected none");
@@ -909,8 +917,8 @@ bool Importer::importSplit(const onnx::NodeProto &node) {
 }
 
 bool Importer::importGather(const onnx::NodeProto &node) {
-  Tensor *data = input(node, 0), *indices = data ? input(node, 1) : nullptr;
-  if (!indices)
+  Tensor *data, *indices;
+  if (!inputs(node, {&data, &indices}))
     return false;
   if (indices->element != Element::Int)
     return failAt(node, "its indices are not integers");

@@ -107,6 +107,9 @@ private:
   //===--- nodes ----------------------------------------------------------===//
   bool importNode(const onnx::NodeProto &node);
   Tensor *input(const onnx::NodeProto &node, int index);
+  /// Inputs 0, 1, ... of `node` into `tensors`; false, reported, when one
+  /// is missing.
+  bool inputs(const onnx::NodeProto &node, ArrayRef<Tensor **> tensors);
   bool hasInput(const onnx::NodeProto &node, int index) const {
     return index < node.input_size() && !node.input(index).empty();
   }
