@@ -8,6 +8,7 @@
 
 #include "Json.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace hetero::profile {
@@ -108,6 +109,27 @@ bool readProfile(const Value &root, int64_t stages, sim::Costs &costs,
       error.problem += " or an object of '<from>-><to>' links";
       return false;
     }
+  }
+
+  if (const Value *latency = object->get("latency_ms")) {
+    std::optional<double> ms = readNonNegative(latency, "$.latency_ms", error);
+    if (!ms)
+      return false;
+    // Per link, the shortest of the links; else the one comm_ms.
+    double shortest = costs.commMs;
+    if (!costs.linkCommMs.empty()) {
+      shortest = costs.linkCommMs.begin()->second;
+      for (const auto &[link, linkMs] : costs.linkCommMs)
+        shortest = std::min(shortest, linkMs);
+    }
+    if (*ms > shortest) {
+      error = {"$.latency_ms", "expected at most the shortest message's " +
+                                   std::to_string(shortest) +
+                                   " ms (comm_ms): the latency is part of "
+                                   "every message's time"};
+      return false;
+    }
+    costs.latencyMs = *ms;
   }
 
   costs.deviceSlowdown.assign(stages, 1.0);

@@ -35,15 +35,20 @@ double Costs::comm(int64_t from, int64_t to) const {
 
 Costs Costs::scaled(double factor) const {
   Costs result = *this;
+  // A message's latency does not grow with its size; the rest does.
+  auto message = [&](double ms) {
+    double latency = std::min(latencyMs, ms);
+    return latency + (ms - latency) * factor;
+  };
   result.forwardMs *= factor;
   result.backwardMs *= factor;
-  result.commMs *= factor;
+  result.commMs = message(commMs);
   for (double &ms : result.stageForwardMs)
     ms *= factor;
   for (double &ms : result.stageBackwardMs)
     ms *= factor;
   for (auto &[link, ms] : result.linkCommMs)
-    ms *= factor;
+    ms = message(ms);
   return result;
 }
 

@@ -13,11 +13,13 @@
 //     "stage_slowdown": [per stage],                              (optional)
 //     "link_windows": [{"from": 0, "to": 1, "start_ms": 10,
 //                       "end_ms": 30, "slowdown": 4}],            (optional)
-//     "microbatch_size": 4                                        (optional)
+//     "microbatch_size": 4,                                       (optional)
+//     "latency_ms": 0.05                                          (optional)
 //   }
 //
 // Times are per micro-batch (forward, backward) and per message (comm), of
-// micro-batches of `microbatch_size` samples when the profile says.
+// micro-batches of `microbatch_size` samples when the profile says. Of a
+// message's time, `latency_ms` (default 0) does not grow with its size.
 //
 //===----------------------------------------------------------------------===//
 

@@ -48,6 +48,9 @@ struct Costs {
   std::vector<double> stageBackwardMs;
   /// Per directed link (from, to), where measured: overrides commMs.
   std::map<std::pair<int64_t, int64_t>, double> linkCommMs;
+  /// The part of every message's time that does not grow with its size:
+  /// the link's latency, which scaled() keeps.
+  double latencyMs = 0.0;
   /// Every transfer, whatever its link, crosses one medium that carries
   /// one message at a time: one network that all ranks' traffic shares (a
   /// shaped or congested link). Transfers then queue in the order they are
@@ -68,8 +71,9 @@ struct Costs {
   double comm(int64_t from, int64_t to) const;
 
   /// These costs for micro-batches `factor` times as large: compute and
-  /// messages grow in proportion (PlanModel's fit through the origin from
-  /// one measured size); slowdowns and windows stay.
+  /// the bandwidth part of every message grow in proportion (PlanModel's
+  /// fit through the origin from one measured size), the latency stays, and
+  /// so do slowdowns and windows.
   Costs scaled(double factor) const;
 };
 
