@@ -79,18 +79,8 @@ void Importer::defineValue(const onnx::NodeProto &node, int index, Value value,
 }
 
 bool Importer::outputUsed(const onnx::NodeProto &node, int index) const {
-  if (index >= node.output_size() || node.output(index).empty())
-    return false;
-  const std::string &name = node.output(index);
-  for (const onnx::NodeProto *other : graph.nodes)
-    if (graph.live.count(other))
-      for (const std::string &in : other->input())
-        if (in == name)
-          return true;
-  for (const GraphValue &output : graph.outputs)
-    if (output.name == name)
-      return true;
-  return false;
+  return index < node.output_size() && !node.output(index).empty() &&
+         graph.needed.count(node.output(index));
 }
 
 /// An axis attribute or input normalized to [0, rank); -1 when out of range.

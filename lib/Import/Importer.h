@@ -103,6 +103,9 @@ private:
   bool buildModel();
   void buildPipeline();
   std::string parameterName(const std::string &initializer) const;
+  /// The type `value` has in the stage ABI: integer data (token ids,
+  /// labels) as i32, the corpus's type.
+  RankedTensorType abiType(const GraphValue &value) const;
 
   //===--- nodes ----------------------------------------------------------===//
   bool importNode(const onnx::NodeProto &node);

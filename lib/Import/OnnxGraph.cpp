@@ -314,7 +314,7 @@ OnnxGraph readGraph(const std::string &path, std::vector<std::string> &errors) {
   for (const onnx::NodeProto *node : graph.nodes)
     for (const std::string &output : node->output())
       producer[output] = node;
-  std::set<std::string> needed, active;
+  std::set<std::string> &needed = graph.needed, active;
   for (const GraphValue &output : graph.outputs) {
     needed.insert(output.name);
     active.insert(output.name);

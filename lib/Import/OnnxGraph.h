@@ -50,6 +50,8 @@ struct OnnxGraph {
   std::vector<std::string> trainable;
   /// The nodes that the outputs need.
   std::set<const onnx::NodeProto *> live;
+  /// The values they need: the outputs and every input of a live node.
+  std::set<std::string> needed;
 
   onnx::ModelProto model;
 };

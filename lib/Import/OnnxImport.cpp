@@ -191,12 +191,12 @@ static int64_t inferVocab(const OnnxGraph &graph, const std::string &ids) {
   return 0;
 }
 
+RankedTensorType Importer::abiType(const GraphValue &value) const {
+  return RankedTensorType::get(
+      value.shape, value.element == Element::Float ? Type(f32) : Type(i32));
+}
+
 bool Importer::buildData() {
-  // Integer data reaches the stage as i32 (the corpus's token ids).
-  auto abiType = [&](const GraphValue &value) {
-    return RankedTensorType::get(
-        value.shape, value.element == Element::Float ? Type(f32) : Type(i32));
-  };
   RankedTensorType inputType = abiType(sample), targetType = abiType(target);
   auto function = func::FuncOp::create(
       builder, loc, kData,
@@ -226,9 +226,8 @@ bool Importer::buildData() {
     return true;
   }
 
-  // Micro-batch i of step t on replica r takes the B samples from
-  // ((t R + r) M + i) B on, modulo the number of samples.
-  SmallVector<Value> results;
+  // Both files' samples, checked against the model's input and target.
+  SmallVector<Value> all;
   int64_t samples = 0;
   for (auto [file, value] :
        {std::pair<const char *, const GraphValue *>{"x.npy", &sample},
@@ -237,16 +236,17 @@ bool Importer::buildData() {
     npy::Array array;
     if (std::string error = npy::read(path, array); !error.empty())
       return fail("--data npy: " + error);
-    std::vector<int64_t> sample(value->shape.begin() + 1, value->shape.end());
+    std::vector<int64_t> sampleShape(value->shape.begin() + 1,
+                                     value->shape.end());
     std::vector<int64_t> held(
         array.shape.begin() + (array.shape.empty() ? 0 : 1), array.shape.end());
     bool isFloat = array.dtype == npy::Dtype::Float32;
-    if (array.shape.empty() || held != sample ||
+    if (array.shape.empty() || held != sampleShape ||
         isFloat != (value->element == Element::Float)) {
       std::string wanted =
           value->element == Element::Float ? "float32" : "int64";
       std::string dims;
-      for (int64_t d : sample)
+      for (int64_t d : sampleShape)
         dims += "x" + std::to_string(d);
       return fail("--data npy: " + path + " must hold " + wanted +
                   " samples of shape [N" + dims + "] for '" + value->name +
@@ -272,42 +272,46 @@ bool Importer::buildData() {
       }
       data = DenseElementsAttr::get(type, ArrayRef<int32_t>(narrow));
     }
-    Value all = arith::ConstantOp::create(builder, loc, type, data);
-    auto constantI64 = [&](int64_t v) -> Value {
-      return arith::ConstantOp::create(builder, loc,
-                                       builder.getI64IntegerAttr(v));
-    };
-    Value index = arith::AddIOp::create(
-        builder, loc,
-        arith::MulIOp::create(builder, loc, step,
-                              constantI64(options.replicas)),
-        replica);
-    index = arith::AddIOp::create(
-        builder, loc,
-        arith::MulIOp::create(builder, loc, index,
-                              constantI64(options.microbatches)),
-        microbatch);
-    index = arith::MulIOp::create(builder, loc, index, constantI64(batch));
-    Value first = arith::IndexCastOp::create(
-        builder, loc, builder.getIndexType(),
-        arith::RemSIOp::create(builder, loc, index, constantI64(samples)));
-    auto resultType =
-        RankedTensorType::get(value->shape, type.getElementType());
+    all.push_back(arith::ConstantOp::create(builder, loc, type, data));
+  }
+
+  // Micro-batch i of step t on replica r takes the B samples from
+  // ((t R + r) M + i) B on, modulo the number of samples: the same rows of
+  // both.
+  auto constantI64 = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(builder, loc,
+                                     builder.getI64IntegerAttr(v));
+  };
+  Value index = arith::AddIOp::create(
+      builder, loc,
+      arith::MulIOp::create(builder, loc, step, constantI64(options.replicas)),
+      replica);
+  index = arith::AddIOp::create(
+      builder, loc,
+      arith::MulIOp::create(builder, loc, index,
+                            constantI64(options.microbatches)),
+      microbatch);
+  index = arith::MulIOp::create(builder, loc, index, constantI64(batch));
+  Value first = arith::IndexCastOp::create(
+      builder, loc, builder.getIndexType(),
+      arith::RemSIOp::create(builder, loc, index, constantI64(samples)));
+  SmallVector<Value> results;
+  SmallVector<RankedTensorType> types = {inputType, targetType};
+  for (auto [held, resultType] : llvm::zip_equal(all, types)) {
     int64_t rank = resultType.getRank();
-    Value rows = generic(
+    results.push_back(generic(
         {}, {builder.getMultiDimIdentityMap(rank)},
         empty(resultType.getShape(), resultType.getElementType()),
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+        [&, held = held](OpBuilder &b, Location l, ValueRange) -> Value {
           SmallVector<Value> at;
           for (int64_t d = 0; d < rank; ++d)
             at.push_back(linalg::IndexOp::create(b, l, d));
           Value count = arith::ConstantIndexOp::create(b, l, samples);
           at[0] = arith::RemUIOp::create(
               b, l, arith::AddIOp::create(b, l, first, at[0]), count);
-          return tensor::ExtractOp::create(b, l, all, at);
-        });
-    results.push_back(rows);
+          return tensor::ExtractOp::create(b, l, held, at);
+        }));
   }
   func::ReturnOp::create(builder, loc, results);
   return true;
@@ -345,10 +349,6 @@ void Importer::buildPipeline() {
 }
 
 bool Importer::buildModel() {
-  auto abiType = [&](const GraphValue &value) {
-    return RankedTensorType::get(
-        value.shape, value.element == Element::Float ? Type(f32) : Type(i32));
-  };
   SmallVector<Type> inputs = {abiType(sample)};
   for (const std::string &initializer : parameters)
     inputs.push_back(
