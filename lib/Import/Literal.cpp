@@ -92,9 +92,9 @@ broadcastShapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
 
 namespace {
 
-/// The C-order strides of `shape`, with 0 for a dimension of size 1 that a
-/// broadcast to a shape of rank `rank` repeats (and for missing leading
-/// dimensions).
+/// The C-order strides of `shape` read as a tensor of shape `to`: 0 for a
+/// dimension of size 1 that the broadcast repeats and for the leading
+/// dimensions `shape` lacks.
 std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape,
                                       const std::vector<int64_t> &to) {
   std::vector<int64_t> strides(to.size(), 0);
